@@ -1,0 +1,101 @@
+// Package specialist holds the contract between specd and a specialist
+// process: what goes in (environment variables and one JSON object on stdin)
+// and what comes out (the report at a pre-calculated path, and the seed 004
+// stdout signals REPORT_CREATED, ERROR_CONTEXT and TASK_ERROR).
+package specialist
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+)
+
+// Input is what a specialist is told about its topic. specd passes it twice:
+// as SPECD_* environment variables (see Env) and as one JSON object on stdin.
+// Paths are absolute.
+type Input struct {
+	ReportPath         string `json:"report_path"`         // where the report must be written (temp + rename)
+	Topic              string `json:"topic"`               // the topic text, verbatim from the plan
+	TopicIndex         int    `json:"topic_index"`         // 0-based index in the plan
+	TopicCount         int    `json:"topic_count"`         // number of topics in the plan
+	SpecDir            string `json:"spec_dir"`            // the NNN_slug directory
+	RequestFile        string `json:"request_file"`        // REQUEST.md, or "" when the plan came without one
+	ResearchComplexity int    `json:"research_complexity"` // 1–4 (seed 004, Phase 3)
+	WorkflowID         string `json:"workflow_id"`         // the run's workflow_id (seed 004, Phase 4)
+	ProjectRoot        string `json:"project_root"`        // the project directory (the specialist's working directory)
+}
+
+// Environment variable names of the input contract.
+const (
+	EnvReportPath         = "SPECD_REPORT_PATH"
+	EnvTopic              = "SPECD_TOPIC"
+	EnvTopicIndex         = "SPECD_TOPIC_INDEX"
+	EnvTopicCount         = "SPECD_TOPIC_COUNT"
+	EnvSpecDir            = "SPECD_SPEC_DIR"
+	EnvRequestFile        = "SPECD_REQUEST_FILE"
+	EnvResearchComplexity = "SPECD_RESEARCH_COMPLEXITY"
+	EnvWorkflowID         = "SPECD_WORKFLOW_ID"
+	EnvProjectRoot        = "SPECD_PROJECT_ROOT"
+)
+
+// Env returns the input as NAME=value pairs, ready to append to a child's
+// environment.
+func (in Input) Env() []string {
+	return []string{
+		EnvReportPath + "=" + in.ReportPath,
+		EnvTopic + "=" + in.Topic,
+		EnvTopicIndex + "=" + strconv.Itoa(in.TopicIndex),
+		EnvTopicCount + "=" + strconv.Itoa(in.TopicCount),
+		EnvSpecDir + "=" + in.SpecDir,
+		EnvRequestFile + "=" + in.RequestFile,
+		EnvResearchComplexity + "=" + strconv.Itoa(in.ResearchComplexity),
+		EnvWorkflowID + "=" + in.WorkflowID,
+		EnvProjectRoot + "=" + in.ProjectRoot,
+	}
+}
+
+// JSON returns the input as the one-line JSON object written to stdin.
+func (in Input) JSON() []byte {
+	b, _ := json.Marshal(in) // cannot fail: strings and ints only
+	return append(b, '\n')
+}
+
+// InputFromEnv reads the input from the process environment, as a
+// specialist does. It returns an error naming the first missing or
+// malformed variable; SPECD_REQUEST_FILE may be empty.
+func InputFromEnv() (Input, error) {
+	var in Input
+	var err error
+	str := func(name string, dst *string, required bool) {
+		if err != nil {
+			return
+		}
+		v := os.Getenv(name)
+		if v == "" && required {
+			err = fmt.Errorf("%s is not set", name)
+		}
+		*dst = v
+	}
+	num := func(name string, dst *int) {
+		if err != nil {
+			return
+		}
+		v := os.Getenv(name)
+		n, e := strconv.Atoi(v)
+		if e != nil {
+			err = fmt.Errorf("%s=%q: not an integer", name, v)
+		}
+		*dst = n
+	}
+	str(EnvReportPath, &in.ReportPath, true)
+	str(EnvTopic, &in.Topic, true)
+	num(EnvTopicIndex, &in.TopicIndex)
+	num(EnvTopicCount, &in.TopicCount)
+	str(EnvSpecDir, &in.SpecDir, true)
+	str(EnvRequestFile, &in.RequestFile, false)
+	num(EnvResearchComplexity, &in.ResearchComplexity)
+	str(EnvWorkflowID, &in.WorkflowID, false)
+	str(EnvProjectRoot, &in.ProjectRoot, false)
+	return in, err
+}
