@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+
+	"github.com/specd-dev/specd/config"
+	"github.com/specd-dev/specd/daemon"
+	"github.com/specd-dev/specd/specialist/local"
+	"github.com/specd-dev/specd/specs"
+)
+
+// demoRequest is the 3-topic request the demo submits; its topics are
+// about specd's own source, the default input.
+var demoRequest = daemon.Request{
+	Text: "How does specd turn a plan into validated reports and an OVERVIEW?",
+	Topics: []string{
+		"Hard barrier: how each topic is classified and the 50 percent threshold applied",
+		"Report path safety: rebasing foreign absolute paths, refusing symlinks and paths outside reports",
+		"Error log: appending errors.jsonl entries under flock with O_APPEND",
+	},
+}
+
+func newDemoCommand(g *globalOptions) *cobra.Command {
+	var (
+		source string
+		dir    string
+		topics []string
+		req    string
+	)
+	c := &cobra.Command{
+		Use:   "demo",
+		Short: "Run the main job end to end on real input, offline",
+		Long: `Create a throw-away workspace (in $TMPDIR unless --dir), copy real input into it
+(the files git would track in the project, or --source DIR), submit a 3-topic request,
+run the daemon with the built-in local specialist until the run ends, and print the
+4-section summary. The workspace is left for inspection: its path is printed.
+--request and --topic replace the built-in request about specd's own source.` + exitHelp,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if source == "" {
+				p, err := g.resolve()
+				if err != nil {
+					return err
+				}
+				source = p.root
+			}
+			r := demoRequest
+			if req != "" || len(topics) > 0 {
+				r = daemon.Request{Text: req, Topics: topics}
+				if r.Text == "" {
+					r.Text = topics[0]
+				}
+			}
+			ws, err := makeWorkspace(dir)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			n, err := copyTree(cmd, source, ws)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "workspace: %s (%d files copied from %s)\n", ws, n, source)
+			log, err := g.logger(cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			rs, err := runDemo(cmd, ws, r, log)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(out)
+			if err := specs.RenderSummary(out, rs); err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "\nInspect: cd %s && specd status %s\n", ws, filepath.Base(rs.SpecDir))
+			if rs.Verdict == specs.VerdictFailed {
+				return errReported
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&source, "source", "", "directory whose text files are the research input (default: the project)")
+	c.Flags().StringVar(&dir, "dir", "", "workspace directory to create (default: a new directory in $TMPDIR)")
+	c.Flags().StringVar(&req, "request", "", "request text instead of the built-in one")
+	c.Flags().StringArrayVar(&topics, "topic", nil, "topic instead of the built-in ones (repeatable)")
+	return c
+}
+
+func makeWorkspace(dir string) (string, error) {
+	if dir == "" {
+		return os.MkdirTemp("", "specd-demo-")
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return "", fmt.Errorf("--dir: %w", err)
+	}
+	return filepath.Abs(dir)
+}
+
+// copyTree copies the files git would track under src into dst.
+func copyTree(cmd *cobra.Command, src, dst string) (int, error) {
+	files, err := local.Files(cmd.Context(), src)
+	if err != nil {
+		return 0, err
+	}
+	for _, f := range files {
+		if err := copyFile(filepath.Join(src, f), filepath.Join(dst, f)); err != nil {
+			return 0, err
+		}
+	}
+	return len(files), nil
+}
+
+func copyFile(src, dst string) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// runDemo submits the request in ws and runs the daemon until that run ends.
+func runDemo(cmd *cobra.Command, ws string, r daemon.Request, log zerolog.Logger) (specs.RunState, error) {
+	specsDir := filepath.Join(ws, ".opencode", "specs")
+	dir, err := daemon.Submit(specsDir, r, time.Now())
+	if err != nil {
+		return specs.RunState{}, err
+	}
+	done := make(chan specs.RunState, 1)
+	d, err := daemon.New(daemon.Options{
+		Root: ws, SpecsDir: specsDir, Config: config.Default(), Log: log,
+		OnRunFinished: func(rs specs.RunState) {
+			if filepath.Base(rs.SpecDir) == filepath.Base(dir) {
+				done <- rs
+			}
+		},
+	})
+	if err != nil {
+		return specs.RunState{}, err
+	}
+	ctx, cancel := context.WithCancel(cmd.Context())
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- d.Run(ctx) }()
+	select {
+	case rs := <-done:
+		cancel()
+		<-errc
+		return rs, nil
+	case err := <-errc:
+		if err == nil {
+			err = errors.New("interrupted before the run finished")
+		}
+		return specs.RunState{}, err
+	}
+}

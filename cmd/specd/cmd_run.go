@@ -1,0 +1,41 @@
+package main
+
+import (
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/specd-dev/specd/daemon"
+)
+
+func newRunCommand(g *globalOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:   "run",
+		Short: "Run the daemon in the foreground",
+		Long: `Run the daemon in the foreground: watch the spec tree, take requests from
+<specs-dir>/inbox/, and run every plan whose Status is PLAN_COMPLETE (or that has no
+Status line). SIGTERM or SIGINT stops intake, stops running specialists (SIGTERM to each
+process group, SIGKILL after specialist.grace), checkpoints and exits 0.
+Only one daemon runs on a spec tree at a time (<specs-dir>/.specd.lock).` + exitHelp,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, err := g.resolve()
+			if err != nil {
+				return err
+			}
+			cfg, err := p.config()
+			if err != nil {
+				return err
+			}
+			log, err := g.logger(os.Stderr)
+			if err != nil {
+				return err
+			}
+			d, err := daemon.New(daemon.Options{Root: p.root, SpecsDir: p.specsDir, Config: cfg, Log: log})
+			if err != nil {
+				return err
+			}
+			return d.Run(cmd.Context())
+		},
+	}
+}

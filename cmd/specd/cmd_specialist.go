@@ -1,0 +1,50 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/specd-dev/specd/specialist"
+	"github.com/specd-dev/specd/specialist/local"
+)
+
+func newSpecialistCommand(_ *globalOptions) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "specialist",
+		Short: "Built-in specialists that specd starts per topic",
+	}
+	c.AddCommand(&cobra.Command{
+		Use:   "local",
+		Short: "Research one topic in the project's own files (offline, no LLM)",
+		Long: `The built-in offline specialist. specd starts it once per topic with the SPECD_*
+environment variables (SPECD_REPORT_PATH, SPECD_TOPIC, SPECD_TOPIC_INDEX, SPECD_TOPIC_COUNT,
+SPECD_SPEC_DIR, SPECD_REQUEST_FILE, SPECD_RESEARCH_COMPLEXITY, SPECD_WORKFLOW_ID,
+SPECD_PROJECT_ROOT) or, when they are absent, the same fields as one JSON object on stdin.
+It ranks the project's text files (those git would track) with BM25 against the topic and
+writes a contract-valid report whose findings cite path:line with the excerpt found there.
+It prints REPORT_CREATED: <path>, or ERROR_CONTEXT: {json} and TASK_ERROR: <type> - <message>.` + exitHelp,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			in, err := specialist.InputFromEnv()
+			if err != nil {
+				// Fall back to the JSON object on stdin.
+				b, rerr := io.ReadAll(io.LimitReader(cmd.InOrStdin(), 1<<20))
+				if rerr != nil || json.Unmarshal(b, &in) != nil || in.ReportPath == "" {
+					return fmt.Errorf("no input: %v, and stdin holds no input JSON", err)
+				}
+			}
+			if in.ProjectRoot == "" {
+				in.ProjectRoot, _ = os.Getwd()
+			}
+			if err := local.Run(cmd.Context(), in, cmd.OutOrStdout(), local.Options{}); err != nil {
+				return errReported // the specialist printed TASK_ERROR itself
+			}
+			return nil
+		},
+	})
+	return c
+}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/specd-dev/specd/plans"
+	"github.com/specd-dev/specd/specs"
+)
+
+func newValidateCommand(_ *globalOptions) *cobra.Command {
+	var topic string
+	c := &cobra.Command{
+		Use:   "validate FILE...",
+		Short: "Check reports, plans, trace logs and OVERVIEW.md against their contracts",
+		Long: `Check each FILE and print one line per file: "FILE: ok ..." or "FILE:LINE: invalid: reason".
+The kind is taken from the name:
+  *invocation-plan.txt    the plan format (PRODUCT.md section 3)
+  *invocation-trace.log   the seed trace-line format
+  OVERVIEW.md             the OVERVIEW layout, and that its report links exist
+  anything else           the report contract (seed 004, Appendix C): front matter with
+                          report_type, topic, findings_count, recommendations_count,
+                          created_date, status: complete; ## Summary, ## Findings,
+                          ## Sources; counts equal the list items
+--topic also checks that a report's topic matches.` + exitHelp,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			bad := 0
+			for _, f := range args {
+				msg, err := validateFile(f, topic)
+				if err != nil {
+					bad++
+					fmt.Fprintln(cmd.OutOrStdout(), err)
+					continue
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok (%s)\n", f, msg)
+			}
+			if bad > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "specd: %d of %d files invalid\n", bad, len(args))
+				return errReported
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&topic, "topic", "", "the plan topic a report must match")
+	return c
+}
+
+// validateFile checks one file by kind and returns a short description.
+func validateFile(path, topic string) (string, error) {
+	name := filepath.Base(path)
+	switch {
+	case strings.HasSuffix(name, "invocation-plan.txt"):
+		p, err := plans.ParseFile(path)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("plan, %d topics, status %s", len(p.Topics), orNone(p.Status)), nil
+	case strings.HasSuffix(name, "invocation-trace.log"):
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return "", err
+		}
+		if err := specs.ValidateTrace(path, b); err != nil {
+			return "", err
+		}
+		return "trace log", nil
+	case name == specs.Overview:
+		if err := specs.ValidateOverview(path); err != nil {
+			return "", err
+		}
+		return "overview", nil
+	}
+	m, err := specs.ValidateReport(path, topic)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("report, %d findings, %d recommendations", m.FindingsCount, m.RecommendationsCount), nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/mattn/go-isatty"
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+
+	"github.com/specd-dev/specd/config"
+)
+
+// globalOptions are the flags every command takes (PRODUCT.md section 6).
+type globalOptions struct {
+	root     string
+	specsDir string
+	logLevel string
+}
+
+func (g *globalOptions) addFlags(c *cobra.Command) {
+	f := c.PersistentFlags()
+	f.StringVar(&g.root, "root", "", "project directory (default: the nearest directory upward that holds .opencode/ or .git/, else the current one)")
+	f.StringVar(&g.specsDir, "specs-dir", ".opencode/specs", "spec tree, relative to --root (.claude/specs works the same)")
+	f.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+}
+
+// project is the resolved project: absolute root and spec tree.
+type project struct {
+	root     string
+	specsDir string
+}
+
+// resolve finds the project root and spec tree from the flags.
+func (g *globalOptions) resolve() (project, error) {
+	root := g.root
+	if root == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return project{}, err
+		}
+		root = findRoot(wd)
+	}
+	root, err := filepath.Abs(root)
+	if err != nil {
+		return project{}, err
+	}
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		return project{}, usageError{fmt.Errorf("--root %s: not a directory", root)}
+	}
+	specs := g.specsDir
+	if !filepath.IsAbs(specs) {
+		specs = filepath.Join(root, specs)
+	}
+	return project{root: root, specsDir: filepath.Clean(specs)}, nil
+}
+
+// findRoot returns the nearest directory from dir upward that holds
+// .opencode/ or .git/, or dir itself when none does.
+func findRoot(dir string) string {
+	for d := dir; ; d = filepath.Dir(d) {
+		for _, m := range []string{".opencode", ".git"} {
+			if _, err := os.Stat(filepath.Join(d, m)); err == nil {
+				return d
+			}
+		}
+		if filepath.Dir(d) == d {
+			return dir
+		}
+	}
+}
+
+// config loads .opencode/specd.yaml of the project (defaults when absent).
+func (p project) config() (config.Config, error) {
+	return config.Load(filepath.Join(p.root, config.FileName))
+}
+
+// logger returns the logger: a console format on a terminal, JSON lines
+// otherwise (PRODUCT.md section 6).
+func (g *globalOptions) logger(w io.Writer) (zerolog.Logger, error) {
+	lvl, err := zerolog.ParseLevel(g.logLevel)
+	if err != nil || g.logLevel == "" {
+		return zerolog.Nop(), usageError{errors.New("--log-level: want debug, info, warn or error")}
+	}
+	if f, ok := w.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
+		w = zerolog.ConsoleWriter{Out: w, TimeFormat: "15:04:05"}
+	}
+	return zerolog.New(w).Level(lvl).With().Timestamp().Logger(), nil
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"specd": func() { os.Exit(run(os.Args[1:])) },
+	})
+}
+
+// TestScripts runs the CLI under testscript: each file in testdata/script
+// is a shell-like session in a fresh temp directory (STYLE.md section 6).
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("CORPUS", mustAbs(t, "../../testdata/corpus/claude-config"))
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// exitcode N prog args... runs prog and checks its exit status is N;
+			// stdout and stderr are kept for later stdout/stderr checks.
+			"exitcode": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) < 2 {
+					ts.Fatalf("usage: exitcode N prog [args...]")
+				}
+				want, err := strconv.Atoi(args[0])
+				ts.Check(err)
+				err = ts.Exec(args[1], args[2:]...)
+				got := 0
+				var ee *exec.ExitError
+				if errors.As(err, &ee) {
+					got = ee.ExitCode()
+				} else if err != nil {
+					ts.Fatalf("%v", err)
+				}
+				if (got == want) == neg {
+					ts.Fatalf("exit status %d, want %d", got, want)
+				}
+			},
+		},
+	})
+}
+
+func mustAbs(t *testing.T, p string) string {
+	t.Helper()
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
+}

@@ -1,0 +1,143 @@
+// Package config reads .opencode/specd.yaml. Every key has a default, so no
+// file is needed; the keys are those of PRODUCT.md section 6, which scripts
+// and agents rely on.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"runtime"
+	"strings"
+	"text/template"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// FileName is the config file's path relative to the project root.
+const FileName = ".opencode/specd.yaml"
+
+// Preset names for specialist.preset.
+const (
+	PresetLocal    = "local"    // the built-in offline specialist: `specd specialist local`
+	PresetOpencode = "opencode" // `opencode run --agent research-specialist …`
+	PresetClaude   = "claude"   // `claude -p …`
+	PresetCommand  = "command"  // any argv, from specialist.command
+)
+
+// Specialist configures how one specialist process is started per topic.
+type Specialist struct {
+	Preset  string   `yaml:"preset"`  // local | opencode | claude | command
+	Command []string `yaml:"command"` // argv for preset command; Go-template fields ({{.ReportPath}}, {{.Topic}}, …) are expanded
+	Timeout Duration `yaml:"timeout"` // wall-clock limit per topic; then SIGTERM to the group, SIGKILL after Grace
+	Grace   Duration `yaml:"grace"`   // time between SIGTERM and SIGKILL
+}
+
+// Config is the whole of .opencode/specd.yaml.
+type Config struct {
+	Specialist     Specialist `yaml:"specialist"`
+	MaxParallel    int        `yaml:"max_parallel"`    // specialists running at once (≥ 1)
+	RescanInterval Duration   `yaml:"rescan_interval"` // full rescan period
+	Debounce       Duration   `yaml:"debounce"`        // quiet time before a changed plan is read
+}
+
+// Duration is a time.Duration that reads "15m" or "30s" from YAML.
+type Duration time.Duration
+
+// UnmarshalYAML parses a Go duration string such as "90s" or "15m".
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	var s string
+	if err := n.Decode(&s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("line %d: %q is not a duration such as 30s or 15m", n.Line, s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalYAML writes the duration as a Go duration string.
+func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
+
+// Std returns the value as a time.Duration.
+func (d Duration) Std() time.Duration { return time.Duration(d) }
+
+// Default returns the configuration used when no file exists: the local
+// specialist, a 15 min timeout, 10 s grace, max_parallel = number of CPUs
+// (at least 2), a 30 s rescan and a 100 ms debounce (PRODUCT.md sections 3, 4, 6).
+func Default() Config {
+	return Config{
+		Specialist: Specialist{
+			Preset:  PresetLocal,
+			Timeout: Duration(15 * time.Minute),
+			Grace:   Duration(10 * time.Second),
+		},
+		MaxParallel:    max(runtime.NumCPU(), 2),
+		RescanInterval: Duration(30 * time.Second),
+		Debounce:       Duration(100 * time.Millisecond),
+	}
+}
+
+// Load reads the config file at path over Default. A missing file is not an
+// error. Unknown keys are errors (a typo must not be silently ignored); every
+// error names the file and, where YAML gives one, the line.
+func Load(path string) (Config, error) {
+	c := Default()
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return c, fmt.Errorf("config %s: %w", path, err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) { // io.EOF: empty file
+		return c, fmt.Errorf("config %s: %s", path, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	if err := c.Validate(); err != nil {
+		return c, fmt.Errorf("config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Validate checks every field and returns an error naming the field path,
+// e.g. "specialist.timeout: must be positive".
+func (c Config) Validate() error {
+	switch c.Specialist.Preset {
+	case PresetLocal, PresetOpencode, PresetClaude:
+	case PresetCommand:
+		if len(c.Specialist.Command) == 0 {
+			return errors.New("specialist.command: must name a program when specialist.preset is command")
+		}
+	default:
+		return fmt.Errorf("specialist.preset: %q is not one of local, opencode, claude, command", c.Specialist.Preset)
+	}
+	for i, a := range c.Specialist.Command {
+		if _, err := template.New("arg").Option("missingkey=error").Parse(a); err != nil {
+			return fmt.Errorf("specialist.command[%d]: %w", i, err)
+		}
+	}
+	if c.Specialist.Timeout <= 0 {
+		return errors.New("specialist.timeout: must be positive")
+	}
+	if c.Specialist.Grace < 0 {
+		return errors.New("specialist.grace: must not be negative")
+	}
+	if c.MaxParallel < 1 {
+		return errors.New("max_parallel: must be at least 1")
+	}
+	if c.RescanInterval <= 0 {
+		return errors.New("rescan_interval: must be positive")
+	}
+	if c.Debounce < 0 {
+		return errors.New("debounce: must not be negative")
+	}
+	return nil
+}

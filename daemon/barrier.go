@@ -1,0 +1,52 @@
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/specd-dev/specd/specs"
+)
+
+// Classify gives a topic its one outcome at the hard barrier (PRODUCT.md
+// section 3, "Hard barrier"), after its specialist has exited. The file at
+// reportPath is the truth: a valid report is completed whatever the process
+// printed or how it ended. Otherwise, in order: timeout, specialist_error
+// (TASK_ERROR printed), crashed (could not start, died by a signal or exited
+// non-zero), invalid (a file that fails the report contract), missing.
+// It returns the outcome, a one-line reason ("" when completed) and the
+// report's metadata when completed.
+func Classify(res Result, reportPath, topic string) (specs.Outcome, string, specs.ReportMeta) {
+	meta, verr := specs.ValidateReport(reportPath, topic)
+	if verr == nil {
+		return specs.OutcomeCompleted, "", meta
+	}
+	_, statErr := os.Lstat(reportPath)
+	exists := !errors.Is(statErr, fs.ErrNotExist)
+	fileReason := "no report at the pre-calculated path"
+	if exists {
+		fileReason = verr.Error()
+	}
+	switch {
+	case res.TimedOut:
+		return specs.OutcomeTimeout, "killed after the per-topic timeout; " + fileReason, meta
+	case res.Signals.TaskError != nil:
+		te := res.Signals.TaskError
+		return specs.OutcomeSpecialistError, fmt.Sprintf("TASK_ERROR: %s - %s", te.ErrorType, te.Message), meta
+	case res.StartErr != nil:
+		return specs.OutcomeCrashed, "specialist did not start: " + res.StartErr.Error(), meta
+	case res.Signal != "":
+		return specs.OutcomeCrashed, fmt.Sprintf("specialist died by signal %s; %s", res.Signal, fileReason), meta
+	case res.ExitCode != 0:
+		return specs.OutcomeCrashed, fmt.Sprintf("specialist exited with status %d; %s", res.ExitCode, fileReason), meta
+	case exists:
+		return specs.OutcomeInvalid, verr.Error(), meta
+	default:
+		reason := fileReason
+		if len(res.Signals.ReportCreated) > 0 {
+			reason += " (the specialist printed REPORT_CREATED: " + res.Signals.ReportCreated[len(res.Signals.ReportCreated)-1] + ")"
+		}
+		return specs.OutcomeMissing, reason, meta
+	}
+}

@@ -1,0 +1,159 @@
+// Package daemon is specd's engine: it watches the spec tree (watcher.go),
+// decides what to do with each topic directory (reconciler.go), runs one
+// specialist process per topic (runner.go), and classifies every topic at
+// the hard barrier (barrier.go) before writing the outputs (run.go).
+// PRODUCT.md sections 3 and 4 are the design.
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"text/template"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/specd-dev/specd/config"
+	"github.com/specd-dev/specd/jsonl"
+	"github.com/specd-dev/specd/specialist"
+	"github.com/specd-dev/specd/specs"
+)
+
+// Options configures a Daemon. Root and SpecsDir must be absolute.
+type Options struct {
+	Root          string         // the project directory; specialists run here
+	SpecsDir      string         // the spec tree, e.g. <Root>/.opencode/specs
+	Config        config.Config  // from config.Load
+	Log           zerolog.Logger // the daemon's logger; runs add run/topic fields
+	Runner        Runner         // nil: ProcessRunner
+	SpecialistExe string         // the specd binary for the local preset; "": this program
+	Now           func() time.Time
+	// OnRunFinished, when set, is called once per finished run (any verdict),
+	// from the goroutine that ran it.
+	OnRunFinished func(specs.RunState)
+}
+
+// Daemon runs plans. Its methods are safe for concurrent use.
+type Daemon struct {
+	opts   Options
+	runner Runner
+	errors *jsonl.Log
+	sem    chan struct{} // max_parallel specialists across all runs
+
+	mu      sync.Mutex
+	running map[string]bool // topic dirs with a RunPlan in progress here
+}
+
+// New checks the options and returns a Daemon; it starts nothing.
+func New(opts Options) (*Daemon, error) {
+	if !filepath.IsAbs(opts.Root) || !filepath.IsAbs(opts.SpecsDir) {
+		return nil, errors.New("daemon: root and specs dir must be absolute paths")
+	}
+	if err := opts.Config.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.SpecialistExe == "" {
+		exe, err := selfExe()
+		if err != nil {
+			return nil, err
+		}
+		opts.SpecialistExe = exe
+	}
+	d := &Daemon{
+		opts:    opts,
+		runner:  opts.Runner,
+		errors:  jsonl.Open(ErrorsPath(opts.SpecsDir)),
+		sem:     make(chan struct{}, opts.Config.MaxParallel),
+		running: map[string]bool{},
+	}
+	if d.runner == nil {
+		d.runner = ProcessRunner{}
+	}
+	return d, nil
+}
+
+// ErrorsPath is errors.jsonl beside the spec tree: .opencode/errors.jsonl
+// for .opencode/specs (PRODUCT.md section 5), .claude/errors.jsonl for .claude/specs.
+func ErrorsPath(specsDir string) string {
+	return filepath.Join(filepath.Dir(specsDir), "errors.jsonl")
+}
+
+// selfExe finds this program as it was invoked (not through /proc/self/exe,
+// so a program started under another name keeps that name).
+func selfExe() (string, error) {
+	exe := os.Args[0]
+	if filepath.Base(exe) == exe {
+		p, err := exec.LookPath(exe)
+		if err != nil {
+			return os.Executable()
+		}
+		exe = p
+	}
+	return filepath.Abs(exe)
+}
+
+func (d *Daemon) now() time.Time { return d.opts.Now() }
+
+// logError appends to errors.jsonl; a failure to log is itself logged, never fatal.
+func (d *Daemon) logError(e jsonl.Entry) {
+	if err := d.errors.Append(e); err != nil {
+		d.opts.Log.Error().Err(err).Msg("cannot append to errors.jsonl")
+	}
+}
+
+func (d *Daemon) finished(rs specs.RunState) {
+	if d.opts.OnRunFinished != nil {
+		d.opts.OnRunFinished(rs)
+	}
+}
+
+// defaultPrompt is what an agent CLI preset is asked per topic.
+const defaultPrompt = `You are a research specialist. Research this topic in the project in the current directory:
+
+{{.Topic}}
+
+The research request is in {{.RequestFile}}.
+Write your report to exactly this path (write a temporary file in the same directory, then rename it): {{.ReportPath}}
+The report must start with YAML front matter: report_type: research, topic: (the topic above), findings_count, recommendations_count, created_date (YYYY-MM-DD), status: complete.
+Then the sections ## Summary, ## Findings (a numbered list; findings_count must equal its items), ## Recommendations (numbered; recommendations_count must equal its items) and ## Sources.
+When done print: REPORT_CREATED: {{.ReportPath}}
+If you cannot do it print: TASK_ERROR: <error_type> - <message>`
+
+// argv builds the specialist command line for one topic from the preset
+// (PRODUCT.md section 3, "Presets"). Template errors name the argument.
+func (d *Daemon) argv(in specialist.Input) ([]string, error) {
+	sp := d.opts.Config.Specialist
+	var tmpl []string
+	switch sp.Preset {
+	case config.PresetLocal:
+		return []string{d.opts.SpecialistExe, "specialist", "local"}, nil
+	case config.PresetOpencode:
+		tmpl = []string{"opencode", "run", "--agent", "research-specialist", defaultPrompt}
+	case config.PresetClaude:
+		tmpl = []string{"claude", "-p", defaultPrompt, "--permission-mode", "acceptEdits"}
+	default:
+		tmpl = sp.Command
+	}
+	out := make([]string, len(tmpl))
+	for i, a := range tmpl {
+		t, err := template.New("arg").Option("missingkey=error").Parse(a)
+		if err != nil {
+			return nil, fmt.Errorf("specialist.command[%d]: %w", i, err)
+		}
+		var b bytes.Buffer
+		if err := t.Execute(&b, in); err != nil {
+			return nil, fmt.Errorf("specialist.command[%d]: %w", i, err)
+		}
+		out[i] = b.String()
+	}
+	return out, nil
+}

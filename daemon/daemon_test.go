@@ -1,0 +1,426 @@
+package daemon_test
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/specd-dev/specd/config"
+	"github.com/specd-dev/specd/daemon"
+	"github.com/specd-dev/specd/jsonl"
+	"github.com/specd-dev/specd/plans"
+	"github.com/specd-dev/specd/specs"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// fixedNow makes workflow ids, dates and trace times repeatable.
+func fixedNow() time.Time { return time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC) }
+
+type tree struct {
+	root, specs string
+	counts      string // where the fake specialist counts its invocations
+}
+
+func newTree(t *testing.T) tree {
+	t.Helper()
+	root := t.TempDir()
+	tr := tree{root: root, specs: filepath.Join(root, ".opencode", "specs"), counts: filepath.Join(root, "counts")}
+	for _, d := range []string{tr.specs, tr.counts} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("FAKE_COUNT_DIR", tr.counts)
+	return tr
+}
+
+func fakeConfig(t *testing.T) config.Config {
+	t.Helper()
+	script, err := filepath.Abs("testdata/fake-specialist.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := config.Default()
+	c.Specialist.Preset = config.PresetCommand
+	c.Specialist.Command = []string{script}
+	c.Specialist.Timeout = config.Duration(30 * time.Second)
+	c.Specialist.Grace = config.Duration(200 * time.Millisecond)
+	c.Debounce = config.Duration(20 * time.Millisecond)
+	return c
+}
+
+func newDaemon(t *testing.T, tr tree, c config.Config, onDone func(specs.RunState)) *daemon.Daemon {
+	t.Helper()
+	d, err := daemon.New(daemon.Options{
+		Root: tr.root, SpecsDir: tr.specs, Config: c, Now: fixedNow,
+		Log: zerolog.New(zerolog.NewTestWriter(t)), OnRunFinished: onDone,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// writePlan creates NNN_slug/reports/.invocation-plan.txt with the topics.
+func writePlan(t *testing.T, tr tree, name string, topics ...string) string {
+	t.Helper()
+	dir := filepath.Join(tr.specs, name)
+	if err := os.MkdirAll(filepath.Join(dir, "reports"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := &plans.Plan{Generated: "2026-11-22T10:00:00Z", Expected: len(topics), Status: plans.StatusComplete, HasStatus: true}
+	for i, tp := range topics {
+		p.Topics = append(p.Topics, plans.Topic{Index: i, Title: tp, ReportPath: fmt.Sprintf("%03d_%s.md", i+1, specs.Slug(tp))})
+	}
+	if err := os.WriteFile(filepath.Join(dir, "reports", plans.FileName), plans.Format(p), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func readErrors(t *testing.T, tr tree) []jsonl.Entry {
+	t.Helper()
+	es, skipped, err := jsonl.Read(daemon.ErrorsPath(tr.specs))
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	if skipped != 0 {
+		t.Errorf("errors.jsonl has %d unparseable lines", skipped)
+	}
+	return es
+}
+
+// TestThreshold runs real plans through real child processes and checks
+// the barrier, the ≥50 % rule and the errors.jsonl entries (seed 004, Phase 5).
+func TestThreshold(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		topics    []string
+		verdict   specs.Verdict
+		completed int
+		rate      int
+		outcomes  []specs.Outcome
+		runEntry  string // message prefix of the run-level entry, "" for none
+	}{
+		{"4of4", []string{"ok: a", "ok: b", "ok: c", "ok: d"}, specs.VerdictSuccess, 4, 100,
+			[]specs.Outcome{"completed", "completed", "completed", "completed"}, ""},
+		{"3of4", []string{"ok: a", "ok: b", "ok: c", "missing: d"}, specs.VerdictPartialSuccess, 3, 75,
+			[]specs.Outcome{"completed", "completed", "completed", "missing"}, "PARTIAL SUCCESS"},
+		{"2of4", []string{"ok: a", "invalid: b", "ok: c", "crash: d"}, specs.VerdictPartialSuccess, 2, 50,
+			[]specs.Outcome{"completed", "invalid", "completed", "crashed"}, "PARTIAL SUCCESS"},
+		{"1of4", []string{"ok: a", "taskerror: b", "missing: c", "crash: d"}, specs.VerdictFailed, 1, 25,
+			[]specs.Outcome{"completed", "specialist_error", "missing", "crashed"}, "HARD BARRIER FAILED"},
+		{"1of3", []string{"missing: a", "ok: b", "invalid: c"}, specs.VerdictFailed, 1, 33,
+			[]specs.Outcome{"missing", "completed", "invalid"}, "HARD BARRIER FAILED"},
+		{"0of2", []string{"missing: a", "missing: b"}, specs.VerdictFailed, 0, 0,
+			[]specs.Outcome{"missing", "missing"}, "HARD BARRIER FAILED"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newTree(t)
+			dir := writePlan(t, tr, "001_threshold", tc.topics...)
+			rs, err := newDaemon(t, tr, fakeConfig(t), nil).RunPlan(context.Background(), dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rs.Verdict != tc.verdict || rs.Completed != tc.completed || rs.Rate != tc.rate {
+				t.Errorf("verdict %s %d/%d (%d%%), want %s %d (%d%%)", rs.Verdict, rs.Completed, rs.Expected, rs.Rate, tc.verdict, tc.completed, tc.rate)
+			}
+			for i, o := range tc.outcomes {
+				if rs.Topics[i].Outcome != o {
+					t.Errorf("topic %d: outcome %s (%s), want %s", i, rs.Topics[i].Outcome, rs.Topics[i].Reason, o)
+				}
+			}
+			// One errors.jsonl entry per failed topic, plus the run-level one.
+			es := readErrors(t, tr)
+			failed := len(tc.topics) - tc.completed
+			want := failed
+			if tc.runEntry != "" {
+				want++
+			}
+			if len(es) != want {
+				t.Fatalf("errors.jsonl has %d entries, want %d: %+v", len(es), want, es)
+			}
+			for _, e := range es {
+				if e.WorkflowID != rs.WorkflowID || e.RecoveryHint == "" || e.ErrorType == "" {
+					t.Errorf("entry lacks workflow_id, error_type or recovery_hint: %+v", e)
+				}
+			}
+			if tc.runEntry != "" {
+				last := es[len(es)-1]
+				if !strings.HasPrefix(last.Message, tc.runEntry) {
+					t.Errorf("run entry %q, want prefix %q", last.Message, tc.runEntry)
+				}
+				if tc.verdict == specs.VerdictPartialSuccess && last.Severity != "warning" {
+					t.Errorf("partial success entry severity %q, want warning", last.Severity)
+				}
+			}
+			// OVERVIEW.md exists for every verdict and passes its own check.
+			if err := specs.ValidateOverview(filepath.Join(dir, "reports", specs.Overview)); err != nil {
+				t.Errorf("OVERVIEW.md: %v", err)
+			}
+			trace, err := os.ReadFile(filepath.Join(dir, "reports", specs.TraceFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := specs.ValidateTrace("trace", trace); err != nil {
+				t.Error(err)
+			}
+			if n := strings.Count(string(trace), "Status: INVOKED"); n != len(tc.topics) {
+				t.Errorf("trace has %d INVOKED lines, want %d", n, len(tc.topics))
+			}
+			if n := strings.Count(string(trace), "Status: FAILED"); n != failed {
+				t.Errorf("trace has %d FAILED lines, want %d", n, failed)
+			}
+		})
+	}
+}
+
+// TestSpecialistErrors checks how the barrier names each failure.
+func TestSpecialistErrors(t *testing.T) {
+	tr := newTree(t)
+	dir := writePlan(t, tr, "002_errors", "taskerror: a", "crash: b", "invalid: c", "missing: d", "ok: e")
+	rs, err := newDaemon(t, tr, fakeConfig(t), nil).RunPlan(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{
+		"TASK_ERROR: validation_error - Missing report_path field in input contract",
+		"specialist exited with status 3",
+		"findings_count is 3 but ## Findings has 1 item",
+		"no report at the pre-calculated path (the specialist printed REPORT_CREATED:",
+	} {
+		if !strings.Contains(rs.Topics[i].Reason, want) {
+			t.Errorf("topic %d reason %q, want it to contain %q", i, rs.Topics[i].Reason, want)
+		}
+	}
+	es := readErrors(t, tr)
+	types := map[string]string{}
+	for _, e := range es {
+		if idx, ok := e.Details["topic_index"]; ok {
+			types[fmt.Sprint(idx)] = e.ErrorType
+		}
+	}
+	for idx, want := range map[string]string{"0": "agent_error", "1": "execution_error", "2": "validation_error", "3": "validation_error"} {
+		if types[idx] != want {
+			t.Errorf("topic %s error_type %q, want %q", idx, types[idx], want)
+		}
+	}
+	if _, ok := es[0].Details["error_context"]; !ok {
+		t.Errorf("TASK_ERROR entry lacks the specialist's ERROR_CONTEXT: %+v", es[0].Details)
+	}
+}
+
+// TestTimeoutKillsGroup: a hung specialist whose grandchild ignores SIGTERM
+// is killed, group and all, at the timeout; the topic is timeout.
+func TestTimeoutKillsGroup(t *testing.T) {
+	tr := newTree(t)
+	c := fakeConfig(t)
+	c.Specialist.Timeout = config.Duration(500 * time.Millisecond)
+	dir := writePlan(t, tr, "003_timeout", "orphan: a", "ok: b")
+	rs, err := newDaemon(t, tr, c, nil).RunPlan(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs.Topics[0].Outcome != specs.OutcomeTimeout || rs.Topics[1].Outcome != specs.OutcomeCompleted {
+		t.Fatalf("outcomes %s, %s; want timeout, completed", rs.Topics[0].Outcome, rs.Topics[1].Outcome)
+	}
+	b, err := os.ReadFile(filepath.Join(tr.counts, "grandchild.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if pid <= 0 {
+		t.Fatalf("bad grandchild pid %q", b)
+	}
+	if err := syscall.Kill(pid, 0); err != syscall.ESRCH {
+		// A zombie is not yet reaped by init but is dead: check /proc.
+		st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if !bytes.Contains(st, []byte(") Z ")) {
+			t.Errorf("grandchild %d survived the timeout (kill 0: %v)", pid, err)
+		}
+	}
+	es := readErrors(t, tr)
+	if len(es) != 2 || es[0].ErrorType != "timeout_error" {
+		t.Errorf("errors.jsonl = %+v, want a timeout_error and the partial-success warning", es)
+	}
+}
+
+// TestBadInput: a malformed plan, a path outside reports/, "..", a symlink
+// and a directory where the report should be each fail alone; nothing is
+// written outside the spec tree.
+func TestBadInput(t *testing.T) {
+	tr := newTree(t)
+	d := newDaemon(t, tr, fakeConfig(t), nil)
+
+	// Count mismatch: the whole plan is rejected, FAILED, with the line.
+	bad := filepath.Join(tr.specs, "010_bad", "reports")
+	os.MkdirAll(bad, 0o755)
+	os.WriteFile(filepath.Join(bad, plans.FileName), []byte("Expected Invocations: 3\n\nTopics:\n[0] ok: a -> 001_a.md\n\nStatus: PLAN_COMPLETE\n"), 0o644)
+	rs, err := d.RunPlan(context.Background(), filepath.Dir(bad))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs.Verdict != specs.VerdictFailed || !strings.Contains(rs.PlanError, ":1:") {
+		t.Errorf("count mismatch: verdict %s, plan error %q; want FAILED naming line 1", rs.Verdict, rs.PlanError)
+	}
+
+	// Per-topic path errors: only those topics fail.
+	dir := filepath.Join(tr.specs, "011_paths")
+	reports := filepath.Join(dir, "reports")
+	os.MkdirAll(filepath.Join(reports, "004_dir.md"), 0o755)
+	outside := filepath.Join(tr.root, "outside.md")
+	os.WriteFile(outside, []byte("precious"), 0o644)
+	os.Symlink(outside, filepath.Join(reports, "003_link.md"))
+	plan := "Expected Invocations: 6\n\nTopics:\n" +
+		"[0] ok: a -> 001_a.md\n" +
+		"[1] ok: b -> ../../../outside.md\n" +
+		"[2] ok: c -> /etc/passwd\n" +
+		"[3] ok: d -> 003_link.md\n" +
+		"[4] ok: e -> 004_dir.md\n" +
+		"[5] ok: f -> /home/someone/.config/.claude/specs/011_paths/reports/006_f.md\n" +
+		"\nStatus: PLAN_COMPLETE\n"
+	os.WriteFile(filepath.Join(reports, plans.FileName), []byte(plan), 0o644)
+	rs, err = d.RunPlan(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []specs.Outcome{"completed", "invalid", "invalid", "invalid", "invalid", "completed"}
+	for i, o := range want {
+		if rs.Topics[i].Outcome != o {
+			t.Errorf("topic %d: %s (%s), want %s", i, rs.Topics[i].Outcome, rs.Topics[i].Reason, o)
+		}
+	}
+	if b, _ := os.ReadFile(outside); string(b) != "precious" {
+		t.Errorf("a file outside the tree was written: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(reports, "006_f.md")); err != nil {
+		t.Errorf("foreign absolute path not rebased onto the local reports/: %v", err)
+	}
+	if rs.Verdict != specs.VerdictFailed {
+		t.Errorf("verdict %s, want FAILED (2/6)", rs.Verdict)
+	}
+	// The specialist never ran for refused paths.
+	inv, _ := os.ReadFile(filepath.Join(tr.counts, "invocations"))
+	if got := strings.Fields(string(inv)); len(got) != 2 {
+		t.Errorf("specialist ran %d times (%v), want 2", len(got), got)
+	}
+}
+
+// TestFinishedRunNotRepeated: a finished run is returned as is.
+func TestFinishedRunNotRepeated(t *testing.T) {
+	tr := newTree(t)
+	dir := writePlan(t, tr, "004_once", "ok: a", "ok: b")
+	d := newDaemon(t, tr, fakeConfig(t), nil)
+	first, err := d.RunPlan(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	overview, _ := os.ReadFile(filepath.Join(dir, "reports", specs.Overview))
+	second, err := d.RunPlan(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.WorkflowID != first.WorkflowID {
+		t.Errorf("finished run ran again")
+	}
+	inv, _ := os.ReadFile(filepath.Join(tr.counts, "invocations"))
+	if n := len(strings.Fields(string(inv))); n != 2 {
+		t.Errorf("%d specialist invocations, want 2", n)
+	}
+	again, _ := os.ReadFile(filepath.Join(dir, "reports", specs.Overview))
+	if !bytes.Equal(overview, again) {
+		t.Errorf("OVERVIEW.md changed")
+	}
+}
+
+// TestOverviewGolden pins OVERVIEW.md of a 3/4 run byte for byte.
+func TestOverviewGolden(t *testing.T) {
+	tr := newTree(t)
+	dir := writePlan(t, tr, "005_golden", "ok: token refresh", "ok: session storage", "missing: audit log", "ok: key rotation")
+	if _, err := newDaemon(t, tr, fakeConfig(t), nil).RunPlan(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "reports", specs.Overview))
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "overview-3of4.golden")
+	if *update {
+		os.WriteFile(golden, got, 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("OVERVIEW.md differs from %s (run with -update to accept):\n%s", golden, got)
+	}
+	if bytes.Contains(got, []byte(tr.root)) {
+		t.Errorf("OVERVIEW.md holds an absolute path")
+	}
+}
+
+// TestDaemonPicksUpDroppedPlan: with the daemon running, a corpus plan
+// renamed into a fresh NNN_slug/reports/ is run through fsnotify events.
+func TestDaemonPicksUpDroppedPlan(t *testing.T) {
+	tr := newTree(t)
+	c := fakeConfig(t)
+	c.RescanInterval = config.Duration(time.Hour) // events only
+	done := make(chan specs.RunState, 4)
+	d := newDaemon(t, tr, c, func(rs specs.RunState) { done <- rs })
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- d.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-errc; err != nil {
+			t.Error(err)
+		}
+	}()
+
+	// A real plan from the corpus: absolute /home/... paths from another
+	// machine, PLAN_CREATED then PLAN_COMPLETE. Its topics carry no mode
+	// word, so the fake specialist is told to succeed.
+	t.Setenv("FAKE_MODE", "ok")
+	src, err := os.ReadFile("../testdata/corpus/claude-config/031_opencode_nvim_plugin_install__reports__.invocation-plan.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(tr.specs, "031_opencode_nvim_plugin_install")
+	// Make the directory in two steps, as a user would, while the daemon watches.
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "reports"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(dir, "reports", ".plan.tmp")
+	if err := os.WriteFile(tmp, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, "reports", plans.FileName)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case rs := <-done:
+		if rs.Expected != 3 {
+			t.Errorf("expected %d topics, want 3", rs.Expected)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "reports", specs.Overview)); err != nil {
+			t.Error(err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the dropped plan was not run within 60 s")
+	}
+}

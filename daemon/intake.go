@@ -1,0 +1,176 @@
+package daemon
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/adrg/frontmatter"
+	"github.com/specd-dev/specd/internal/atomicfile"
+
+	"github.com/specd-dev/specd/plans"
+	"github.com/specd-dev/specd/specs"
+)
+
+// Request is a research request as dropped in specs/inbox/ or given to
+// `specd submit` (PRODUCT.md section 3, "Intake").
+type Request struct {
+	Text       string   // the request: the first prose line, or the whole argument of submit
+	Topics     []string // explicit topics; empty means the request is one topic
+	Complexity int      // research_complexity 1–4 (seed 004 Phase 3); 0 means the default, 2
+}
+
+// requestMeta is the optional front matter of a request file.
+type requestMeta struct {
+	Topics     []string `yaml:"topics"`
+	Complexity int      `yaml:"research_complexity"`
+	Request    string   `yaml:"request"`
+}
+
+var listItem = regexp.MustCompile(`^\s*(?:[-*+]|[0-9]+[.)])\s+(.+?)\s*$`)
+
+// ParseRequest reads a request file: optional YAML front matter with
+// `topics:`, `research_complexity:` and `request:`; then a body whose first
+// prose line (a leading "# " is dropped) is the request text, and whose
+// topics are the items of a `## Topics` list or, failing that, the bullet
+// lines of the body. No topics found means the request is one topic. name is
+// used in errors; an empty request is an error.
+func ParseRequest(name string, data []byte) (Request, error) {
+	var meta requestMeta
+	body, err := frontmatter.Parse(bytes.NewReader(data), &meta)
+	if err != nil {
+		return Request{}, fmt.Errorf("request %s: front matter: %w", name, err)
+	}
+	r := Request{Text: strings.TrimSpace(meta.Request), Topics: meta.Topics, Complexity: meta.Complexity}
+	var bullets, topicSection []string
+	inTopics := false
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(line, "## ") {
+			inTopics = strings.EqualFold(strings.TrimSpace(line[3:]), "topics")
+			continue
+		}
+		if m := listItem.FindStringSubmatch(sc.Text()); m != nil {
+			if inTopics {
+				topicSection = append(topicSection, m[1])
+			} else {
+				bullets = append(bullets, m[1])
+			}
+			continue
+		}
+		if r.Text == "" && line != "" && !inTopics {
+			r.Text = strings.TrimSpace(strings.TrimLeft(line, "#"))
+		}
+	}
+	if len(r.Topics) == 0 {
+		r.Topics = topicSection
+	}
+	if len(r.Topics) == 0 {
+		r.Topics = bullets
+	}
+	if r.Text == "" && len(r.Topics) > 0 {
+		r.Text = r.Topics[0]
+	}
+	if r.Text == "" {
+		return Request{}, fmt.Errorf("request %s: empty: no request text and no topics", name)
+	}
+	if r.Complexity < 0 || r.Complexity > 4 {
+		return Request{}, fmt.Errorf("request %s: research_complexity %d is not in 1–4", name, r.Complexity)
+	}
+	return r, nil
+}
+
+// requestDoc renders REQUEST.md: front matter with the complexity and the
+// topics, then the request text. ParseRequest reads it back unchanged.
+func requestDoc(r Request) []byte {
+	var b strings.Builder
+	b.WriteString("---\n")
+	fmt.Fprintf(&b, "research_complexity: %d\n", r.complexity())
+	if len(r.Topics) > 0 {
+		b.WriteString("topics:\n")
+		for _, t := range r.Topics {
+			fmt.Fprintf(&b, "  - %q\n", oneLine(t))
+		}
+	}
+	b.WriteString("---\n\n")
+	b.WriteString(strings.TrimSpace(r.Text))
+	b.WriteString("\n")
+	return []byte(b.String())
+}
+
+func (r Request) complexity() int {
+	if r.Complexity == 0 {
+		return 2
+	}
+	return r.Complexity
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// Submit turns a request into a new topic directory with REQUEST.md and a
+// plan in the seed format, ready to run (PRODUCT.md section 3, intake 1):
+// it allocates NNN_slug under specsDir, writes REQUEST.md and
+// reports/.invocation-plan.txt atomically, and returns the directory's
+// absolute path. Report file names are NNN_<topic slug>.md, numbered from
+// 001 in topic order. now stamps the plan's Generated line.
+func Submit(specsDir string, r Request, now time.Time) (string, error) {
+	if strings.TrimSpace(r.Text) == "" {
+		return "", errors.New("submit: empty request")
+	}
+	topics := r.Topics
+	if len(topics) == 0 {
+		topics = []string{r.Text}
+	}
+	dir, _, err := specs.Allocate(specsDir, specs.Slug(r.Text))
+	if err != nil {
+		return "", fmt.Errorf("submit: %w", err)
+	}
+	if err := atomicfile.WriteFile(filepath.Join(dir, specs.RequestFile), requestDoc(r), 0o644); err != nil {
+		return dir, fmt.Errorf("submit: %w", err)
+	}
+	p := &plans.Plan{
+		Generated: now.UTC().Format(time.RFC3339),
+		Expected:  len(topics),
+		Status:    plans.StatusComplete,
+		HasStatus: true,
+	}
+	for i, t := range topics {
+		p.Topics = append(p.Topics, plans.Topic{
+			Index:      i,
+			Title:      oneLine(t),
+			ReportPath: fmt.Sprintf("%03d_%s.md", i+1, specs.Slug(t)),
+		})
+	}
+	planPath := filepath.Join(dir, specs.ReportsDir, specs.PlanFile)
+	if err := atomicfile.WriteFile(planPath, plans.Format(p), 0o644); err != nil {
+		return dir, fmt.Errorf("submit: %w", err)
+	}
+	return dir, nil
+}
+
+// takeInbox moves one inbox file into a new topic directory through Submit.
+// The inbox file is removed only after the plan is written; a file that
+// cannot be parsed is renamed to <name>.rejected so it is not read again.
+func takeInbox(specsDir, path string, now time.Time) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	r, err := ParseRequest(filepath.Base(path), data)
+	if err != nil {
+		_ = os.Rename(path, path+".rejected")
+		return "", err
+	}
+	dir, err := Submit(specsDir, r, now)
+	if err != nil {
+		return dir, err
+	}
+	return dir, os.Remove(path)
+}

@@ -1,0 +1,269 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/gofrs/flock"
+
+	"github.com/specd-dev/specd/jsonl"
+	"github.com/specd-dev/specd/specs"
+)
+
+// ErrAlreadyRunning is returned by Run when another daemon holds the spec
+// tree's .specd.lock.
+var ErrAlreadyRunning = errors.New("another specd daemon is running on this spec tree")
+
+// Run is the daemon: it takes the tree's lock, watches the tree, scans it
+// fully at start-up, on an inotify overflow and every rescan_interval, takes
+// requests from the inbox, and runs every ready plan (PRODUCT.md section 4,
+// "Lost events": events only enqueue work; this one loop decides). It
+// blocks until ctx ends, then stops intake, lets running specialists be
+// stopped by their groups' SIGTERM/SIGKILL, checkpoints and returns nil.
+// Errors: ErrAlreadyRunning (wrapped with the lock path), and set-up
+// failures naming the directory.
+func (d *Daemon) Run(ctx context.Context) error {
+	specsDir := d.opts.SpecsDir
+	if err := os.MkdirAll(filepath.Join(specsDir, specs.InboxDir), 0o755); err != nil {
+		return err
+	}
+	lk := flock.New(filepath.Join(specsDir, specs.DaemonLock))
+	ok, err := lk.TryLock()
+	if err != nil {
+		return fmt.Errorf("lock %s: %w", lk.Path(), err)
+	}
+	if !ok {
+		return fmt.Errorf("%w (%s is locked)", ErrAlreadyRunning, lk.Path())
+	}
+	defer lk.Unlock()
+
+	w, err := newWatcher(specsDir)
+	if err != nil {
+		return fmt.Errorf("watch %s: %w", specsDir, err)
+	}
+	defer w.fs.Close()
+	log := d.opts.Log
+	if kind, ok := networkFS(specsDir); ok {
+		log.Warn().Str("fs", kind).Msgf("%s is on a network filesystem: inotify does not see changes made elsewhere; they are found by the rescan every %s", specsDir, d.opts.Config.RescanInterval.Std())
+	}
+
+	l := &loop{d: d, w: w, ctx: ctx, due: make(chan string, 256), timers: map[string]*time.Timer{}}
+	l.fullScan()
+	log.Info().Str("specs_dir", specsDir).Int("max_parallel", d.opts.Config.MaxParallel).
+		Str("preset", d.opts.Config.Specialist.Preset).Msg("specd ready")
+
+	tick := time.NewTicker(d.opts.Config.RescanInterval.Std())
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			log.Info().Msg("stopping: intake closed, waiting for running specialists")
+			for _, t := range l.timers {
+				t.Stop()
+			}
+			l.runs.Wait()
+			log.Info().Msg("stopped")
+			return nil
+		case ev, ok := <-w.fs.Events:
+			if ok {
+				l.event(ev)
+			}
+		case err, ok := <-w.fs.Errors:
+			if !ok {
+				continue
+			}
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				log.Warn().Msg("inotify queue overflowed: rescanning the whole tree")
+				l.fullScan()
+			} else {
+				log.Error().Err(err).Msg("watcher")
+			}
+		case dir := <-l.due:
+			delete(l.timers, dir)
+			l.reconcile(dir)
+		case <-tick.C:
+			l.fullScan()
+		}
+	}
+}
+
+// loop is the state of Run's event loop; only its goroutine touches it.
+type loop struct {
+	d      *Daemon
+	w      *watcher
+	ctx    context.Context
+	due    chan string            // directories whose debounce expired
+	timers map[string]*time.Timer // pending debounce per directory
+	runs   sync.WaitGroup
+}
+
+// event turns an fsnotify event into a debounced look at its directory.
+func (l *loop) event(ev fsnotify.Event) {
+	if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+		l.w.forget(ev.Name)
+	}
+	dir := l.w.target(ev.Name)
+	if dir == "" {
+		return
+	}
+	l.schedule(dir)
+}
+
+// schedule looks at dir once no event has arrived for it for the debounce
+// time (a plan still being written waits).
+func (l *loop) schedule(dir string) {
+	if t, ok := l.timers[dir]; ok {
+		t.Stop()
+	}
+	l.timers[dir] = time.AfterFunc(l.d.opts.Config.Debounce.Std(), func() {
+		select {
+		case l.due <- dir:
+		case <-l.ctx.Done():
+		}
+	})
+}
+
+// fullScan watches and looks at every directory of the tree.
+func (l *loop) fullScan() {
+	specsDir := l.d.opts.SpecsDir
+	if _, err := l.w.add(specsDir); err != nil {
+		l.d.opts.Log.Error().Err(err).Str("dir", specsDir).Msg("cannot watch")
+	}
+	l.reconcile(filepath.Join(specsDir, specs.InboxDir))
+	names, err := specs.TopicDirs(specsDir)
+	if err != nil {
+		l.d.opts.Log.Error().Err(err).Str("dir", specsDir).Msg("cannot scan")
+		return
+	}
+	for _, n := range names {
+		l.reconcile(filepath.Join(specsDir, n))
+	}
+}
+
+// reconcile decides what one directory needs: intake for the inbox, a run
+// for a topic directory with a ready, unfinished plan.
+func (l *loop) reconcile(dir string) {
+	if l.ctx.Err() != nil {
+		return
+	}
+	log := l.d.opts.Log
+	if filepath.Base(dir) == specs.InboxDir && filepath.Dir(dir) == l.d.opts.SpecsDir {
+		if _, err := l.w.add(dir); err != nil {
+			log.Error().Err(err).Str("dir", dir).Msg("cannot watch")
+		}
+		l.intake(dir)
+		return
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() {
+		return // gone, a file, or a symlink: specd does not follow links out of its tree
+	}
+	if _, ok := specs.TopicNumber(filepath.Base(dir)); !ok {
+		return
+	}
+	for _, sub := range []string{dir, filepath.Join(dir, specs.ReportsDir)} {
+		if _, err := l.w.add(sub); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			log.Error().Err(err).Str("dir", sub).Msg("cannot watch")
+		}
+	}
+	if l.d.isRunning(dir) {
+		return
+	}
+	plan, ok := specs.FindPlan(dir)
+	if !ok {
+		return
+	}
+	pfi, err := os.Stat(plan)
+	if err != nil {
+		return
+	}
+	if age := time.Since(pfi.ModTime()); age < l.d.opts.Config.Debounce.Std() {
+		l.schedule(dir) // still being written
+		return
+	}
+	if rfi, err := os.Stat(filepath.Join(dir, specs.ReportsDir, specs.RunStateFile)); err == nil && rfi.ModTime().After(pfi.ModTime()) {
+		if rs, err := LoadRunState(dir); err == nil && rs.State == "finished" {
+			return
+		}
+	}
+	l.start(dir)
+}
+
+// start runs the plan of dir in its own goroutine.
+func (l *loop) start(dir string) {
+	d := l.d
+	d.mu.Lock()
+	d.running[dir] = true
+	d.mu.Unlock()
+	l.runs.Add(1)
+	go func() {
+		defer l.runs.Done()
+		defer func() {
+			d.mu.Lock()
+			delete(d.running, dir)
+			d.mu.Unlock()
+		}()
+		_, err := d.RunPlan(l.ctx, dir)
+		switch {
+		case err == nil, errors.Is(err, ErrNotReady), errors.Is(err, ErrNoPlan), errors.Is(err, ErrInterrupted):
+		case errors.Is(err, ErrRunLocked):
+			d.opts.Log.Info().Str("run", filepath.Base(dir)).Msg("plan is being run by another process")
+		default:
+			d.opts.Log.Error().Err(err).Str("run", filepath.Base(dir)).Msg("run failed")
+			d.logError(jsonl.Entry{
+				ErrorType: jsonl.TypeFile, Source: "daemon",
+				Message:      fmt.Sprintf("run of %s failed: %v", filepath.Base(dir), err),
+				Details:      map[string]any{"spec_dir": filepath.Base(dir)},
+				RecoveryHint: "Check permissions and free space in the spec tree; the run resumes at the next rescan.",
+			})
+		}
+	}()
+}
+
+func (d *Daemon) isRunning(dir string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.running[dir]
+}
+
+// intake takes every request file in the inbox (*.md, *.txt; dot files and
+// temp files are skipped: a writer renames its file into place).
+func (l *loop) intake(inbox string) {
+	ents, err := os.ReadDir(inbox)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") || !e.Type().IsRegular() ||
+			!(strings.HasSuffix(name, ".md") || strings.HasSuffix(name, ".txt")) {
+			continue
+		}
+		path := filepath.Join(inbox, name)
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) < l.d.opts.Config.Debounce.Std() {
+			l.schedule(inbox)
+			continue
+		}
+		dir, err := takeInbox(l.d.opts.SpecsDir, path, l.d.now())
+		if err != nil {
+			l.d.opts.Log.Error().Err(err).Str("file", path).Msg("request rejected")
+			l.d.logError(jsonl.Entry{
+				ErrorType: jsonl.TypeParse, Source: "intake",
+				Message:      err.Error(),
+				Details:      map[string]any{"file": "inbox/" + name},
+				RecoveryHint: "Fix the request and drop it in the inbox again; the rejected file was renamed to " + name + ".rejected.",
+			})
+			continue
+		}
+		l.d.opts.Log.Info().Str("file", name).Str("run", filepath.Base(dir)).Msg("request taken")
+		l.reconcile(dir)
+	}
+}

@@ -1,0 +1,495 @@
+package daemon
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gofrs/flock"
+	"github.com/rs/zerolog"
+	"github.com/specd-dev/specd/internal/atomicfile"
+
+	"github.com/specd-dev/specd/jsonl"
+	"github.com/specd-dev/specd/plans"
+	"github.com/specd-dev/specd/specialist"
+	"github.com/specd-dev/specd/specs"
+)
+
+// Errors RunPlan returns when it did not run the plan.
+var (
+	ErrNoPlan      = errors.New("no plan file")
+	ErrNotReady    = errors.New("plan not ready")                       // Status: PLAN_CREATED, or still being written
+	ErrRunLocked   = errors.New("plan is being run by another process") // its run lock is held
+	ErrInterrupted = errors.New("run interrupted")                      // ctx ended; the checkpoint lets the next start resume
+)
+
+// runLockFile is the permanent flock file that makes one process the owner
+// of a plan's run (PRODUCT.md section 4, "One owner per plan").
+const runLockFile = ".run.lock"
+
+// LoadRunState reads reports/.run.json of a topic directory.
+func LoadRunState(specDir string) (specs.RunState, error) {
+	var rs specs.RunState
+	p := filepath.Join(specDir, specs.ReportsDir, specs.RunStateFile)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return rs, err
+	}
+	if err := json.Unmarshal(b, &rs); err != nil {
+		return rs, fmt.Errorf("%s: %w", p, err)
+	}
+	return rs, nil
+}
+
+func saveRunState(specDir string, rs *specs.RunState) error {
+	b, err := json.MarshalIndent(rs, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(filepath.Join(specDir, specs.ReportsDir, specs.RunStateFile), append(b, '\n'), 0o644)
+}
+
+// run is one plan's run in progress.
+type run struct {
+	d       *Daemon
+	specDir string
+	rel     string // specDir relative to the root, slash-separated
+	log     zerolog.Logger
+	mu      sync.Mutex // guards rs and the trace file
+	rs      specs.RunState
+	paths   []string // absolute report path per topic; "" when the plan's path was refused
+	results []*Result
+}
+
+// RunPlan runs the plan of one topic directory through the whole pipeline:
+// specialists, hard barrier, threshold, errors.jsonl, OVERVIEW.md, trace
+// log and .run.json (PRODUCT.md section 3). It holds the plan's run lock
+// while it works, so no topic runs twice concurrently across processes.
+// A finished run is returned as it is, not run again; an unfinished one
+// resumes, skipping topics whose valid report exists. It blocks until the
+// run ends or ctx ends (then every specialist group is stopped, the state
+// is checkpointed and ErrInterrupted returned). Other errors: ErrNoPlan,
+// ErrNotReady, ErrRunLocked, and I/O errors naming the file. A malformed
+// plan is not an error of RunPlan: it ends the run FAILED with PlanError set.
+func (d *Daemon) RunPlan(ctx context.Context, specDir string) (specs.RunState, error) {
+	planPath, ok := specs.FindPlan(specDir)
+	if !ok {
+		return specs.RunState{}, ErrNoPlan
+	}
+	lk := flock.New(filepath.Join(specDir, specs.ReportsDir, runLockFile))
+	if err := os.MkdirAll(filepath.Dir(lk.Path()), 0o755); err != nil {
+		return specs.RunState{}, err
+	}
+	locked, err := lk.TryLock()
+	if err != nil {
+		return specs.RunState{}, fmt.Errorf("lock %s: %w", lk.Path(), err)
+	}
+	if !locked {
+		return specs.RunState{}, ErrRunLocked
+	}
+	defer lk.Unlock()
+
+	data, err := os.ReadFile(planPath)
+	if err != nil {
+		return specs.RunState{}, err
+	}
+	sum := sha256.Sum256(data)
+	hash := hex.EncodeToString(sum[:])
+	prev, prevErr := LoadRunState(specDir)
+	if prevErr == nil && prev.State == "finished" && (prev.PlanError == "" || prev.PlanSHA256 == hash) {
+		return prev, nil
+	}
+	rel, _ := filepath.Rel(d.opts.Root, specDir)
+	planRel, _ := filepath.Rel(d.opts.Root, planPath)
+	r := &run{d: d, specDir: specDir, rel: filepath.ToSlash(rel),
+		log: d.opts.Log.With().Str("run", filepath.Base(specDir)).Logger()}
+	now := d.now()
+	r.rs = specs.RunState{
+		SchemaVersion: 1,
+		WorkflowID:    fmt.Sprintf("specd_%s_%d", strings.SplitN(filepath.Base(specDir), "_", 2)[0], now.UnixNano()),
+		SpecDir:       r.rel,
+		Plan:          filepath.ToSlash(planRel),
+		PlanSHA256:    hash,
+		Date:          now.UTC().Format("2006-01-02"),
+		StartedAt:     now.UTC().Format(time.RFC3339),
+		State:         "running",
+	}
+	if prevErr == nil && prev.State == "running" && prev.PlanSHA256 == hash {
+		// Resume: keep the identity of the interrupted run.
+		r.rs.WorkflowID, r.rs.Date, r.rs.StartedAt = prev.WorkflowID, prev.Date, prev.StartedAt
+		r.log.Info().Str("workflow_id", prev.WorkflowID).Msg("resuming unfinished run")
+	}
+	r.log = r.log.With().Str("workflow_id", r.rs.WorkflowID).Logger()
+	r.rs.Request, r.rs.Complexity = readRequest(specDir)
+
+	plan, err := plans.Parse(strings.NewReader(string(data)), r.rs.Plan)
+	if err != nil {
+		return r.rejectPlan(err)
+	}
+	if !plan.Ready() {
+		return specs.RunState{}, ErrNotReady
+	}
+	return r.execute(ctx, plan)
+}
+
+// readRequest returns the request text and complexity from REQUEST.md, or
+// the directory's slug in words and the default complexity without one.
+func readRequest(specDir string) (string, int) {
+	name := filepath.Base(specDir)
+	text := strings.ReplaceAll(strings.SplitN(name, "_", 2)[len(strings.SplitN(name, "_", 2))-1], "_", " ")
+	b, err := os.ReadFile(filepath.Join(specDir, specs.RequestFile))
+	if err != nil {
+		return text, 2
+	}
+	req, err := ParseRequest(specs.RequestFile, b)
+	if err != nil {
+		return text, 2
+	}
+	return req.Text, req.complexity()
+}
+
+// rejectPlan ends the run FAILED because the plan cannot be read: rule 5,
+// a malformed plan gets a clear error and harms nothing else.
+func (r *run) rejectPlan(perr error) (specs.RunState, error) {
+	r.rs.PlanError = perr.Error()
+	r.rs.State = "finished"
+	r.rs.Verdict = specs.VerdictFailed
+	r.rs.FinishedAt = r.d.now().UTC().Format(time.RFC3339)
+	r.log.Error().Err(perr).Msg("plan rejected")
+	r.d.logError(jsonl.Entry{
+		WorkflowID:   r.rs.WorkflowID,
+		ErrorType:    jsonl.TypeParse,
+		Message:      "plan rejected: " + perr.Error(),
+		Source:       "plans",
+		Details:      map[string]any{"spec_dir": r.rel, "plan": r.rs.Plan},
+		RecoveryHint: "Fix the plan file at the line named in the message; specd reads it again when it changes.",
+	})
+	if err := saveRunState(r.specDir, &r.rs); err != nil {
+		return r.rs, err
+	}
+	r.d.finished(r.rs)
+	return r.rs, nil
+}
+
+// execute runs every topic that has no valid report yet, then the barrier.
+func (r *run) execute(ctx context.Context, plan *plans.Plan) (specs.RunState, error) {
+	start := time.Now()
+	n := len(plan.Topics)
+	r.rs.Expected = n
+	r.rs.Topics = make([]specs.TopicState, n)
+	r.paths = make([]string, n)
+	r.results = make([]*Result, n)
+	seen := map[string]int{}
+	planDir := filepath.Dir(filepath.Join(r.d.opts.Root, r.rs.Plan))
+	for i, t := range plan.Topics {
+		ts := specs.TopicState{Index: t.Index, Topic: t.Title, Report: filepath.Base(t.ReportPath), Outcome: specs.OutcomePending, ExitCode: -1}
+		p, err := specs.ResolveReportPath(r.specDir, planDir, t.ReportPath)
+		if err == nil {
+			if j, dup := seen[p]; dup {
+				err = fmt.Errorf("report path %q: also used by topic [%d]", t.ReportPath, j)
+			}
+			seen[p] = t.Index
+		}
+		if err != nil {
+			ts.Outcome, ts.Reason = specs.OutcomeInvalid, "plan error: "+err.Error()
+		} else {
+			r.paths[i] = p
+			ts.Report = filepath.Base(p)
+		}
+		r.rs.Topics[i] = ts
+	}
+	if err := r.checkpoint(); err != nil {
+		return r.rs, err
+	}
+	r.trace(fmt.Sprintf("# Research Coordinator Invocation Trace - %s\n# Topics: %d\n\n", r.rs.StartedAt, n), true)
+	r.rs.Phases = append(r.rs.Phases, specs.Phase{Name: "plan", DurationMS: time.Since(start).Milliseconds()})
+
+	// Specialists, in parallel under the daemon's cap.
+	start = time.Now()
+	var wg sync.WaitGroup
+	for i := range plan.Topics {
+		if r.paths[i] == "" {
+			continue
+		}
+		if _, err := specs.ValidateReport(r.paths[i], r.rs.Topics[i].Topic); err == nil {
+			r.log.Info().Int("topic", i).Msg("valid report already present; specialist not run")
+			continue
+		}
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			r.runTopic(ctx, plan, i)
+		}(i)
+	}
+	wg.Wait()
+	r.rs.Phases = append(r.rs.Phases, specs.Phase{Name: "specialists", DurationMS: time.Since(start).Milliseconds()})
+	if ctx.Err() != nil {
+		for i := range r.rs.Topics {
+			if r.rs.Topics[i].Outcome == specs.OutcomeRunning {
+				r.rs.Topics[i].Outcome = specs.OutcomePending
+			}
+		}
+		r.rs.Phases = nil
+		if err := r.checkpoint(); err != nil {
+			return r.rs, err
+		}
+		r.log.Warn().Msg("run interrupted; it resumes at the next start")
+		return r.rs, ErrInterrupted
+	}
+	return r.barrier()
+}
+
+// runTopic starts one specialist when the cap allows and records its result.
+func (r *run) runTopic(ctx context.Context, plan *plans.Plan, i int) {
+	select {
+	case r.d.sem <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	defer func() { <-r.d.sem }()
+	t := r.rs.Topics[i]
+	in := specialist.Input{
+		ReportPath:         r.paths[i],
+		Topic:              t.Topic,
+		TopicIndex:         t.Index,
+		TopicCount:         len(plan.Topics),
+		SpecDir:            r.specDir,
+		ResearchComplexity: r.rs.Complexity,
+		WorkflowID:         r.rs.WorkflowID,
+		ProjectRoot:        r.d.opts.Root,
+	}
+	if fi, err := os.Stat(filepath.Join(r.specDir, specs.RequestFile)); err == nil && fi.Mode().IsRegular() {
+		in.RequestFile = filepath.Join(r.specDir, specs.RequestFile)
+	}
+	log := r.log.With().Int("topic", t.Index).Str("report", t.Report).Logger()
+	logs := filepath.Join(r.specDir, specs.ReportsDir, specs.LogsDir)
+	argv, err := r.d.argv(in)
+	var res Result
+	switch {
+	case err != nil:
+		res = Result{ExitCode: -1, StartErr: err}
+	case os.MkdirAll(logs, 0o755) != nil:
+		res = Result{ExitCode: -1, StartErr: fmt.Errorf("cannot create %s", logs)}
+	default:
+		r.mu.Lock()
+		r.rs.Topics[i].Outcome = specs.OutcomeRunning
+		r.rs.Topics[i].Attempts++
+		r.mu.Unlock()
+		_ = r.checkpoint()
+		r.trace(r.traceLine(i, "INVOKED"), false)
+		log.Info().Strs("argv", argv).Msg("specialist started")
+		stem := filepath.Join(logs, fmt.Sprintf("%03d", t.Index+1))
+		res = r.d.runner.Run(ctx, Job{
+			Argv: argv, Dir: r.d.opts.Root, Input: in,
+			Stdout: stem + ".stdout", Stderr: stem + ".stderr",
+			Timeout: r.d.opts.Config.Specialist.Timeout.Std(),
+			Grace:   r.d.opts.Config.Specialist.Grace.Std(),
+		})
+	}
+	if res.Interrupted {
+		return
+	}
+	log.Info().Int("exit_code", res.ExitCode).Str("signal", res.Signal).Bool("timed_out", res.TimedOut).
+		Dur("duration", res.Duration).Msg("specialist exited")
+	r.mu.Lock()
+	r.results[i] = &res
+	r.rs.Topics[i].ExitCode = res.ExitCode
+	r.rs.Topics[i].DurationMS = res.Duration.Milliseconds()
+	r.mu.Unlock()
+	_ = r.checkpoint()
+}
+
+// barrier classifies every topic exactly once, applies the threshold, logs
+// failures and writes the outputs (PRODUCT.md section 3).
+func (r *run) barrier() (specs.RunState, error) {
+	start := time.Now()
+	metas := map[int]specs.ReportMeta{}
+	for i := range r.rs.Topics {
+		t := &r.rs.Topics[i]
+		if r.paths[i] == "" { // refused by the plan check
+			r.topicFailed(i)
+			continue
+		}
+		res := Result{}
+		if r.results[i] != nil {
+			res = *r.results[i]
+		}
+		outcome, reason, meta := Classify(res, r.paths[i], t.Topic)
+		t.Outcome, t.Reason = outcome, reason
+		if outcome == specs.OutcomeCompleted {
+			t.FindingsCount, t.RecommendationsCount, t.ReportBytes = meta.FindingsCount, meta.RecommendationsCount, meta.Bytes
+			metas[t.Index] = meta
+			r.rs.Completed++
+			r.trace(r.traceLine(i, "COMPLETED"), false)
+			continue
+		}
+		r.topicFailed(i)
+	}
+	r.rs.Verdict, r.rs.Rate = specs.Threshold(r.rs.Completed, r.rs.Expected)
+	r.thresholdEntry()
+	r.rs.Phases = append(r.rs.Phases, specs.Phase{Name: "barrier", DurationMS: time.Since(start).Milliseconds()})
+
+	start = time.Now()
+	if err := r.writeOverview(metas); err != nil {
+		return r.rs, err
+	}
+	r.rs.Phases = append(r.rs.Phases, specs.Phase{Name: "overview", DurationMS: time.Since(start).Milliseconds()})
+	r.rs.State = "finished"
+	r.rs.FinishedAt = r.d.now().UTC().Format(time.RFC3339)
+	if err := r.checkpoint(); err != nil {
+		return r.rs, err
+	}
+	ev := r.log.Info()
+	switch r.rs.Verdict {
+	case specs.VerdictPartialSuccess:
+		ev = r.log.Warn()
+	case specs.VerdictFailed:
+		ev = r.log.Error()
+	}
+	ev.Int("completed", r.rs.Completed).Int("expected", r.rs.Expected).
+		Msgf("RESEARCH_COORDINATOR_COMPLETE: %s", r.rs.Verdict)
+	r.d.finished(r.rs)
+	return r.rs, nil
+}
+
+// topicFailed records a non-completed topic in the trace, the log and errors.jsonl.
+func (r *run) topicFailed(i int) {
+	t := r.rs.Topics[i]
+	r.trace(r.traceLine(i, "FAILED"), false)
+	r.log.Warn().Int("topic", t.Index).Str("report", t.Report).Str("outcome", string(t.Outcome)).
+		Msg(t.Reason)
+	typ, hint := jsonl.TypeValidation, "Run `specd rerun "+r.number()+"` to run the failed topics again."
+	switch t.Outcome {
+	case specs.OutcomeTimeout:
+		typ, hint = jsonl.TypeTimeout, "Raise specialist.timeout in .opencode/specd.yaml or narrow the topic, then `specd rerun "+r.number()+"`."
+	case specs.OutcomeCrashed:
+		typ, hint = jsonl.TypeExecution, "Read the specialist's output in reports/.logs/ and check specialist.command, then `specd rerun "+r.number()+"`."
+	case specs.OutcomeSpecialistError:
+		typ, hint = jsonl.TypeAgent, "Read the specialist's TASK_ERROR and its ERROR_CONTEXT in reports/.logs/, fix the cause, then `specd rerun "+r.number()+"`."
+	case specs.OutcomeInvalid:
+		if strings.HasPrefix(t.Reason, "plan error:") {
+			typ, hint = jsonl.TypeParse, "Fix the report path in the plan: it must name a file directly in this topic's reports/ directory."
+		} else {
+			hint = "Run `specd validate` on the report to see the contract failure, fix the specialist, then `specd rerun " + r.number() + "`."
+		}
+	}
+	details := map[string]any{
+		"spec_dir": r.rel, "topic_index": t.Index, "topic": t.Topic, "report_path": r.rel + "/" + specs.ReportsDir + "/" + t.Report,
+		"outcome": string(t.Outcome), "exit_code": t.ExitCode,
+	}
+	if res := r.results[i]; res != nil && len(res.Signals.ErrorContext) > 0 {
+		var ec any
+		if json.Unmarshal(res.Signals.ErrorContext, &ec) == nil {
+			details["error_context"] = ec
+		}
+	}
+	r.d.logError(jsonl.Entry{
+		WorkflowID: r.rs.WorkflowID, ErrorType: typ, Source: "barrier",
+		Message:      fmt.Sprintf("topic [%d] %s: %s", t.Index, t.Outcome, t.Reason),
+		Details:      details,
+		RecoveryHint: hint,
+	})
+}
+
+// thresholdEntry logs a partial success as a warning and a failure as an
+// error (seed 004, Phase 5).
+func (r *run) thresholdEntry() {
+	msg := fmt.Sprintf("%d/%d topics completed (%d%%)", r.rs.Completed, r.rs.Expected, r.rs.Rate)
+	e := jsonl.Entry{WorkflowID: r.rs.WorkflowID, Source: "barrier",
+		Details: map[string]any{"spec_dir": r.rel, "completed": r.rs.Completed, "expected": r.rs.Expected, "rate_percent": r.rs.Rate}}
+	switch r.rs.Verdict {
+	case specs.VerdictPartialSuccess:
+		e.ErrorType, e.Severity = jsonl.TypeValidation, "warning"
+		e.Message = "PARTIAL SUCCESS: " + msg
+		e.RecoveryHint = "OVERVIEW.md lists the completed reports; run `specd rerun " + r.number() + "` to retry the failed topics."
+	case specs.VerdictFailed:
+		e.ErrorType = jsonl.TypeAgent
+		e.Message = "HARD BARRIER FAILED: " + msg + ", below the 50% threshold"
+		e.RecoveryHint = "Check the per-topic entries of this workflow_id (`specd errors --workflow " + r.rs.WorkflowID + "`), fix the cause, then `specd rerun " + r.number() + "`."
+	default:
+		return
+	}
+	r.d.logError(e)
+}
+
+// writeOverview renders OVERVIEW.md from metadata only and records the
+// context-reduction estimate.
+func (r *run) writeOverview(metas map[int]specs.ReportMeta) error {
+	reports := filepath.Join(r.specDir, specs.ReportsDir)
+	files := []string{specs.Overview}
+	ents, err := os.ReadDir(reports)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), ".") && e.Name() != specs.Overview && e.Type().IsRegular() {
+			files = append(files, e.Name())
+		}
+	}
+	sort.Strings(files)
+	out := specs.RenderOverview(specs.OverviewInput{
+		Request: r.rs.Request, Date: r.rs.Date, SpecDirName: filepath.Base(r.specDir),
+		Run: r.rs, Reports: metas, Files: files,
+	})
+	if err := atomicfile.WriteFile(filepath.Join(reports, specs.Overview), out, 0o644); err != nil {
+		return err
+	}
+	var full int64
+	for _, m := range metas {
+		full += m.Bytes
+	}
+	r.rs.MetadataTokens = specs.EstimateTokens(int64(len(out)))
+	r.rs.FullTokens = specs.EstimateTokens(full)
+	return nil
+}
+
+func (r *run) number() string { return strings.SplitN(filepath.Base(r.specDir), "_", 2)[0] }
+
+func (r *run) checkpoint() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := saveRunState(r.specDir, &r.rs); err != nil {
+		r.log.Error().Err(err).Msg("checkpoint failed")
+		return err
+	}
+	return nil
+}
+
+// traceLine formats one seed-format trace line for topic i.
+func (r *run) traceLine(i int, status string) string {
+	t := r.rs.Topics[i]
+	return fmt.Sprintf("[%s] Topic[%d]: %s | Path: %s | Status: %s\n",
+		r.d.now().UTC().Format(time.RFC3339), t.Index, oneLine(t.Topic), t.Report, status)
+}
+
+// trace appends to reports/.invocation-trace.log in one write; header is
+// written only when the file does not exist yet.
+func (r *run) trace(s string, header bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := filepath.Join(r.specDir, specs.ReportsDir, specs.TraceFile)
+	flags := os.O_WRONLY | os.O_APPEND | os.O_CREATE
+	if header {
+		flags |= os.O_EXCL
+	}
+	f, err := os.OpenFile(p, flags, 0o644)
+	if err != nil {
+		if !header {
+			r.log.Error().Err(err).Msg("trace log")
+		}
+		return
+	}
+	defer f.Close()
+	if _, err := f.WriteString(s); err != nil {
+		r.log.Error().Err(err).Msg("trace log")
+	}
+}

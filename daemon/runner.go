@@ -1,0 +1,165 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/specd-dev/specd/specialist"
+)
+
+// Job is one specialist process for one topic.
+type Job struct {
+	Argv    []string         // program and arguments; Argv[0] is looked up in PATH
+	Dir     string           // working directory: the project root
+	Input   specialist.Input // passed as SPECD_* variables and as JSON on stdin
+	Stdout  string           // file that receives the process's stdout (truncated first)
+	Stderr  string           // file that receives the process's stderr (truncated first)
+	Timeout time.Duration    // wall-clock limit; then SIGTERM to the process group
+	Grace   time.Duration    // SIGTERM → SIGKILL delay
+}
+
+// Result is how a specialist process ended.
+type Result struct {
+	StartErr    error              // the process could not be started (not found, not executable, …)
+	ExitCode    int                // exit status; -1 when killed by a signal or never started
+	Signal      string             // the signal that ended it, e.g. "killed"; "" if it exited
+	TimedOut    bool               // Job.Timeout passed and the group was signalled
+	Interrupted bool               // the caller's context ended first (daemon shutdown): not a verdict
+	Signals     specialist.Signals // what it printed on stdout (seed 004, Appendix D)
+	Duration    time.Duration
+}
+
+// Runner runs specialist jobs. The process runner is the only one today;
+// the interface keeps a remote executor (PRODUCT.md section 9) a swap.
+type Runner interface {
+	// Run starts the job and blocks until the process and every process of
+	// its group are gone, the timeout has killed them, or ctx ended and they
+	// were killed. It never returns an error: every outcome is in Result.
+	Run(ctx context.Context, job Job) Result
+}
+
+// ProcessRunner runs each job as a child process in its own process group
+// (STYLE.md section 3): on timeout or cancellation the whole group gets
+// SIGTERM, then SIGKILL after the grace period, so no grandchild survives.
+type ProcessRunner struct{}
+
+// maxSignalBytes bounds how much of a specialist's stdout is scanned for
+// signals (the tail is kept: signals come last).
+const maxSignalBytes = 4 << 20
+
+// childEnv is the environment of a specialist: specd's own minus what must
+// not be passed down (systemd's notify and socket variables, and any SPECD_
+// variable of the daemon's own), plus the job's input.
+func childEnv(in specialist.Input) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		switch {
+		case name == "NOTIFY_SOCKET", name == "WATCHDOG_USEC", name == "WATCHDOG_PID",
+			strings.HasPrefix(name, "LISTEN_"), strings.HasPrefix(name, "SPECD_"):
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, in.Env()...)
+}
+
+// Run implements Runner.
+func (ProcessRunner) Run(ctx context.Context, job Job) Result {
+	start := time.Now()
+	res := Result{ExitCode: -1}
+	if len(job.Argv) == 0 {
+		res.StartErr = errors.New("empty specialist command")
+		return res
+	}
+	stdout, err := os.Create(job.Stdout)
+	if err != nil {
+		res.StartErr = err
+		return res
+	}
+	defer stdout.Close()
+	stderr, err := os.Create(job.Stderr)
+	if err != nil {
+		res.StartErr = err
+		return res
+	}
+	defer stderr.Close()
+
+	tctx, cancel := context.WithTimeout(ctx, job.Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(tctx, job.Argv[0], job.Argv[1:]...)
+	cmd.Dir = job.Dir
+	cmd.Env = childEnv(job.Input)
+	cmd.Stdin = strings.NewReader(string(job.Input.JSON()))
+	cmd.Stdout = stdout
+	cmd.Stderr = stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	cmd.WaitDelay = job.Grace
+
+	if err := cmd.Start(); err != nil {
+		res.StartErr = err
+		return res
+	}
+	pgid := cmd.Process.Pid
+	// Grace-period killer for the whole group: WaitDelay kills only the
+	// leader, and a grandchild that ignores SIGTERM must not survive.
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+		case <-tctx.Done():
+			select {
+			case <-done:
+			case <-time.After(job.Grace):
+				_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			}
+		}
+	}()
+	waitErr := cmd.Wait()
+	close(done)
+	// The leader is gone; sweep anything left in its group (ESRCH is fine).
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+
+	res.Duration = time.Since(start)
+	if st, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
+		if st.Signaled() {
+			res.Signal = st.Signal().String()
+		} else {
+			res.ExitCode = st.ExitStatus()
+		}
+	}
+	if tctx.Err() != nil {
+		if ctx.Err() != nil {
+			res.Interrupted = true
+		} else {
+			res.TimedOut = true
+		}
+	}
+	if waitErr != nil && res.Signal == "" && res.ExitCode == 0 && !errors.Is(waitErr, exec.ErrWaitDelay) {
+		res.StartErr = fmt.Errorf("wait: %w", waitErr)
+	}
+	res.Signals = specialist.ParseSignals(tail(job.Stdout, maxSignalBytes))
+	return res
+}
+
+// tail returns up to n bytes from the end of the file at path.
+func tail(path string, n int64) []byte {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Size() > n {
+		_, _ = f.Seek(fi.Size()-n, io.SeekStart)
+	}
+	b, _ := io.ReadAll(f)
+	return b
+}

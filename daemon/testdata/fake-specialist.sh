@@ -1,0 +1,48 @@
+#!/bin/sh
+# A scripted specialist for the daemon tests. Its behaviour is the first word
+# of SPECD_TOPIC: ok, missing, invalid, crash, taskerror, hang, orphan, dir.
+# It follows the specialist contract: SPECD_* variables in, report at
+# SPECD_REPORT_PATH (temp + rename), seed 004 signals on stdout.
+set -eu
+mode=${FAKE_MODE:-${SPECD_TOPIC%%:*}}
+count_file=${FAKE_COUNT_DIR:-}/invocations
+[ -n "${FAKE_COUNT_DIR:-}" ] && echo "$SPECD_TOPIC_INDEX" >> "$count_file"
+
+write_report() { # $1 = findings count written, $2 = findings_count claimed
+	tmp="$(dirname "$SPECD_REPORT_PATH")/.tmp.$$"
+	{
+		printf -- '---\nreport_type: research\ntopic: "%s"\nfindings_count: %s\nrecommendations_count: 1\ncreated_date: 2026-11-22\nstatus: complete\n---\n\n' "$SPECD_TOPIC" "$2"
+		printf '# Research Report: %s\n\n## Summary\nScripted report for topic %s of %s.\n\n## Findings\n' "$SPECD_TOPIC" "$SPECD_TOPIC_INDEX" "$SPECD_TOPIC_COUNT"
+		i=1
+		while [ "$i" -le "$1" ]; do printf '%s. Finding number %s about the topic.\n' "$i" "$i"; i=$((i+1)); done
+		printf '\n## Recommendations\n1. Read the findings.\n\n## Sources\n- [README.md](../../../../README.md)\n'
+	} > "$tmp"
+	mv "$tmp" "$SPECD_REPORT_PATH"
+}
+
+case "$mode" in
+ok)
+	write_report 2 2
+	echo "REPORT_CREATED: $SPECD_REPORT_PATH" ;;
+missing)
+	echo "REPORT_CREATED: $SPECD_REPORT_PATH" ;;
+invalid)
+	write_report 1 3
+	echo "REPORT_CREATED: $SPECD_REPORT_PATH" ;;
+crash)
+	echo "about to fail" >&2
+	exit 3 ;;
+taskerror)
+	echo 'ERROR_CONTEXT: {"error_type":"validation_error","message":"Missing report_path field","details":{"required_fields":["report_path"]}}'
+	echo "TASK_ERROR: validation_error - Missing report_path field in input contract"
+	exit 1 ;;
+hang)
+	sleep 600 ;;
+orphan)
+	# A grandchild that ignores SIGTERM; the group kill must still end it.
+	sh -c 'trap "" TERM; echo $$ > "$FAKE_COUNT_DIR/grandchild.pid"; while :; do sleep 1; done' &
+	sleep 600 ;;
+*)
+	echo "unknown mode $mode" >&2
+	exit 2 ;;
+esac

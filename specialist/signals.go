@@ -1,0 +1,52 @@
+package specialist
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"strings"
+)
+
+// Signals are the seed 004 (Appendix D) lines a specialist printed on stdout.
+type Signals struct {
+	ReportCreated []string        // paths after "REPORT_CREATED: ", in order
+	ErrorContext  json.RawMessage // the JSON after the last "ERROR_CONTEXT: ", if it parsed
+	TaskError     *TaskError      // the last "TASK_ERROR: " line, if any
+}
+
+// TaskError is a "TASK_ERROR: <error_type> - <message>" line.
+type TaskError struct {
+	ErrorType string // e.g. validation_error; "unknown" when the line has no " - "
+	Message   string
+}
+
+// ParseSignals scans a specialist's stdout for the seed 004 signals. Lines
+// may carry leading whitespace or Markdown emphasis/backticks (agents print
+// them inside prose); anything else is ignored. It never fails: malformed
+// ERROR_CONTEXT JSON is dropped, a TASK_ERROR line without " - " keeps its
+// whole text as the message. Lines longer than 1 MiB are skipped.
+func ParseSignals(stdout []byte) Signals {
+	var s Signals
+	sc := bufio.NewScanner(bytes.NewReader(stdout))
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		line := strings.Trim(strings.TrimSpace(sc.Text()), "`*_ ")
+		if v, ok := strings.CutPrefix(line, "REPORT_CREATED:"); ok {
+			if v = strings.TrimSpace(v); v != "" {
+				s.ReportCreated = append(s.ReportCreated, v)
+			}
+		} else if v, ok := strings.CutPrefix(line, "ERROR_CONTEXT:"); ok {
+			v = strings.TrimSpace(v)
+			if json.Valid([]byte(v)) {
+				s.ErrorContext = json.RawMessage(v)
+			}
+		} else if v, ok := strings.CutPrefix(line, "TASK_ERROR:"); ok {
+			te := &TaskError{ErrorType: "unknown", Message: strings.TrimSpace(v)}
+			if typ, msg, ok := strings.Cut(te.Message, " - "); ok && typ != "" && !strings.ContainsAny(typ, " \t") {
+				te.ErrorType, te.Message = strings.TrimSpace(typ), strings.TrimSpace(msg)
+			}
+			s.TaskError = te
+		}
+	}
+	return s
+}

@@ -1,0 +1,36 @@
+package specs
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"regexp"
+	"time"
+)
+
+// traceLineRE is the seed format of one trace line:
+// [2026-11-22T10:00:00Z] Topic[0]: <topic> | Path: 001_x.md | Status: INVOKED
+var traceLineRE = regexp.MustCompile(`^\[([^\]]+)\] Topic\[(\d+)\]: (.*) \| Path: (\S+) \| Status: (INVOKED|COMPLETED|FAILED)\s*$`)
+
+// ValidateTrace checks an .invocation-trace.log: "#" comment lines and
+// blank lines anywhere, every other line in the seed format with an RFC 3339
+// time and a status of INVOKED, COMPLETED or FAILED. It returns a
+// *ContractError naming the first bad line. Real traces (corpus) pass.
+func ValidateTrace(name string, data []byte) error {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimRight(sc.Bytes(), "\r")
+		if len(bytes.TrimSpace(line)) == 0 || line[0] == '#' {
+			continue
+		}
+		m := traceLineRE.FindSubmatch(line)
+		if m == nil {
+			return &ContractError{Path: name, Line: n, Reason: "not a trace line: want [TIME] Topic[N]: TOPIC | Path: FILE | Status: INVOKED|COMPLETED|FAILED"}
+		}
+		if _, err := time.Parse(time.RFC3339, string(m[1])); err != nil {
+			return &ContractError{Path: name, Line: n, Reason: fmt.Sprintf("time %q is not RFC 3339", m[1])}
+		}
+	}
+	return sc.Err()
+}

@@ -1,0 +1,246 @@
+package specs
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/gofrs/flock"
+	"github.com/specd-dev/specd/internal/atomicfile"
+)
+
+// File and directory names inside the spec tree (PRODUCT.md section 2).
+const (
+	CounterFile = ".counter"      // last used topic number, decimal + "\n"
+	CounterLock = ".counter.lock" // permanent flock file: never deleted
+	DaemonLock  = ".specd.lock"   // permanent flock file held by the running daemon
+	InboxDir    = "inbox"
+	ReportsDir  = "reports"
+	RequestFile = "REQUEST.md"
+	Overview    = "OVERVIEW.md"
+	TraceFile   = ".invocation-trace.log"
+	LogsDir     = ".logs"
+	PlanFile    = ".invocation-plan.txt"
+)
+
+// maxCountedDigits bounds the numbers that take part in allocation. Real
+// trees hold directories named by Unix time or date (1763171210_x,
+// 20251211_x); they are read like any other, but counting past them would
+// make every later number ten digits long.
+const maxCountedDigits = 4
+
+var numbered = regexp.MustCompile(`^([0-9]+)_`)
+
+// TopicNumber returns the number prefix of a topic directory name such as
+// "012_x" (12) or "1000_x" (1000), and false when the name has none.
+func TopicNumber(name string) (int, bool) {
+	m := numbered.FindStringSubmatch(name)
+	if m == nil || len(m[1]) > 18 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(m[1])
+	return n, err == nil
+}
+
+// TopicDirs lists the numbered topic directories directly under specsDir,
+// sorted by number then name. Symlinked directories are skipped: specd
+// never follows a link out of its tree.
+func TopicDirs(specsDir string) ([]string, error) {
+	ents, err := os.ReadDir(specsDir)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range ents {
+		if !e.IsDir() { // DirEntry of a symlink reports the link, not the target
+			continue
+		}
+		if _, ok := TopicNumber(e.Name()); ok {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Slice(names, func(i, j int) bool {
+		a, _ := TopicNumber(names[i])
+		b, _ := TopicNumber(names[j])
+		if a != b {
+			return a < b
+		}
+		return names[i] < names[j]
+	})
+	return names, nil
+}
+
+// Allocate creates the next topic directory NNN_slug under specsDir and
+// returns its absolute path and number (PRODUCT.md section 2, "Numbering"):
+// it takes the flock on .counter.lock, reads .counter (missing or garbled
+// means 0), takes max(counter, highest NNN_ directory of at most 4 digits)
+// + 1, creates the directory and its reports/ with an exclusive mkdir
+// (retrying with the next number if another writer won), writes .counter
+// atomically, and unlocks. Numbers have three digits at least. Safe across
+// processes. Errors name the file involved.
+func Allocate(specsDir, slug string) (dir string, num int, err error) {
+	if err := os.MkdirAll(specsDir, 0o755); err != nil {
+		return "", 0, err
+	}
+	lk := flock.New(filepath.Join(specsDir, CounterLock))
+	if err := lk.Lock(); err != nil {
+		return "", 0, fmt.Errorf("lock %s: %w", lk.Path(), err)
+	}
+	defer lk.Unlock()
+
+	counterPath := filepath.Join(specsDir, CounterFile)
+	last := 0
+	if b, err := os.ReadFile(counterPath); err == nil {
+		last, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+	}
+	names, err := TopicDirs(specsDir)
+	if err != nil {
+		return "", 0, err
+	}
+	for _, n := range names {
+		if v, _ := TopicNumber(n); len(numbered.FindStringSubmatch(n)[1]) <= maxCountedDigits && v > last {
+			last = v
+		}
+	}
+	for num = last + 1; ; num++ {
+		dir = filepath.Join(specsDir, fmt.Sprintf("%03d_%s", num, slug))
+		err := os.Mkdir(dir, 0o755)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", 0, err
+		}
+		break
+	}
+	if err := os.Mkdir(filepath.Join(dir, ReportsDir), 0o755); err != nil {
+		return "", 0, err
+	}
+	if err := atomicfile.WriteFile(counterPath, []byte(strconv.Itoa(num)+"\n"), 0o644); err != nil {
+		return "", 0, fmt.Errorf("write %s: %w", counterPath, err)
+	}
+	return dir, num, nil
+}
+
+var stopWords = map[string]bool{
+	"a": true, "an": true, "and": true, "are": true, "as": true, "at": true, "be": true, "by": true,
+	"can": true, "do": true, "does": true, "for": true, "from": true, "how": true, "i": true,
+	"in": true, "is": true, "it": true, "of": true, "on": true, "or": true, "our": true,
+	"should": true, "that": true, "the": true, "this": true, "to": true, "we": true, "what": true,
+	"when": true, "where": true, "which": true, "who": true, "why": true, "with": true, "work": true,
+	"works": true, "you": true, "your": true,
+}
+
+// Slug turns a request into a directory slug: lowercase ASCII words
+// [a-z0-9] joined by "_", stop words dropped, at most 40 characters, cut
+// at a word boundary (PRODUCT.md section 2). It never returns "": a request
+// with no usable word gives "research".
+func Slug(request string) string {
+	var words []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(request), func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
+	}) {
+		if !stopWords[w] {
+			words = append(words, w)
+		}
+	}
+	s := ""
+	for _, w := range words {
+		next := w
+		if s != "" {
+			next = s + "_" + w
+		}
+		if len(next) > 40 {
+			if s == "" {
+				s = w[:40]
+			}
+			break
+		}
+		s = next
+	}
+	if s == "" {
+		return "research"
+	}
+	return s
+}
+
+// PathError is a report path from a plan that specd refuses to use.
+type PathError struct {
+	Raw    string // the path as written in the plan
+	Reason string
+}
+
+func (e *PathError) Error() string { return fmt.Sprintf("report path %q: %s", e.Raw, e.Reason) }
+
+// ResolveReportPath turns a report path as written in a plan into the
+// absolute path of a file directly inside specDir/reports/ (PRODUCT.md
+// section 3, "Path safety"). raw may be a bare file name (always placed in
+// reports/), a path relative to planDir, or an absolute path; an absolute
+// path from another machine whose tail is <specDir name>/reports/<file> is
+// rebased onto specDir. It returns a *PathError for a path containing "..",
+// one that resolves anywhere but directly in reports/, a reports/ that is a
+// symlink or not a directory, and an existing file that is a symlink or not
+// a regular file. specDir must be absolute.
+func ResolveReportPath(specDir, planDir, raw string) (string, error) {
+	reports := filepath.Join(specDir, ReportsDir)
+	fail := func(reason string) (string, error) { return "", &PathError{Raw: raw, Reason: reason} }
+	if raw == "" {
+		return fail("empty")
+	}
+	for _, part := range strings.FieldsFunc(raw, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if part == ".." {
+			return fail(`contains ".."`)
+		}
+	}
+	var p string
+	switch {
+	case filepath.IsAbs(raw):
+		tail := "/" + filepath.Base(specDir) + "/" + ReportsDir + "/"
+		if i := strings.LastIndex(raw, tail); i >= 0 && !strings.Contains(raw[i+len(tail):], "/") {
+			p = filepath.Join(reports, raw[i+len(tail):])
+		} else {
+			p = filepath.Clean(raw)
+		}
+	case !strings.ContainsAny(raw, `/\`):
+		p = filepath.Join(reports, raw)
+	default:
+		p = filepath.Join(planDir, raw)
+	}
+	if filepath.Dir(p) != reports || filepath.Base(p) == "." || strings.HasPrefix(filepath.Base(p), ".") {
+		return fail("resolves outside " + filepath.Base(specDir) + "/" + ReportsDir + "/")
+	}
+	if fi, err := os.Lstat(reports); err != nil || !fi.IsDir() {
+		if err == nil {
+			return fail(ReportsDir + "/ is a symlink or not a directory")
+		}
+		return fail(err.Error())
+	}
+	if fi, err := os.Lstat(p); err == nil && !fi.Mode().IsRegular() {
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return fail("is a symlink")
+		}
+		return fail("exists and is not a regular file")
+	}
+	return p, nil
+}
+
+// FindPlan returns the plan file of a topic directory: reports/.invocation-plan.txt,
+// or the same name one level up (both occur in real trees), and false when
+// neither exists as a regular file.
+func FindPlan(specDir string) (string, bool) {
+	for _, p := range []string{
+		filepath.Join(specDir, ReportsDir, PlanFile),
+		filepath.Join(specDir, PlanFile),
+	} {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
+			return p, true
+		}
+	}
+	return "", false
+}
