@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/specd-dev/specd/specs"
 )
@@ -26,7 +27,7 @@ func Classify(res Result, reportPath, topic string) (specs.Outcome, string, spec
 	exists := !errors.Is(statErr, fs.ErrNotExist)
 	fileReason := "no report at the pre-calculated path"
 	if exists {
-		fileReason = verr.Error()
+		fileReason = shortReason(verr)
 	}
 	switch {
 	case res.TimedOut:
@@ -41,12 +42,24 @@ func Classify(res Result, reportPath, topic string) (specs.Outcome, string, spec
 	case res.ExitCode != 0:
 		return specs.OutcomeCrashed, fmt.Sprintf("specialist exited with status %d; %s", res.ExitCode, fileReason), meta
 	case exists:
-		return specs.OutcomeInvalid, verr.Error(), meta
+		return specs.OutcomeInvalid, fileReason, meta
 	default:
 		reason := fileReason
 		if len(res.Signals.ReportCreated) > 0 {
-			reason += " (the specialist printed REPORT_CREATED: " + res.Signals.ReportCreated[len(res.Signals.ReportCreated)-1] + ")"
+			reason += " (the specialist printed REPORT_CREATED for " + filepath.Base(res.Signals.ReportCreated[len(res.Signals.ReportCreated)-1]) + ")"
 		}
 		return specs.OutcomeMissing, reason, meta
 	}
+}
+
+// shortReason words a contract failure without the absolute path, so the
+// reason can go into OVERVIEW.md and errors.jsonl: "001_x.md:4: invalid: …".
+func shortReason(err error) string {
+	var ce *specs.ContractError
+	if !errors.As(err, &ce) {
+		return err.Error()
+	}
+	short := *ce
+	short.Path = filepath.Base(ce.Path)
+	return short.Error()
 }

@@ -198,7 +198,7 @@ func TestSpecialistErrors(t *testing.T) {
 		"TASK_ERROR: validation_error - Missing report_path field in input contract",
 		"specialist exited with status 3",
 		"findings_count is 3 but ## Findings has 1 item",
-		"no report at the pre-calculated path (the specialist printed REPORT_CREATED:",
+		"no report at the pre-calculated path (the specialist printed REPORT_CREATED for 004_missing_d.md)",
 	} {
 		if !strings.Contains(rs.Topics[i].Reason, want) {
 			t.Errorf("topic %d reason %q, want it to contain %q", i, rs.Topics[i].Reason, want)

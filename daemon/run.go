@@ -267,8 +267,8 @@ func (r *run) runTopic(ctx context.Context, plan *plans.Plan, i int) {
 		WorkflowID:         r.rs.WorkflowID,
 		ProjectRoot:        r.d.opts.Root,
 	}
-	if fi, err := os.Stat(filepath.Join(r.specDir, specs.RequestFile)); err == nil && fi.Mode().IsRegular() {
-		in.RequestFile = filepath.Join(r.specDir, specs.RequestFile)
+	if p := filepath.Join(r.specDir, specs.RequestFile); fileExists(p) {
+		in.RequestFile = p
 	}
 	log := r.log.With().Int("topic", t.Index).Str("report", t.Report).Logger()
 	logs := filepath.Join(r.specDir, specs.ReportsDir, specs.LogsDir)
@@ -438,7 +438,7 @@ func (r *run) writeOverview(metas map[int]specs.ReportMeta) error {
 	sort.Strings(files)
 	out := specs.RenderOverview(specs.OverviewInput{
 		Request: r.rs.Request, Date: r.rs.Date, SpecDirName: filepath.Base(r.specDir),
-		Run: r.rs, Reports: metas, Files: files,
+		Run: r.rs, Reports: metas, Files: files, HasRequest: fileExists(filepath.Join(r.specDir, specs.RequestFile)),
 	})
 	if err := atomicfile.WriteFile(filepath.Join(reports, specs.Overview), out, 0o644); err != nil {
 		return err
@@ -492,4 +492,10 @@ func (r *run) trace(s string, header bool) {
 	if _, err := f.WriteString(s); err != nil {
 		r.log.Error().Err(err).Msg("trace log")
 	}
+}
+
+// fileExists reports whether path is a regular file (not through a symlink).
+func fileExists(path string) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && fi.Mode().IsRegular()
 }

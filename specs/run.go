@@ -54,12 +54,15 @@ const RunStateFile = ".run.json"
 type RunState struct {
 	SchemaVersion int    `json:"schema_version"` // 1
 	WorkflowID    string `json:"workflow_id"`
-	SpecDir       string `json:"spec_dir"`   // relative to the project root, slash-separated
-	Plan          string `json:"plan"`       // plan path relative to the project root
-	Request       string `json:"request"`    // the request text (first line of REQUEST.md, or the spec dir name)
-	Date          string `json:"date"`       // YYYY-MM-DD (UTC) the run started; the date OVERVIEW.md shows
-	State         string `json:"state"`      // "running" or "finished"
-	StartedAt     string `json:"started_at"` // RFC 3339 UTC
+	SpecDir       string `json:"spec_dir"`             // relative to the project root, slash-separated
+	Plan          string `json:"plan"`                 // plan path relative to the project root
+	PlanSHA256    string `json:"plan_sha256"`          // hash of the plan the run used; a rejected plan is read again when it changes
+	PlanError     string `json:"plan_error,omitempty"` // why the plan was rejected (the run then has no topics)
+	Complexity    int    `json:"research_complexity"`  // 1–4, from REQUEST.md; 2 by default
+	Request       string `json:"request"`              // the request text (first line of REQUEST.md, or the spec dir name)
+	Date          string `json:"date"`                 // YYYY-MM-DD (UTC) the run started; the date OVERVIEW.md shows
+	State         string `json:"state"`                // "running" or "finished"
+	StartedAt     string `json:"started_at"`           // RFC 3339 UTC
 	FinishedAt    string `json:"finished_at,omitempty"`
 
 	Verdict   Verdict `json:"verdict,omitempty"` // set when finished

@@ -39,7 +39,7 @@ func TestValidateTraceCorpus(t *testing.T) {
 
 func TestValidateTraceBad(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
-		{"# h\n[2026-11-22T10:00:00Z] Topic[0]: a | Path: 001_a.md | Status: DONE\n", ":2: invalid: not a trace line"},
+		{"# h\n[2026-11-22T10:00:00Z] Topic[0]: a | Path: 001_a.md | Status: done\n", ":2: invalid: not a trace line"},
 		{"[yesterday] Topic[0]: a | Path: 001_a.md | Status: INVOKED\n", `:1: invalid: time "yesterday"`},
 		{"garbage\n", ":1: invalid: not a trace line"},
 	} {
