@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"regexp"
 	"runtime"
 	"strings"
 	"text/template"
@@ -99,12 +100,35 @@ func Load(path string) (Config, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) { // io.EOF: empty file
-		return c, fmt.Errorf("config %s: %s", path, strings.TrimPrefix(err.Error(), "yaml: "))
+		return c, fmt.Errorf("config %s", yamlError(path, err))
 	}
 	if err := c.Validate(); err != nil {
 		return c, fmt.Errorf("config %s: %w", path, err)
 	}
 	return c, nil
+}
+
+var yamlLineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+var unknownKeyRE = regexp.MustCompile(`^field (\S+) not found in type .*$`)
+
+// yamlError rewords YAML errors as "FILE:LINE: message", one per problem.
+func yamlError(path string, err error) string {
+	msgs := []string{err.Error()}
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msgs = te.Errors
+	}
+	for i, m := range msgs {
+		m = strings.TrimSpace(m)
+		if g := yamlLineRE.FindStringSubmatch(m); g != nil {
+			msg := unknownKeyRE.ReplaceAllString(g[2], `unknown key "$1"`)
+			m = path + ":" + g[1] + ": " + msg
+		} else {
+			m = path + ": " + strings.TrimPrefix(m, "yaml: ")
+		}
+		msgs[i] = m
+	}
+	return strings.Join(msgs, "; ")
 }
 
 // Validate checks every field and returns an error naming the field path,

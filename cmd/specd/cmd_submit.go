@@ -42,6 +42,11 @@ running on the tree, --wait runs the plan in this process.` + exitHelp,
 			if err != nil {
 				return err
 			}
+			if wait { // a broken config must fail before anything is written
+				if _, err := p.config(); err != nil {
+					return err
+				}
+			}
 			dir, err := daemon.Submit(p.specsDir, daemon.Request{Text: args[0], Topics: topics, Complexity: complexity}, time.Now())
 			if err != nil {
 				return err
