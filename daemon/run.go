@@ -141,6 +141,36 @@ func (d *Daemon) RunPlan(ctx context.Context, specDir string) (specs.RunState, e
 	return r.execute(ctx, plan)
 }
 
+// Reopen marks a finished run of specDir as unfinished, so that the next
+// RunPlan (the daemon's, or the caller's) resumes it: topics whose valid
+// report exists are kept, the others run again (`specd rerun`, PRODUCT.md
+// section 4). It takes the run lock for the rewrite and fails with
+// ErrRunLocked while the run is in progress, and with an error naming the
+// directory when the run has not finished or its plan was rejected.
+func Reopen(specDir string) error {
+	lk := flock.New(filepath.Join(specDir, specs.ReportsDir, runLockFile))
+	locked, err := lk.TryLock()
+	if err != nil {
+		return fmt.Errorf("lock %s: %w", lk.Path(), err)
+	}
+	if !locked {
+		return ErrRunLocked
+	}
+	defer lk.Unlock()
+	rs, err := LoadRunState(specDir)
+	if err != nil {
+		return fmt.Errorf("%s has no run to reopen: %w", filepath.Base(specDir), err)
+	}
+	switch {
+	case rs.State != "finished":
+		return fmt.Errorf("%s has not finished: it resumes by itself", filepath.Base(specDir))
+	case rs.PlanError != "":
+		return fmt.Errorf("%s: the plan was rejected (%s); fix the plan instead", filepath.Base(specDir), rs.PlanError)
+	}
+	rs.State = "running"
+	return saveRunState(specDir, &rs)
+}
+
 // readRequest returns the request text and complexity from REQUEST.md, or
 // the directory's slug in words and the default complexity without one.
 func readRequest(specDir string) (string, int) {

@@ -83,6 +83,7 @@ Start with 'specd demo', then 'specd init' and 'specd run' in your project.` + e
 		newInitCommand(g),
 		newSubmitCommand(g),
 		newStatusCommand(g),
+		newRerunCommand(g),
 		newValidateCommand(g),
 		newErrorsCommand(g),
 		newSpecialistCommand(g),

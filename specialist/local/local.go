@@ -106,7 +106,7 @@ func run(ctx context.Context, in specialist.Input, opt Options) error {
 	if err != nil {
 		return err
 	}
-	hits := idx.search(terms, findingCount(in.ResearchComplexity))
+	hits := idx.search(terms, findingCount(in.ResearchComplexity), in.Topic)
 	if len(hits) == 0 {
 		return &taskError{typ: "agent_error", msg: fmt.Sprintf("no file under the project matches any of: %s", strings.Join(terms, ", ")),
 			details: map[string]any{"files_searched": len(idx.files)}}
@@ -253,8 +253,11 @@ type hit struct {
 }
 
 // search ranks windows by BM25 and picks up to n non-overlapping hits, at
-// most perFile per file, in order score desc, path asc, line asc.
-func (idx *index) search(terms []string, n int) []hit {
+// most perFile per file, in order score desc, path asc, line asc. An
+// excerpt that contains the topic text itself only restates the question
+// (a plan, a request, a test that names the topic) and is skipped.
+func (idx *index) search(terms []string, n int, topic string) []hit {
+	echo := strings.ToLower(oneLine(topic))
 	N := float64(len(idx.windows))
 	var hits []hit
 	for _, w := range idx.windows {
@@ -294,6 +297,9 @@ func (idx *index) search(terms []string, n int) []hit {
 			continue
 		}
 		h.from, h.to = idx.excerpt(h.w, terms)
+		if strings.Contains(strings.ToLower(oneLine(strings.Join(idx.lines[h.w.file][h.from:h.to+1], " "))), echo) {
+			continue
+		}
 		overlap := false
 		for _, p := range picked {
 			if p.w.file == h.w.file && h.from <= p.to && p.from <= h.to {
@@ -344,6 +350,7 @@ func (idx *index) excerpt(w window, terms []string) (from, to int) {
 // render writes the report. Findings cite path:line with the exact lines.
 func render(in specialist.Input, terms []string, idx *index, hits []hit, date string) []byte {
 	var buf bytes.Buffer
+	spelled := spellings(in.Topic)
 	reportDir := filepath.Dir(in.ReportPath)
 	root, _ := filepath.Abs(in.ProjectRoot)
 	topicYAML, _ := json.Marshal(oneLine(in.Topic)) // a JSON string is a valid YAML double-quoted scalar
@@ -369,12 +376,12 @@ func render(in specialist.Input, terms []string, idx *index, hits []hit, date st
 	fmt.Fprintf(&buf, "# Research Report: %s\n\n", oneLine(in.Topic))
 	buf.WriteString("## Summary\n")
 	fmt.Fprintf(&buf, "Searched %d text files of the project for %s (BM25 over %d-line windows). The strongest matches are in %s; each finding below cites the file and line where its excerpt starts.\n\n",
-		len(idx.files), quoteList(terms), windowSize, codeList(cited))
+		len(idx.files), quoteList(terms, spelled), windowSize, codeList(cited))
 	buf.WriteString("## Findings\n")
 	for i, h := range hits {
 		f := idx.files[h.w.file]
 		lines := idx.lines[h.w.file][h.from : h.to+1]
-		fmt.Fprintf(&buf, "%d. **`%s:%d`** — matches %s (score %.2f).\n\n", i+1, f, h.from+1, quoteList(h.matched), h.score)
+		fmt.Fprintf(&buf, "%d. **`%s:%d`** — matches %s (score %.2f).\n\n", i+1, f, h.from+1, quoteList(h.matched, spelled), h.score)
 		fenceStr := "```"
 		for strings.Contains(strings.Join(lines, "\n"), fenceStr) {
 			fenceStr += "`"
@@ -427,12 +434,29 @@ func lang(path string) string {
 	return ""
 }
 
-func quoteList(ws []string) string {
+// quoteList quotes search terms as the topic spells them (not stemmed).
+func quoteList(ws []string, spelled map[string]string) string {
 	q := make([]string, len(ws))
 	for i, w := range ws {
+		if s, ok := spelled[w]; ok {
+			w = s
+		}
 		q[i] = "\"" + w + "\""
 	}
 	return strings.Join(q, ", ")
+}
+
+// spellings maps each search term of a topic to the word it came from.
+func spellings(topic string) map[string]string {
+	out := map[string]string{}
+	for _, w := range strings.FieldsFunc(topic, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if ts := tokens(w); len(ts) == 1 {
+			if _, seen := out[ts[0]]; !seen {
+				out[ts[0]] = strings.ToLower(w)
+			}
+		}
+	}
+	return out
 }
 
 func codeList(ws []string) string {
@@ -506,20 +530,26 @@ func tokens(s string) []string {
 	return out
 }
 
-// stem strips common English suffixes (s, es, ing, ed) from longer words.
+// stem strips common English suffixes (ing, ed, es after a sibilant, s)
+// and then a final e, so that file/files, resolve/resolved/resolving and
+// match/matches meet.
 func stem(w string) string {
 	if stopWords[w] {
 		return w
 	}
 	switch {
 	case len(w) > 5 && strings.HasSuffix(w, "ing"):
-		return w[:len(w)-3]
+		w = w[:len(w)-3]
 	case len(w) > 4 && strings.HasSuffix(w, "ed"):
-		return w[:len(w)-2]
-	case len(w) > 4 && strings.HasSuffix(w, "es") && !strings.HasSuffix(w, "ses"):
-		return w[:len(w)-2]
+		w = w[:len(w)-2]
+	case len(w) > 4 && (strings.HasSuffix(w, "ses") || strings.HasSuffix(w, "xes") || strings.HasSuffix(w, "zes") ||
+		strings.HasSuffix(w, "ches") || strings.HasSuffix(w, "shes")):
+		w = w[:len(w)-2]
 	case len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss"):
-		return w[:len(w)-1]
+		w = w[:len(w)-1]
+	}
+	if len(w) > 4 && strings.HasSuffix(w, "e") {
+		w = w[:len(w)-1]
 	}
 	return w
 }

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/specd-dev/specd/daemon"
+)
+
+func newRerunCommand(g *globalOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:   "rerun NNN",
+		Short: "Run the failed topics of a finished run again",
+		Long: `Reopen a finished run so that only its topics without a valid report run again;
+completed reports are kept and not re-run. With a daemon running on the tree, the daemon
+picks the run up; otherwise rerun runs it in this process. Prints the summary.` + exitHelp,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := g.resolve()
+			if err != nil {
+				return err
+			}
+			if _, err := p.config(); err != nil {
+				return err
+			}
+			dir, err := findTopicDir(p.specsDir, args[0])
+			if err != nil {
+				return err
+			}
+			if err := daemon.Reopen(dir); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "specd: reopened %s\n", filepath.Base(dir))
+			rs, err := waitRun(cmd.Context(), g, p, dir)
+			if err != nil {
+				return err
+			}
+			return printSummary(cmd, rs)
+		},
+	}
+}
