@@ -87,13 +87,13 @@ func TestVariants(t *testing.T) {
 		paths  []string
 		status string
 	}{
-		"upper and env style": {"EXPECTED_INVOCATIONS=2\nTOPICS:\n[0] A -> 001_a.md\n[1] B -> 002_b.md\n", []string{"A", "B"}, []string{"001_a.md", "002_b.md"}, ""},
+		"upper and env style":         {"EXPECTED_INVOCATIONS=2\nTOPICS:\n[0] A -> 001_a.md\n[1] B -> 002_b.md\n", []string{"A", "B"}, []string{"001_a.md", "002_b.md"}, ""},
 		"assignments, indented, crlf": {"Expected Invocations: 1\r\n\r\nTopic Assignments:\r\n  [0] A: long -> x/001.md\r\nStatus: PLAN_COMPLETE\r\n", []string{"A: long"}, []string{"x/001.md"}, StatusComplete},
-		"no header, one-based": {"[1] A -> a.md\n[2] B -> b.md\n", []string{"A", "B"}, []string{"a.md", "b.md"}, ""},
-		"arrow in title":       {"[0] map a -> b in code -> 001.md\n", []string{"map a -> b in code"}, []string{"001.md"}, ""},
-		"last status wins":     {"[0] A -> a.md\nStatus: PLAN_COMPLETE\nStatus: PLAN_CREATED (pending)\n", []string{"A"}, []string{"a.md"}, StatusCreated},
-		"date literal":         {"# Generated: $(date -u +%Y-%m-%dT%H:%M:%SZ)\n[0] A -> a.md\n", []string{"A"}, []string{"a.md"}, ""},
-		"block agrees": {"[0] A -> /x/a.md\n\nTopic [1/1]: A\nReport Path: /x/a.md\nAgent: research-specialist\n", []string{"A"}, []string{"/x/a.md"}, ""},
+		"no header, one-based":        {"[1] A -> a.md\n[2] B -> b.md\n", []string{"A", "B"}, []string{"a.md", "b.md"}, ""},
+		"arrow in title":              {"[0] map a -> b in code -> 001.md\n", []string{"map a -> b in code"}, []string{"001.md"}, ""},
+		"last status wins":            {"[0] A -> a.md\nStatus: PLAN_COMPLETE\nStatus: PLAN_CREATED (pending)\n", []string{"A"}, []string{"a.md"}, StatusCreated},
+		"date literal":                {"# Generated: $(date -u +%Y-%m-%dT%H:%M:%SZ)\n[0] A -> a.md\n", []string{"A"}, []string{"a.md"}, ""},
+		"block agrees":                {"[0] A -> /x/a.md\n\nTopic [1/1]: A\nReport Path: /x/a.md\nAgent: research-specialist\n", []string{"A"}, []string{"/x/a.md"}, ""},
 	} {
 		t.Run(name, func(t *testing.T) {
 			p, err := Parse(strings.NewReader(tc.in), "p")

@@ -113,7 +113,7 @@ func CheckReport(name string, data []byte, wantTopic string) (ReportMeta, error)
 	if !ok {
 		reason := "no front matter: the file must start with a --- line, YAML, and a closing --- line"
 		if len(LegacyMetadata(data)) > 0 {
-			reason = "no front matter (legacy ## Metadata style)"
+			reason = "no front matter (legacy **Key**: value metadata style)"
 		}
 		return meta, &ContractError{Path: name, Line: 1, Reason: reason, Err: ErrNoFrontMatter}
 	}
@@ -359,31 +359,32 @@ func TopicMatches(reportTopic, planTopic string) bool {
 	return strings.HasPrefix(p, r+":")
 }
 
-var legacyRE = regexp.MustCompile(`^\s*[-*]\s+\*\*([^*]+)\*\*:?\s*:?\s*(.*)$`)
+var legacyRE = regexp.MustCompile(`^\s*(?:[-*]\s+)?\*\*([^*]+?):?\*\*:?\s*(.*)$`)
 
-// LegacyMetadata reads the "- **Key**: value" bullets of the older
-// "## Metadata" report style (most real reports in the corpus), so their
-// metadata can be shown even though they fail the contract. Keys are as
-// written; it returns nil when the file has no ## Metadata section.
+// LegacyMetadata reads the metadata of the older report styles found in
+// real trees (most corpus reports): "- **Key**: value" bullets under a
+// "## Metadata" heading, and "**Key**: value" lines between the title and
+// the first "## " heading. They fail the contract, but their metadata can
+// still be shown. Keys are as written; nil when there is none.
 func LegacyMetadata(data []byte) map[string]string {
 	var out map[string]string
-	in := false
+	section := "" // the current "## " heading; "" before the first
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if strings.HasPrefix(line, "#") {
-			in = strings.EqualFold(strings.TrimSpace(strings.TrimLeft(line, "#")), "metadata")
+		if h, ok := strings.CutPrefix(line, "## "); ok {
+			section = strings.ToLower(strings.TrimSpace(h))
 			continue
 		}
-		if !in {
+		if section != "" && section != "metadata" {
 			continue
 		}
 		if m := legacyRE.FindStringSubmatch(line); m != nil {
 			if out == nil {
 				out = map[string]string{}
 			}
-			out[strings.TrimSuffix(strings.TrimSpace(m[1]), ":")] = strings.TrimSpace(m[2])
+			out[strings.TrimSpace(m[1])] = strings.TrimSpace(m[2])
 		}
 	}
 	return out

@@ -27,11 +27,11 @@ func project(t *testing.T, withGit bool) string {
 	t.Helper()
 	root := t.TempDir()
 	files := map[string]string{
-		"auth/refresh.go": "package auth\n\n// RotateRefreshToken issues a new refresh token and revokes the old one.\n// Every refresh token is single use; reuse revokes the token family.\nfunc RotateRefreshToken(old string) (string, error) {\n\treturn \"\", nil\n}\n",
-		"store/session.go": "package store\n\n// SessionStore keeps user sessions in a storage backend such as redis.\ntype SessionStore struct {\n\tbackend string\n}\n\n// Expire drops sessions older than the session lifetime.\nfunc (s *SessionStore) Expire() {}\n",
-		"docs/design.md":   "# Design\n\nSessions live in the session store; the storage backend is pluggable.\n\n```go\n// example with a fence\n```\n\nRefresh tokens rotate on every use.\n",
-		"secret.log":       "refresh token session storage backend rotate\n",
-		".gitignore":       "secret.log\n",
+		"auth/refresh.go":                        "package auth\n\n// RotateRefreshToken issues a new refresh token and revokes the old one.\n// Every refresh token is single use; reuse revokes the token family.\nfunc RotateRefreshToken(old string) (string, error) {\n\treturn \"\", nil\n}\n",
+		"store/session.go":                       "package store\n\n// SessionStore keeps user sessions in a storage backend such as redis.\ntype SessionStore struct {\n\tbackend string\n}\n\n// Expire drops sessions older than the session lifetime.\nfunc (s *SessionStore) Expire() {}\n",
+		"docs/design.md":                         "# Design\n\nSessions live in the session store; the storage backend is pluggable.\n\n```go\n// example with a fence\n```\n\nRefresh tokens rotate on every use.\n",
+		"secret.log":                             "refresh token session storage backend rotate\n",
+		".gitignore":                             "secret.log\n",
 		".opencode/specs/001_x/reports/001_a.md": "refresh token session storage\n",
 	}
 	for name, body := range files {
