@@ -354,19 +354,17 @@ func render(in specialist.Input, terms []string, idx *index, hits []hit, date st
 	reportDir := filepath.Dir(in.ReportPath)
 	root, _ := filepath.Abs(in.ProjectRoot)
 	topicYAML, _ := json.Marshal(oneLine(in.Topic)) // a JSON string is a valid YAML double-quoted scalar
-	var cited []string
+	var byScore []string // distinct cited files, best first
 	seen := map[string]bool{}
 	for _, h := range hits {
 		if f := idx.files[h.w.file]; !seen[f] {
 			seen[f] = true
-			cited = append(cited, f)
+			byScore = append(byScore, f)
 		}
 	}
+	recs := byScore[:min(3, len(byScore))]
+	cited := append([]string(nil), byScore...)
 	sort.Strings(cited)
-	recs := cited
-	if len(recs) > 3 {
-		recs = recs[:3]
-	}
 	complexity := in.ResearchComplexity
 	if complexity < 1 || complexity > 4 {
 		complexity = 2
