@@ -117,10 +117,10 @@ func TestTopicMatches(t *testing.T) {
 	for report, want := range map[string]bool{
 		"Lean Plan Output Analysis and Context Window Issues": true,
 		"lean plan output analysis and context window issues": true,
-		`"` + plan + `"`:    true,
-		"Lean Plan":         false,
-		"Something else":    false,
-		"":                  false,
+		`"` + plan + `"`: true,
+		"Lean Plan":      false,
+		"Something else": false,
+		"":               false,
 	} {
 		if got := TopicMatches(report, plan); got != want {
 			t.Errorf("TopicMatches(%q) = %v, want %v", report, got, want)

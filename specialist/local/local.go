@@ -354,7 +354,7 @@ func render(in specialist.Input, terms []string, idx *index, hits []hit, date st
 	reportDir := filepath.Dir(in.ReportPath)
 	root, _ := filepath.Abs(in.ProjectRoot)
 	topicYAML, _ := json.Marshal(oneLine(in.Topic)) // a JSON string is a valid YAML double-quoted scalar
-	var byScore []string // distinct cited files, best first
+	var byScore []string                            // distinct cited files, best first
 	seen := map[string]bool{}
 	for _, h := range hits {
 		if f := idx.files[h.w.file]; !seen[f] {

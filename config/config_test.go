@@ -1,0 +1,54 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDefaultIsValid(t *testing.T) {
+	c := Default()
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if c.Specialist.Preset != PresetLocal || c.Specialist.Timeout.Std() != 15*time.Minute || c.MaxParallel < 2 || c.RescanInterval.Std() != 30*time.Second {
+		t.Errorf("defaults %+v", c)
+	}
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "specd.yaml")
+	if c, err := Load(p); err != nil || c.Specialist.Preset != PresetLocal {
+		t.Fatalf("missing file: %+v %v", c, err)
+	}
+	os.WriteFile(p, nil, 0o644)
+	if _, err := Load(p); err != nil {
+		t.Fatalf("empty file: %v", err)
+	}
+	os.WriteFile(p, []byte("specialist:\n  preset: command\n  command: [\"./agent.sh\", \"{{.ReportPath}}\"]\n  timeout: 90s\nmax_parallel: 3\nrescan_interval: 5s\n"), 0o644)
+	c, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Specialist.Preset != PresetCommand || c.Specialist.Command[1] != "{{.ReportPath}}" || c.Specialist.Timeout.Std() != 90*time.Second || c.MaxParallel != 3 || c.Specialist.Grace.Std() != 10*time.Second {
+		t.Errorf("loaded %+v", c)
+	}
+	for body, want := range map[string]string{
+		"specialist:\n  presett: local\n":         `specd.yaml:2: unknown key "presett"`,
+		"specialist:\n  timeout: soon\n":          `specd.yaml:2: "soon" is not a duration`,
+		"specialist:\n  preset: gpt\n":            `specialist.preset: "gpt" is not one of`,
+		"specialist:\n  preset: command\n":        "specialist.command: must name a program",
+		"max_parallel: 0\n":                       "max_parallel: must be at least 1",
+		"specialist:\n  command: [\"{{.Nope\"]\n": "specialist.command[0]",
+		"specialist: [1, 2]\n":                    "specd.yaml:1:",
+	} {
+		os.WriteFile(p, []byte(body), 0o644)
+		_, err := Load(p)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: err = %v, want %q", body, err, want)
+		}
+	}
+}
