@@ -36,6 +36,12 @@ type Options struct {
 	// OnRunFinished, when set, is called once per finished run (any verdict),
 	// from the goroutine that ran it.
 	OnRunFinished func(specs.RunState)
+	// Reload, when set, is called on SIGHUP; a valid new config replaces the
+	// old one for specialists started afterwards, a bad one is logged and
+	// the old one kept (STYLE.md section 8).
+	Reload func() (config.Config, error)
+	// Notifier receives sd_notify states; nil means systemd's socket.
+	Notifier Notifier
 }
 
 // Daemon runs plans. Its methods are safe for concurrent use.
@@ -45,7 +51,11 @@ type Daemon struct {
 	errors *jsonl.Log
 	sem    chan struct{} // max_parallel specialists across all runs
 
+	stats  counters
+	notify Notifier
+
 	mu      sync.Mutex
+	cfg     config.Config   // the current config; replaced on reload
 	running map[string]bool // topic dirs with a RunPlan in progress here
 }
 
@@ -72,7 +82,12 @@ func New(opts Options) (*Daemon, error) {
 		runner:  opts.Runner,
 		errors:  jsonl.Open(ErrorsPath(opts.SpecsDir)),
 		sem:     make(chan struct{}, opts.Config.MaxParallel),
+		notify:  opts.Notifier,
+		cfg:     opts.Config,
 		running: map[string]bool{},
+	}
+	if d.notify == nil {
+		d.notify = systemdNotifier{}
 	}
 	if d.runner == nil {
 		d.runner = ProcessRunner{}
@@ -109,7 +124,18 @@ func (d *Daemon) logError(e jsonl.Entry) {
 	}
 }
 
+// config returns the current configuration.
+func (d *Daemon) config() config.Config {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.cfg
+}
+
 func (d *Daemon) finished(rs specs.RunState) {
+	d.stats.finished.Add(1)
+	if rs.Verdict == specs.VerdictFailed {
+		d.stats.failed.Add(1)
+	}
 	if d.opts.OnRunFinished != nil {
 		d.opts.OnRunFinished(rs)
 	}
@@ -130,7 +156,7 @@ If you cannot do it print: TASK_ERROR: <error_type> - <message>`
 // argv builds the specialist command line for one topic from the preset
 // (PRODUCT.md section 3, "Presets"). Template errors name the argument.
 func (d *Daemon) argv(in specialist.Input) ([]string, error) {
-	sp := d.opts.Config.Specialist
+	sp := d.config().Specialist
 	var tmpl []string
 	switch sp.Preset {
 	case config.PresetLocal:

@@ -6,10 +6,14 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
+
+	sd "github.com/coreos/go-systemd/v22/daemon"
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/gofrs/flock"
@@ -52,19 +56,37 @@ func (d *Daemon) Run(ctx context.Context) error {
 	defer w.fs.Close()
 	log := d.opts.Log
 	if kind, ok := networkFS(specsDir); ok {
-		log.Warn().Str("fs", kind).Msgf("%s is on a network filesystem: inotify does not see changes made elsewhere; they are found by the rescan every %s", specsDir, d.opts.Config.RescanInterval.Std())
+		log.Warn().Str("fs", kind).Msgf("%s is on a network filesystem: inotify does not see changes made elsewhere; they are found by the rescan every %s", specsDir, d.config().RescanInterval.Std())
 	}
 
+	hup := make(chan os.Signal, 1)
+	if d.opts.Reload != nil {
+		signal.Notify(hup, syscall.SIGHUP)
+		defer signal.Stop(hup)
+	}
 	l := &loop{d: d, w: w, ctx: ctx, due: make(chan string, 256), timers: map[string]*time.Timer{}}
 	l.fullScan()
-	log.Info().Str("specs_dir", specsDir).Int("max_parallel", d.opts.Config.MaxParallel).
-		Str("preset", d.opts.Config.Specialist.Preset).Msg("specd ready")
+	cfg := d.config()
+	d.notify.Notify("READY=1\n" + d.stats.status())
+	log.Info().Str("specs_dir", specsDir).Int("max_parallel", cfg.MaxParallel).
+		Str("preset", cfg.Specialist.Preset).Msg("specd ready")
 
-	tick := time.NewTicker(d.opts.Config.RescanInterval.Std())
+	tick := time.NewTicker(cfg.RescanInterval.Std())
 	defer tick.Stop()
+	// The heartbeat comes from this loop, so a wedged loop stops pinging
+	// the watchdog and systemd restarts the service; STATUS= rides along.
+	beat := watchdogInterval()
+	pingWatchdog := beat > 0
+	if !pingWatchdog {
+		beat = time.Second
+	}
+	heart := time.NewTicker(beat)
+	defer heart.Stop()
+	lastStatus := ""
 	for {
 		select {
 		case <-ctx.Done():
+			d.notify.Notify("STOPPING=1")
 			log.Info().Msg("stopping: intake closed, waiting for running specialists")
 			for _, t := range l.timers {
 				t.Stop()
@@ -72,6 +94,19 @@ func (d *Daemon) Run(ctx context.Context) error {
 			l.runs.Wait()
 			log.Info().Msg("stopped")
 			return nil
+		case <-heart.C:
+			state := ""
+			if pingWatchdog {
+				state = "WATCHDOG=1"
+			}
+			if st := d.stats.status(); st != lastStatus {
+				state, lastStatus = strings.TrimPrefix(state+"\n"+st, "\n"), st
+			}
+			if state != "" {
+				d.notify.Notify(state)
+			}
+		case <-hup:
+			d.reload()
 		case ev, ok := <-w.fs.Events:
 			if ok {
 				l.event(ev)
@@ -93,6 +128,23 @@ func (d *Daemon) Run(ctx context.Context) error {
 			l.fullScan()
 		}
 	}
+}
+
+// reload re-reads the config on SIGHUP (STYLE.md section 8): RELOADING=1,
+// then READY=1; a bad config keeps the old one. Runs in progress go on;
+// max_parallel keeps its start-up value until the next start.
+func (d *Daemon) reload() {
+	d.notify.Notify("RELOADING=1\nMONOTONIC_USEC=" + sd.SdNotifyMonotonicUsec())
+	defer d.notify.Notify("READY=1")
+	cfg, err := d.opts.Reload()
+	if err != nil {
+		d.opts.Log.Error().Err(err).Msg("reload failed; keeping the running config")
+		return
+	}
+	d.mu.Lock()
+	d.cfg = cfg
+	d.mu.Unlock()
+	d.opts.Log.Info().Str("preset", cfg.Specialist.Preset).Msg("config reloaded")
 }
 
 // loop is the state of Run's event loop; only its goroutine touches it.
@@ -123,7 +175,7 @@ func (l *loop) schedule(dir string) {
 	if t, ok := l.timers[dir]; ok {
 		t.Stop()
 	}
-	l.timers[dir] = time.AfterFunc(l.d.opts.Config.Debounce.Std(), func() {
+	l.timers[dir] = time.AfterFunc(l.d.config().Debounce.Std(), func() {
 		select {
 		case l.due <- dir:
 		case <-l.ctx.Done():
@@ -185,7 +237,7 @@ func (l *loop) reconcile(dir string) {
 	if err != nil {
 		return
 	}
-	if age := time.Since(pfi.ModTime()); age < l.d.opts.Config.Debounce.Std() {
+	if age := time.Since(pfi.ModTime()); age < l.d.config().Debounce.Std() {
 		l.schedule(dir) // still being written
 		return
 	}
@@ -248,7 +300,7 @@ func (l *loop) intake(inbox string) {
 			continue
 		}
 		path := filepath.Join(inbox, name)
-		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) < l.d.opts.Config.Debounce.Std() {
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) < l.d.config().Debounce.Std() {
 			l.schedule(inbox)
 			continue
 		}

@@ -280,9 +280,12 @@ func (r *run) execute(ctx context.Context, plan *plans.Plan) (specs.RunState, er
 
 // runTopic starts one specialist when the cap allows and records its result.
 func (r *run) runTopic(ctx context.Context, plan *plans.Plan, i int) {
+	r.d.stats.queued.Add(1)
 	select {
 	case r.d.sem <- struct{}{}:
+		r.d.stats.queued.Add(-1)
 	case <-ctx.Done():
+		r.d.stats.queued.Add(-1)
 		return
 	}
 	defer func() { <-r.d.sem }()
@@ -318,12 +321,14 @@ func (r *run) runTopic(ctx context.Context, plan *plans.Plan, i int) {
 		r.trace(r.traceLine(i, "INVOKED"), false)
 		log.Info().Strs("argv", argv).Msg("specialist started")
 		stem := filepath.Join(logs, fmt.Sprintf("%03d", t.Index+1))
+		sp := r.d.config().Specialist
+		r.d.stats.running.Add(1)
 		res = r.d.runner.Run(ctx, Job{
 			Argv: argv, Dir: r.d.opts.Root, Input: in,
 			Stdout: stem + ".stdout", Stderr: stem + ".stderr",
-			Timeout: r.d.opts.Config.Specialist.Timeout.Std(),
-			Grace:   r.d.opts.Config.Specialist.Grace.Std(),
+			Timeout: sp.Timeout.Std(), Grace: sp.Grace.Std(),
 		})
+		r.d.stats.running.Add(-1)
 	}
 	if res.Interrupted {
 		return

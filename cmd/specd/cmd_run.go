@@ -16,7 +16,11 @@ func newRunCommand(g *globalOptions) *cobra.Command {
 <specs-dir>/inbox/, and run every plan whose Status is PLAN_COMPLETE (or that has no
 Status line). SIGTERM or SIGINT stops intake, stops running specialists (SIGTERM to each
 process group, SIGKILL after specialist.grace), checkpoints and exits 0.
-Only one daemon runs on a spec tree at a time (<specs-dir>/.specd.lock).` + exitHelp,
+SIGHUP re-reads .opencode/specd.yaml (a bad file keeps the running config).
+Only one daemon runs on a spec tree at a time (<specs-dir>/.specd.lock).
+Under systemd (Type=notify) it sends READY=1 after the first full scan, STATUS= with
+live counts, WATCHDOG=1 from its event loop, RELOADING=1 and STOPPING=1, and logs to
+journald with levels (journalctl -p warning).` + exitHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, err := g.resolve()
@@ -31,7 +35,7 @@ Only one daemon runs on a spec tree at a time (<specs-dir>/.specd.lock).` + exit
 			if err != nil {
 				return err
 			}
-			d, err := daemon.New(daemon.Options{Root: p.root, SpecsDir: p.specsDir, Config: cfg, Log: log})
+			d, err := daemon.New(daemon.Options{Root: p.root, SpecsDir: p.specsDir, Config: cfg, Log: log, Reload: p.config})
 			if err != nil {
 				return err
 			}

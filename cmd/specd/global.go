@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 
 	"github.com/mattn/go-isatty"
+	"github.com/coreos/go-systemd/v22/journal"
 	"github.com/rs/zerolog"
+	"github.com/rs/zerolog/journald"
 	"github.com/spf13/cobra"
 
 	"github.com/specd-dev/specd/config"
@@ -78,8 +80,10 @@ func (p project) config() (config.Config, error) {
 	return config.Load(filepath.Join(p.root, config.FileName))
 }
 
-// logger returns the logger: a console format on a terminal, JSON lines
-// otherwise (PRODUCT.md section 6).
+// logger returns the logger: journald with priorities when systemd
+// connected stderr to the journal (JOURNAL_STREAM), so that
+// `journalctl -p warning` works; a console format on a terminal; JSON
+// lines otherwise (PRODUCT.md section 6).
 func (g *globalOptions) logger(w io.Writer) (zerolog.Logger, error) {
 	lvl, err := zerolog.ParseLevel(g.logLevel)
 	if err != nil || g.logLevel == "" {
@@ -87,6 +91,8 @@ func (g *globalOptions) logger(w io.Writer) (zerolog.Logger, error) {
 	}
 	if f, ok := w.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
 		w = zerolog.ConsoleWriter{Out: w, TimeFormat: "15:04:05"}
+	} else if f == os.Stderr && os.Getenv("JOURNAL_STREAM") != "" && journal.Enabled() {
+		w = journald.NewJournalDWriter()
 	}
 	return zerolog.New(w).Level(lvl).With().Timestamp().Logger(), nil
 }

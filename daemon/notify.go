@@ -1,0 +1,44 @@
+package daemon
+
+import (
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	sd "github.com/coreos/go-systemd/v22/daemon"
+)
+
+// Notifier sends sd_notify(3) states to the service manager. The default,
+// systemdNotifier, is a no-op outside systemd (no NOTIFY_SOCKET).
+type Notifier interface {
+	Notify(state string)
+}
+
+type systemdNotifier struct{}
+
+func (systemdNotifier) Notify(state string) { _, _ = sd.SdNotify(false, state) }
+
+// counters are the live numbers shown in the STATUS= line.
+type counters struct {
+	running  atomic.Int64 // specialist processes running now
+	queued   atomic.Int64 // topics waiting for a max_parallel slot
+	finished atomic.Int64 // runs finished since start (any verdict)
+	failed   atomic.Int64 // of those, runs that ended FAILED
+}
+
+// status formats the STATUS= line, e.g.
+// "STATUS=specialists running 2, queued 5; runs finished 7, failed 1".
+func (c *counters) status() string {
+	return fmt.Sprintf("STATUS=specialists running %d, queued %d; runs finished %d, failed %d",
+		c.running.Load(), c.queued.Load(), c.finished.Load(), c.failed.Load())
+}
+
+// watchdogInterval is how often the event loop pings the watchdog: half of
+// WATCHDOG_USEC (go-systemd's advice), or 0 when the watchdog is off.
+func watchdogInterval() time.Duration {
+	d, err := sd.SdWatchdogEnabled(false)
+	if err != nil || d <= 0 {
+		return 0
+	}
+	return d / 2
+}
