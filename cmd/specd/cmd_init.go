@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"github.com/specd-dev/specd/internal/atomicfile"
 	"github.com/spf13/cobra"
 
 	"github.com/specd-dev/specd/config"
 	"github.com/specd-dev/specd/specs"
+	"github.com/specd-dev/specd/systemd"
 )
 
 // configTemplate is the commented .opencode/specd.yaml that init writes.
@@ -50,14 +53,22 @@ const (
 )
 
 func newInitCommand(g *globalOptions) *cobra.Command {
-	return &cobra.Command{
+	var systemdUser, dryRun bool
+	c := &cobra.Command{
 		Use:   "init",
 		Short: "Create the spec tree, a commented config and the .gitignore block",
 		Long: `Prepare a project for specd: create <specs-dir>/inbox/, write a commented
 .opencode/specd.yaml if there is none, and add (or refresh) a managed block in .gitignore
 that ignores specd's runtime files (locks, .run.json, .logs/, temp files, the validation
 log). Reports, plans, REQUEST.md, OVERVIEW.md and errors.jsonl stay tracked.
-Running init twice changes nothing.` + exitHelp,
+Running init twice changes nothing.
+
+--systemd-user also installs the user unit template specd@.service (ExecStart set to
+this binary) in $XDG_CONFIG_HOME/systemd/user/ and enables specd@<project>.service,
+the instance named by 'systemd-escape --path <project>':
+  systemctl --user daemon-reload
+  systemctl --user enable --now specd@<project>.service
+--dry-run prints every step and changes nothing.` + exitHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, err := g.resolve()
@@ -65,37 +76,99 @@ Running init twice changes nothing.` + exitHelp,
 				return err
 			}
 			out := cmd.OutOrStdout()
+			would := ""
+			if dryRun {
+				would = "would "
+			}
 			inbox := filepath.Join(p.specsDir, specs.InboxDir)
-			if err := os.MkdirAll(inbox, 0o755); err != nil {
-				return err
+			if !dryRun {
+				if err := os.MkdirAll(inbox, 0o755); err != nil {
+					return err
+				}
 			}
 			fmt.Fprintf(out, "spec tree: %s\n", rel(p.root, inbox))
 			cfgPath := filepath.Join(p.root, config.FileName)
 			if _, err := os.Stat(cfgPath); errors.Is(err, fs.ErrNotExist) {
-				if err := atomicfile.WriteFile(cfgPath, []byte(configTemplate), 0o644); err != nil {
-					return err
+				if !dryRun {
+					if err := atomicfile.WriteFile(cfgPath, []byte(configTemplate), 0o644); err != nil {
+						return err
+					}
 				}
-				fmt.Fprintf(out, "wrote %s\n", config.FileName)
+				fmt.Fprintf(out, "%swrite %s\n", would, config.FileName)
 			} else {
 				fmt.Fprintf(out, "kept %s\n", config.FileName)
 			}
-			changed, err := ensureGitignore(filepath.Join(p.root, ".gitignore"))
+			changed, err := ensureGitignore(filepath.Join(p.root, ".gitignore"), dryRun)
 			if err != nil {
 				return err
 			}
 			if changed {
-				fmt.Fprintln(out, "updated .gitignore")
+				fmt.Fprintf(out, "%supdate .gitignore\n", would)
 			} else {
 				fmt.Fprintln(out, "kept .gitignore")
+			}
+			if systemdUser {
+				return installUserUnit(cmd, p.root, dryRun)
 			}
 			return nil
 		},
 	}
+	c.Flags().BoolVar(&systemdUser, "systemd-user", false, "install and enable the systemd user unit for this project")
+	c.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be done, change nothing")
+	return c
+}
+
+// installUserUnit writes the user unit template and enables this project's
+// instance with systemctl --user.
+func installUserUnit(cmd *cobra.Command, root string, dryRun bool) error {
+	out := cmd.OutOrStdout()
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cfgHome := os.Getenv("XDG_CONFIG_HOME")
+	if cfgHome == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return err
+		}
+		cfgHome = filepath.Join(home, ".config")
+	}
+	unitPath := filepath.Join(cfgHome, "systemd", "user", "specd@.service")
+	instance := systemd.InstanceName(root)
+	steps := [][]string{
+		{"systemctl", "--user", "daemon-reload"},
+		{"systemctl", "--user", "enable", "--now", instance},
+	}
+	if dryRun {
+		fmt.Fprintf(out, "would write %s (ExecStart=%s run --root %%f)\n", unitPath, exe)
+		for _, s := range steps {
+			fmt.Fprintf(out, "would run: %s\n", strings.Join(s, " "))
+		}
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(unitPath), 0o755); err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(unitPath, []byte(systemd.UserUnit(exe)), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "wrote %s\n", unitPath)
+	for _, s := range steps {
+		fmt.Fprintf(out, "run: %s\n", strings.Join(s, " "))
+		c := exec.CommandContext(cmd.Context(), s[0], s[1:]...)
+		c.Stdout, c.Stderr = out, cmd.ErrOrStderr()
+		if err := c.Run(); err != nil {
+			return fmt.Errorf("%s: %w", strings.Join(s, " "), err)
+		}
+	}
+	return nil
 }
 
 // ensureGitignore writes or refreshes the managed block, leaving every
-// other byte of the file as it is. It reports whether the file changed.
-func ensureGitignore(path string) (bool, error) {
+// other byte of the file as it is. It reports whether the file changed
+// (or, with dryRun, would change).
+func ensureGitignore(path string, dryRun bool) (bool, error) {
 	old, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return false, err
@@ -121,6 +194,9 @@ func ensureGitignore(path string) (bool, error) {
 	}
 	if bytes.Equal(old, next) {
 		return false, nil
+	}
+	if dryRun {
+		return true, nil
 	}
 	return true, atomicfile.WriteFile(path, next, 0o644)
 }

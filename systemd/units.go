@@ -1,0 +1,38 @@
+// Package systemd ships specd's unit files: a system unit (specd.service)
+// and a user template (specd@.service) whose instance is the project
+// directory, escaped as by `systemd-escape --path`. They are embedded so
+// that `specd init --systemd-user` installs the same text that CI checks
+// with `systemd-analyze verify`.
+package systemd
+
+import (
+	_ "embed"
+	"strings"
+
+	"github.com/coreos/go-systemd/v22/unit"
+)
+
+// UserTemplate is specd@.service, the per-project user unit template.
+//
+//go:embed specd@.service
+var UserTemplate string
+
+// SystemUnit is specd.service, for a system-wide install.
+//
+//go:embed specd.service
+var SystemUnit string
+
+// DefaultExec is the binary path the shipped units name.
+const DefaultExec = "/usr/local/bin/specd"
+
+// UserUnit returns the user template with ExecStart pointing at exe (an
+// absolute path to the specd binary).
+func UserUnit(exe string) string {
+	return strings.ReplaceAll(UserTemplate, DefaultExec+" ", exe+" ")
+}
+
+// InstanceName returns the unit name of the user template for a project
+// directory: specd@<escaped path>.service (systemd.unit(5), "%f").
+func InstanceName(projectDir string) string {
+	return "specd@" + unit.UnitNamePathEscape(projectDir) + ".service"
+}
