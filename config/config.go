@@ -44,6 +44,7 @@ type Config struct {
 	MaxParallel    int        `yaml:"max_parallel"`    // specialists running at once (≥ 1)
 	RescanInterval Duration   `yaml:"rescan_interval"` // full rescan period
 	Debounce       Duration   `yaml:"debounce"`        // quiet time before a changed plan is read
+	GitCommit      bool       `yaml:"git_commit"`      // commit each finished run's artifacts with the git CLI
 }
 
 // Duration is a time.Duration that reads "15m" or "30s" from YAML.

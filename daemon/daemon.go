@@ -53,6 +53,7 @@ type Daemon struct {
 
 	stats  counters
 	notify Notifier
+	gitMu  sync.Mutex // one git commit at a time
 
 	mu      sync.Mutex
 	cfg     config.Config   // the current config; replaced on reload

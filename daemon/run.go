@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/specd-dev/specd/internal/atomicfile"
 
+	"github.com/specd-dev/specd/internal/gitcommit"
 	"github.com/specd-dev/specd/jsonl"
 	"github.com/specd-dev/specd/plans"
 	"github.com/specd-dev/specd/specialist"
@@ -166,6 +167,8 @@ func Reopen(specDir string) error {
 		return fmt.Errorf("%s has not finished: it resumes by itself", filepath.Base(specDir))
 	case rs.PlanError != "":
 		return fmt.Errorf("%s: the plan was rejected (%s); fix the plan instead", filepath.Base(specDir), rs.PlanError)
+	case rs.Completed == rs.Expected:
+		return fmt.Errorf("%s: nothing to rerun: every topic completed", filepath.Base(specDir))
 	}
 	rs.State = "running"
 	return saveRunState(specDir, &rs)
@@ -392,8 +395,49 @@ func (r *run) barrier() (specs.RunState, error) {
 	}
 	ev.Int("completed", r.rs.Completed).Int("expected", r.rs.Expected).
 		Msgf("RESEARCH_COORDINATOR_COMPLETE: %s", r.rs.Verdict)
+	if r.d.config().GitCommit {
+		r.commit()
+	}
 	r.d.finished(r.rs)
 	return r.rs, nil
+}
+
+// commit records the run's artifacts in git (config git_commit): the plan,
+// REQUEST.md, the reports, OVERVIEW.md, the trace log, .counter,
+// errors.jsonl and the agent memory file. Runs that finish together
+// commit one after the other. A tree that is not a repository is skipped.
+func (r *run) commit() {
+	reports := filepath.Join(r.specDir, specs.ReportsDir)
+	paths := []string{
+		filepath.Join(r.d.opts.Root, r.rs.Plan),
+		filepath.Join(r.specDir, specs.RequestFile),
+		filepath.Join(reports, specs.TraceFile),
+		filepath.Join(r.d.opts.SpecsDir, specs.CounterFile),
+		ErrorsPath(r.d.opts.SpecsDir),
+		filepath.Join(filepath.Dir(r.d.opts.SpecsDir), "memory", "agent-memory.md"),
+	}
+	if ents, err := os.ReadDir(reports); err == nil {
+		for _, e := range ents {
+			if !strings.HasPrefix(e.Name(), ".") && strings.HasSuffix(e.Name(), ".md") && e.Type().IsRegular() {
+				paths = append(paths, filepath.Join(reports, e.Name()))
+			}
+		}
+	}
+	msg := fmt.Sprintf("specd: %s %s (%d/%d)\n\nworkflow_id: %s\n", filepath.Base(r.specDir), r.rs.Verdict, r.rs.Completed, r.rs.Expected, r.rs.WorkflowID)
+	r.d.gitMu.Lock()
+	defer r.d.gitMu.Unlock()
+	done, err := gitcommit.Commit(context.Background(), r.d.opts.Root, paths, msg)
+	switch {
+	case errors.Is(err, gitcommit.ErrNotRepo):
+		r.log.Debug().Msg("git_commit: the project is not a git work tree; nothing committed")
+	case err != nil:
+		r.log.Error().Err(err).Msg("git_commit failed")
+		r.d.logError(jsonl.Entry{WorkflowID: r.rs.WorkflowID, ErrorType: jsonl.TypeState, Source: "git",
+			Message: "commit of the run's artifacts failed: " + err.Error(), Details: map[string]any{"spec_dir": r.rel},
+			RecoveryHint: "Check `git status` in the project (a held index.lock, a detached or conflicted state), then commit the run's files by hand."})
+	case done:
+		r.log.Info().Msg("run committed to git")
+	}
 }
 
 // topicFailed records a non-completed topic in the trace, the log and errors.jsonl.

@@ -34,6 +34,9 @@ specialist:
 # max_parallel: 4
 # full rescan of the tree (events are also watched)
 rescan_interval: 30s
+# commit each finished run's plan, REQUEST.md, reports, OVERVIEW.md, trace log,
+# .counter, errors.jsonl and memory file with git (other staged work is left alone)
+git_commit: false
 `
 
 // gitignoreBlock is the managed block init keeps in the project's .gitignore:
