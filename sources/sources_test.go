@@ -78,10 +78,10 @@ func TestGapScenarios(t *testing.T) {
 		srcs []Source
 		want string
 	}{
-		"no T1 source":      {[]Source{{URL: "https://stackoverflow.com/q/1", Date: days(5)}, {URL: "https://github.com/x/y", Date: days(5)}}, "missing_official_docs"},
-		"all outdated":      {[]Source{{URL: "https://kubernetes.io/docs/a", Date: "2019-01-01"}, {URL: "https://go.dev/doc", Date: "2020-01-01"}}, "outdated_sources"},
-		"one source":        {[]Source{{URL: "https://kubernetes.io/docs/a", Date: days(5), HasCode: true}}, "insufficient_coverage"},
-		"all below 60":      {[]Source{{URL: "https://medium.com/a", Date: "2019-01-01"}, {URL: "https://dev.to/b", Date: "2018-01-01"}}, "low_reliability"},
+		"no T1 source": {[]Source{{URL: "https://stackoverflow.com/q/1", Date: days(5)}, {URL: "https://github.com/x/y", Date: days(5)}}, "missing_official_docs"},
+		"all outdated": {[]Source{{URL: "https://kubernetes.io/docs/a", Date: "2019-01-01"}, {URL: "https://go.dev/doc", Date: "2020-01-01"}}, "outdated_sources"},
+		"one source":   {[]Source{{URL: "https://kubernetes.io/docs/a", Date: days(5), HasCode: true}}, "insufficient_coverage"},
+		"all below 60": {[]Source{{URL: "https://medium.com/a", Date: "2019-01-01"}, {URL: "https://dev.to/b", Date: "2018-01-01"}}, "low_reliability"},
 	} {
 		sum := sc.Summarize(tc.srcs, "topic")
 		if !strings.Contains(strings.Join(sum.GapTypes(), ","), tc.want) {
