@@ -45,6 +45,14 @@ type Config struct {
 	RescanInterval Duration   `yaml:"rescan_interval"` // full rescan period
 	Debounce       Duration   `yaml:"debounce"`        // quiet time before a changed plan is read
 	GitCommit      bool       `yaml:"git_commit"`      // commit each finished run's artifacts with the git CLI
+	Sources        Sources    `yaml:"sources"`
+}
+
+// Sources configures source-quality scoring (seed 003).
+type Sources struct {
+	// Registry is a YAML file (relative to the project root) that replaces
+	// the built-in Official Domains Registry; "" keeps the built-in one.
+	Registry string `yaml:"registry"`
 }
 
 // Duration is a time.Duration that reads "15m" or "30s" from YAML.

@@ -20,6 +20,7 @@ import (
 
 	"github.com/specd-dev/specd/config"
 	"github.com/specd-dev/specd/jsonl"
+	"github.com/specd-dev/specd/sources"
 	"github.com/specd-dev/specd/specialist"
 	"github.com/specd-dev/specd/specs"
 )
@@ -56,8 +57,9 @@ type Daemon struct {
 	gitMu  sync.Mutex // one git commit at a time
 
 	mu      sync.Mutex
-	cfg     config.Config   // the current config; replaced on reload
-	running map[string]bool // topic dirs with a RunPlan in progress here
+	cfg     config.Config    // the current config; replaced on reload
+	reg     sources.Registry // the Official Domains Registry in force
+	running map[string]bool  // topic dirs with a RunPlan in progress here
 }
 
 // New checks the options and returns a Daemon; it starts nothing.
@@ -90,6 +92,11 @@ func New(opts Options) (*Daemon, error) {
 	if d.notify == nil {
 		d.notify = systemdNotifier{}
 	}
+	reg, err := loadRegistry(opts.Root, opts.Config)
+	if err != nil {
+		return nil, err
+	}
+	d.reg = reg
 	if d.runner == nil {
 		d.runner = ProcessRunner{}
 	}
@@ -123,6 +130,33 @@ func (d *Daemon) logError(e jsonl.Entry) {
 	if err := d.errors.Append(e); err != nil {
 		d.opts.Log.Error().Err(err).Msg("cannot append to errors.jsonl")
 	}
+}
+
+// loadRegistry returns the registry named by sources.registry (relative
+// to root), or the built-in one.
+func loadRegistry(root string, cfg config.Config) (sources.Registry, error) {
+	if cfg.Sources.Registry == "" {
+		return sources.DefaultRegistry(), nil
+	}
+	p := cfg.Sources.Registry
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(root, p)
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return nil, fmt.Errorf("sources.registry: %w", err)
+	}
+	reg, err := sources.ParseRegistry(data)
+	if err != nil {
+		return nil, fmt.Errorf("sources.registry %s: %w", p, err)
+	}
+	return reg, nil
+}
+
+func (d *Daemon) registry() sources.Registry {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.reg
 }
 
 // config returns the current configuration.

@@ -19,6 +19,7 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/specd-dev/specd/jsonl"
+	"github.com/specd-dev/specd/sources"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -137,12 +138,16 @@ func (d *Daemon) reload() {
 	d.notify.Notify("RELOADING=1\nMONOTONIC_USEC=" + sd.SdNotifyMonotonicUsec())
 	defer d.notify.Notify("READY=1")
 	cfg, err := d.opts.Reload()
+	var reg sources.Registry
+	if err == nil {
+		reg, err = loadRegistry(d.opts.Root, cfg)
+	}
 	if err != nil {
 		d.opts.Log.Error().Err(err).Msg("reload failed; keeping the running config")
 		return
 	}
 	d.mu.Lock()
-	d.cfg = cfg
+	d.cfg, d.reg = cfg, reg
 	d.mu.Unlock()
 	d.opts.Log.Info().Str("preset", cfg.Specialist.Preset).Msg("config reloaded")
 }

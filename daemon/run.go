@@ -20,7 +20,9 @@ import (
 
 	"github.com/specd-dev/specd/internal/gitcommit"
 	"github.com/specd-dev/specd/jsonl"
+	"github.com/specd-dev/specd/memory"
 	"github.com/specd-dev/specd/plans"
+	"github.com/specd-dev/specd/sources"
 	"github.com/specd-dev/specd/specialist"
 	"github.com/specd-dev/specd/specs"
 )
@@ -139,7 +141,7 @@ func (d *Daemon) RunPlan(ctx context.Context, specDir string) (specs.RunState, e
 	if !plan.Ready() {
 		return specs.RunState{}, ErrNotReady
 	}
-	return r.execute(ctx, plan)
+	return r.execute(ctx, plan, prev)
 }
 
 // Reopen marks a finished run of specDir as unfinished, so that the next
@@ -214,7 +216,7 @@ func (r *run) rejectPlan(perr error) (specs.RunState, error) {
 }
 
 // execute runs every topic that has no valid report yet, then the barrier.
-func (r *run) execute(ctx context.Context, plan *plans.Plan) (specs.RunState, error) {
+func (r *run) execute(ctx context.Context, plan *plans.Plan, prev specs.RunState) (specs.RunState, error) {
 	start := time.Now()
 	n := len(plan.Topics)
 	r.rs.Expected = n
@@ -238,6 +240,10 @@ func (r *run) execute(ctx context.Context, plan *plans.Plan) (specs.RunState, er
 			r.paths[i] = p
 			ts.Report = filepath.Base(p)
 		}
+		if prev.WorkflowID == r.rs.WorkflowID && i < len(prev.Topics) && prev.Topics[i].Topic == t.Title {
+			// Resuming: keep what the earlier attempt knew.
+			ts.Attempts, ts.Rerun, ts.Guidance = prev.Topics[i].Attempts, prev.Topics[i].Rerun, prev.Topics[i].Guidance
+		}
 		r.rs.Topics[i] = ts
 	}
 	if err := r.checkpoint(); err != nil {
@@ -253,7 +259,7 @@ func (r *run) execute(ctx context.Context, plan *plans.Plan) (specs.RunState, er
 		if r.paths[i] == "" {
 			continue
 		}
-		if _, err := specs.ValidateReport(r.paths[i], r.rs.Topics[i].Topic); err == nil {
+		if _, err := specs.ValidateReport(r.paths[i], r.rs.Topics[i].Topic); err == nil && !r.rs.Topics[i].Rerun {
 			r.log.Info().Int("topic", i).Msg("valid report already present; specialist not run")
 			continue
 		}
@@ -302,6 +308,7 @@ func (r *run) runTopic(ctx context.Context, plan *plans.Plan, i int) {
 		ResearchComplexity: r.rs.Complexity,
 		WorkflowID:         r.rs.WorkflowID,
 		ProjectRoot:        r.d.opts.Root,
+		Guidance:           t.Guidance,
 	}
 	if p := filepath.Join(r.specDir, specs.RequestFile); fileExists(p) {
 		in.RequestFile = p
@@ -353,6 +360,7 @@ func (r *run) barrier() (specs.RunState, error) {
 	metas := map[int]specs.ReportMeta{}
 	for i := range r.rs.Topics {
 		t := &r.rs.Topics[i]
+		t.Rerun = false
 		if r.paths[i] == "" { // refused by the plan check
 			r.topicFailed(i)
 			continue
@@ -374,6 +382,7 @@ func (r *run) barrier() (specs.RunState, error) {
 	}
 	r.rs.Verdict, r.rs.Rate = specs.Threshold(r.rs.Completed, r.rs.Expected)
 	r.thresholdEntry()
+	r.sourceQuality()
 	r.rs.Phases = append(r.rs.Phases, specs.Phase{Name: "barrier", DurationMS: time.Since(start).Milliseconds()})
 
 	start = time.Now()
@@ -437,6 +446,50 @@ func (r *run) commit() {
 			RecoveryHint: "Check `git status` in the project (a held index.lock, a detached or conflicted state), then commit the run's files by hand."})
 	case done:
 		r.log.Info().Msg("run committed to git")
+	}
+}
+
+// sourceQuality scores the sources of every completed report, records
+// their gaps in the agent memory's gap table and appends the validation log
+// line (seed 003; PRODUCT.md section 7). Gaps inform; they never fail the
+// barrier, and a failure here is logged, not returned.
+func (r *run) sourceQuality() {
+	start := time.Now()
+	scorer := sources.Scorer{Registry: r.d.registry(), Now: r.d.now()}
+	base := filepath.Dir(r.d.opts.SpecsDir)
+	memPath := filepath.Join(base, "memory", "agent-memory.md")
+	var sums []sources.Summary
+	for i := range r.rs.Topics {
+		t := &r.rs.Topics[i]
+		if t.Outcome != specs.OutcomeCompleted {
+			continue
+		}
+		data, err := os.ReadFile(r.paths[i])
+		if err != nil {
+			continue
+		}
+		srcs, err := sources.Parse(data)
+		if err != nil {
+			r.log.Warn().Err(err).Int("topic", t.Index).Msg("sources unreadable; scored as none")
+		}
+		sum := scorer.Summarize(srcs, t.Topic)
+		t.Sources = &sum
+		sums = append(sums, sum)
+		added, err := memory.Record(memPath, t.Topic, sum.Gaps, r.d.now())
+		if err != nil {
+			r.log.Error().Err(err).Str("file", memPath).Msg("cannot record source gaps")
+			continue
+		}
+		for _, row := range added {
+			r.log.Info().Int("topic", t.Index).Str("gap", row.GapType).Str("id", row.ID).Msg("source gap recorded")
+		}
+	}
+	if len(sums) == 0 {
+		return
+	}
+	line := sources.LogLine(r.d.now(), sums, time.Since(start))
+	if err := sources.AppendLog(filepath.Join(base, "logs", "web-research-validation.log"), line); err != nil {
+		r.log.Error().Err(err).Msg("cannot append the validation log")
 	}
 }
 

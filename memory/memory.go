@@ -211,6 +211,9 @@ func (t *table) suppressed(gapType, topic, today string) bool {
 // Record adds a row per gap of topic that is not suppressed (see
 // suppressed) and returns the rows added. today dates the rows (UTC).
 func Record(path, topic string, gaps []sources.Gap, today time.Time) ([]Row, error) {
+	if len(gaps) == 0 {
+		return nil, nil // nothing to record: the file is not touched
+	}
 	var added []Row
 	day := today.UTC().Format("2006-01-02")
 	err := edit(path, func(t *table) (bool, error) {

@@ -24,6 +24,7 @@ type Input struct {
 	ResearchComplexity int    `json:"research_complexity"` // 1–4 (seed 004, Phase 3)
 	WorkflowID         string `json:"workflow_id"`         // the run's workflow_id (seed 004, Phase 4)
 	ProjectRoot        string `json:"project_root"`        // the project directory (the specialist's working directory)
+	Guidance           string `json:"guidance,omitempty"`  // what to improve on a re-run, e.g. a source gap to close
 }
 
 // Environment variable names of the input contract.
@@ -37,6 +38,7 @@ const (
 	EnvResearchComplexity = "SPECD_RESEARCH_COMPLEXITY"
 	EnvWorkflowID         = "SPECD_WORKFLOW_ID"
 	EnvProjectRoot        = "SPECD_PROJECT_ROOT"
+	EnvGuidance           = "SPECD_GUIDANCE"
 )
 
 // Env returns the input as NAME=value pairs, ready to append to a child's
@@ -52,6 +54,7 @@ func (in Input) Env() []string {
 		EnvResearchComplexity + "=" + strconv.Itoa(in.ResearchComplexity),
 		EnvWorkflowID + "=" + in.WorkflowID,
 		EnvProjectRoot + "=" + in.ProjectRoot,
+		EnvGuidance + "=" + in.Guidance,
 	}
 }
 
@@ -97,5 +100,6 @@ func InputFromEnv() (Input, error) {
 	num(EnvResearchComplexity, &in.ResearchComplexity)
 	str(EnvWorkflowID, &in.WorkflowID, false)
 	str(EnvProjectRoot, &in.ProjectRoot, false)
+	str(EnvGuidance, &in.Guidance, false)
 	return in, err
 }

@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/specd-dev/specd/sources"
 )
 
 // OverviewInput is everything OVERVIEW.md is made of: run metadata and the
@@ -65,6 +67,9 @@ func RenderOverview(in OverviewInput) []byte {
 		n++
 		fmt.Fprintf(&b, "### %d. %s\n\n", n, oneLine(t.Topic))
 		fmt.Fprintf(&b, "- Findings: %d | Recommendations: %d\n", m.FindingsCount, m.RecommendationsCount)
+		if t.Sources != nil {
+			fmt.Fprintf(&b, "- Sources: %s\n", t.Sources.Line())
+		}
 		fmt.Fprintf(&b, "- Report: [%s](%s)\n\n", t.Report, linkTarget(t.Report))
 	}
 	if n == 0 {
@@ -82,6 +87,7 @@ func RenderOverview(in OverviewInput) []byte {
 	if failed == 0 {
 		b.WriteString("None.\n")
 	}
+	writeSourceQuality(&b, topics, in.Reports)
 	b.WriteString("\n## Directory Structure\n\n```\n")
 	fmt.Fprintf(&b, "%s/\n", in.SpecDirName)
 	if in.HasRequest {
@@ -95,6 +101,41 @@ func RenderOverview(in OverviewInput) []byte {
 	}
 	b.WriteString("```\n")
 	return b.Bytes()
+}
+
+// writeSourceQuality adds the "## Source Quality" section (seed 003): one
+// table row per completed report whose sources were scored. Nothing is
+// written when no report was scored.
+func writeSourceQuality(b *bytes.Buffer, topics []TopicState, reports map[int]ReportMeta) {
+	var rows []TopicState
+	for _, t := range topics {
+		if _, ok := reports[t.Index]; ok && t.Sources != nil {
+			rows = append(rows, t)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	b.WriteString("\n## Source Quality\n\n")
+	b.WriteString("Each source scores 0–100 (authority 40, recency 30, completeness 20, relevance 10); its tier is the worse of its score band and its domain's tier. Gaps inform; they do not fail the run.\n\n")
+	b.WriteString("| Report | Sources | Tiers | Avg score | Conflicts | Gaps |\n|---|---|---|---|---|---|\n")
+	for _, t := range rows {
+		q := t.Sources
+		var tiers []string
+		for tier := sources.Tier(1); tier <= 5; tier++ {
+			if n := q.Tiers[tier]; n > 0 {
+				tiers = append(tiers, fmt.Sprintf("%s %s×%d", tier.Badge(), tier, n))
+			}
+		}
+		gaps := strings.Join(q.GapTypes(), ", ")
+		if gaps == "" {
+			gaps = "none"
+		}
+		if len(tiers) == 0 {
+			tiers = []string{"—"}
+		}
+		fmt.Fprintf(b, "| %s | %d | %s | %d | %d | %s |\n", t.Report, q.Sources, strings.Join(tiers, " "), q.AvgScore, q.Conflicts, gaps)
+	}
 }
 
 // linkTarget escapes a file name for a Markdown link target.

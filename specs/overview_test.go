@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/specd-dev/specd/sources"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -26,6 +28,8 @@ func sampleRun(outcomes ...Outcome) (RunState, map[int]ReportMeta) {
 		if o == OutcomeCompleted {
 			rs.Completed++
 			t.FindingsCount, t.RecommendationsCount = 3+i, 1
+			t.Sources = &sources.Summary{Sources: 2 + i, Tiers: map[sources.Tier]int{1: 1, 3: 1 + i}, AvgScore: 70 - i, Conflicts: i,
+				Gaps: []sources.Gap{{Type: sources.GapOutdatedSources}}[:i%2]}
 			metas[i] = ReportMeta{Topic: topics[i], FindingsCount: 3 + i, RecommendationsCount: 1}
 		} else {
 			t.Reason = "no report at the pre-calculated path"

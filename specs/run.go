@@ -1,5 +1,7 @@
 package specs
 
+import "github.com/specd-dev/specd/sources"
+
 // Outcome is the single classification a topic gets at the hard barrier
 // (PRODUCT.md section 3, "Hard barrier").
 type Outcome string
@@ -95,6 +97,13 @@ type TopicState struct {
 	FindingsCount        int   `json:"findings_count"`
 	RecommendationsCount int   `json:"recommendations_count"`
 	ReportBytes          int64 `json:"report_bytes"`
+
+	// Source quality of a completed report (seed 003): tiers, scores, gaps.
+	Sources *sources.Summary `json:"sources,omitempty"`
+	// Rerun forces the topic to run again on resume even with a valid
+	// report, with Guidance passed to the specialist (`specd gaps resolve --research`).
+	Rerun    bool   `json:"rerun,omitempty"`
+	Guidance string `json:"guidance,omitempty"`
 }
 
 // Phase is one step of the pipeline with its duration, for the console

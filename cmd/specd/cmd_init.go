@@ -40,17 +40,17 @@ git_commit: false
 `
 
 // gitignoreBlock is the managed block init keeps in the project's .gitignore:
-// runtime files only; reports, plans, OVERVIEW.md and errors.jsonl stay tracked.
+// runtime files only (the permanent lock files, .run.json, specialist logs,
+// temp files named ".<name><digits>" by the atomic writer, the validation
+// log); reports, plans, OVERVIEW.md, errors.jsonl and the memory file stay
+// tracked.
 const (
 	gitignoreBegin = "# >>> specd managed block: runtime files (do not edit) >>>"
 	gitignoreEnd   = "# <<< specd managed block <<<"
-	gitignoreBody  = `.opencode/specs/.counter.lock
-.opencode/specs/.specd.lock
-.opencode/specs/*/reports/.run.lock
+	gitignoreBody  = `.opencode/**/*.lock
 .opencode/specs/*/reports/.run.json
 .opencode/specs/*/reports/.logs/
-.opencode/specs/**/.*.tmp*
-.opencode/errors.jsonl.lock
+.opencode/**/.*[0-9]
 .opencode/logs/web-research-validation.log
 `
 )
