@@ -145,12 +145,15 @@ func (d *Daemon) RunPlan(ctx context.Context, specDir string) (specs.RunState, e
 }
 
 // Reopen marks a finished run of specDir as unfinished, so that the next
-// RunPlan (the daemon's, or the caller's) resumes it: topics whose valid
-// report exists are kept, the others run again (`specd rerun`, PRODUCT.md
-// section 4). It takes the run lock for the rewrite and fails with
-// ErrRunLocked while the run is in progress, and with an error naming the
-// directory when the run has not finished or its plan was rejected.
-func Reopen(specDir string) error {
+// RunPlan (the daemon's, or the caller's) resumes it (PRODUCT.md section 4).
+// With force empty (`specd rerun`), the topics without a valid report run
+// again and completed ones are kept. With force, the topics it names (by
+// index) run again even with a valid report, each with its guidance passed
+// to the specialist as SPECD_GUIDANCE (`specd gaps resolve --research`).
+// It holds the run lock for the rewrite and fails with ErrRunLocked while
+// the run is in progress, and with an error naming the directory when the
+// run has not finished, its plan was rejected, or there is nothing to do.
+func Reopen(specDir string, force map[int]string) error {
 	lk := flock.New(filepath.Join(specDir, specs.ReportsDir, runLockFile))
 	locked, err := lk.TryLock()
 	if err != nil {
@@ -169,8 +172,13 @@ func Reopen(specDir string) error {
 		return fmt.Errorf("%s has not finished: it resumes by itself", filepath.Base(specDir))
 	case rs.PlanError != "":
 		return fmt.Errorf("%s: the plan was rejected (%s); fix the plan instead", filepath.Base(specDir), rs.PlanError)
-	case rs.Completed == rs.Expected:
+	case len(force) == 0 && rs.Completed == rs.Expected:
 		return fmt.Errorf("%s: nothing to rerun: every topic completed", filepath.Base(specDir))
+	}
+	for i := range rs.Topics {
+		if g, ok := force[rs.Topics[i].Index]; ok {
+			rs.Topics[i].Rerun, rs.Topics[i].Guidance = true, g
+		}
 	}
 	rs.State = "running"
 	return saveRunState(specDir, &rs)

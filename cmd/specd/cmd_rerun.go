@@ -29,7 +29,7 @@ picks the run up; otherwise rerun runs it in this process. Prints the summary.` 
 			if err != nil {
 				return err
 			}
-			if err := daemon.Reopen(dir); err != nil {
+			if err := daemon.Reopen(dir, nil); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "specd: reopened %s\n", filepath.Base(dir))

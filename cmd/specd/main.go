@@ -84,23 +84,30 @@ Start with 'specd demo', then 'specd init' and 'specd run' in your project.` + e
 		newSubmitCommand(g),
 		newStatusCommand(g),
 		newRerunCommand(g),
+		newGapsCommand(g),
 		newValidateCommand(g),
 		newErrorsCommand(g),
 		newSpecialistCommand(g),
 		newDemoCommand(g),
 		newVersionCommand(),
 	)
-	for _, c := range root.Commands() {
-		c.SetFlagErrorFunc(root.FlagErrorFunc())
-		if c.Args != nil {
-			args := c.Args
-			c.Args = func(cmd *cobra.Command, a []string) error {
+	wrapUsage(root)
+	return root
+}
+
+// wrapUsage makes flag and argument errors of every command usage errors
+// (exit status 2).
+func wrapUsage(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		sub.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+		if args := sub.Args; args != nil {
+			sub.Args = func(cmd *cobra.Command, a []string) error {
 				if err := args(cmd, a); err != nil {
 					return usageError{err}
 				}
 				return nil
 			}
 		}
+		wrapUsage(sub)
 	}
-	return root
 }
