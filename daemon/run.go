@@ -118,13 +118,15 @@ func (d *Daemon) RunPlan(ctx context.Context, specDir string) (specs.RunState, e
 	now := d.now()
 	r.rs = specs.RunState{
 		SchemaVersion: 1,
-		WorkflowID:    fmt.Sprintf("specd_%s_%d", strings.SplitN(filepath.Base(specDir), "_", 2)[0], now.UnixNano()),
-		SpecDir:       r.rel,
-		Plan:          filepath.ToSlash(planRel),
-		PlanSHA256:    hash,
-		Date:          now.UTC().Format("2006-01-02"),
-		StartedAt:     now.UTC().Format(time.RFC3339),
-		State:         "running",
+		// Derived from the directory number and the plan, not the clock, so
+		// that the same plan gives the same OVERVIEW.md (no churn in git).
+		WorkflowID: fmt.Sprintf("specd_%s_%s", strings.SplitN(filepath.Base(specDir), "_", 2)[0], hash[:12]),
+		SpecDir:    r.rel,
+		Plan:       filepath.ToSlash(planRel),
+		PlanSHA256: hash,
+		Date:       now.UTC().Format("2006-01-02"),
+		StartedAt:  now.UTC().Format(time.RFC3339),
+		State:      "running",
 	}
 	if prevErr == nil && prev.State == "running" && prev.PlanSHA256 == hash {
 		// Resume: keep the identity of the interrupted run.

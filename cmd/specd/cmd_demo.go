@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -35,6 +36,7 @@ func newDemoCommand(g *globalOptions) *cobra.Command {
 		dir    string
 		topics []string
 		req    string
+		git    bool
 	)
 	c := &cobra.Command{
 		Use:   "demo",
@@ -43,7 +45,10 @@ func newDemoCommand(g *globalOptions) *cobra.Command {
 (the files git would track in the project, or --source DIR), submit a 3-topic request,
 run the daemon with the built-in local specialist until the run ends, and print the
 4-section summary. The workspace is left for inspection: its path is printed.
---request and --topic replace the built-in request about specd's own source.` + exitHelp,
+--request and --topic replace the built-in request about specd's own source.
+--git makes the workspace a git repository (the copied input is the first commit) with
+git_commit: true, runs a second, one-topic request after the first, and prints
+'git log --stat' of the two runs.` + exitHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if source == "" {
@@ -74,13 +79,32 @@ run the daemon with the built-in local specialist until the run ends, and print 
 			if err != nil {
 				return err
 			}
-			rs, err := runDemo(cmd, ws, r, log)
+			cfg := config.Default()
+			if git {
+				if err := gitInit(cmd, ws); err != nil {
+					return err
+				}
+				cfg.GitCommit = true
+			}
+			rs, err := runDemo(cmd, ws, cfg, log, r)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintln(out)
 			if err := specs.RenderSummary(out, rs); err != nil {
 				return err
+			}
+			if git {
+				second := daemon.Request{Text: "Where are runs committed to git?", Topics: []string{"git commit of a finished run's artifacts"}}
+				if _, err := runDemo(cmd, ws, cfg, log, second); err != nil {
+					return err
+				}
+				fmt.Fprintln(out)
+				c := exec.CommandContext(cmd.Context(), "git", "-C", ws, "log", "-2", "--stat=120", "--format=%h %s")
+				c.Stdout, c.Stderr = out, cmd.ErrOrStderr()
+				if err := c.Run(); err != nil {
+					return err
+				}
 			}
 			fmt.Fprintf(out, "\nInspect: cd %s && specd status %s\n", ws, filepath.Base(rs.SpecDir))
 			if rs.Verdict == specs.VerdictFailed {
@@ -93,6 +117,7 @@ run the daemon with the built-in local specialist until the run ends, and print 
 	c.Flags().StringVar(&dir, "dir", "", "workspace directory to create (default: a new directory in $TMPDIR)")
 	c.Flags().StringVar(&req, "request", "", "request text instead of the built-in one")
 	c.Flags().StringArrayVar(&topics, "topic", nil, "topic instead of the built-in ones (repeatable)")
+	c.Flags().BoolVar(&git, "git", false, "make the workspace a git repository and commit each run (git_commit: true)")
 	return c
 }
 
@@ -140,8 +165,27 @@ func copyFile(src, dst string) error {
 	return out.Close()
 }
 
+// gitInit makes ws a repository whose first commit is the copied input
+// and specd's .gitignore block.
+func gitInit(cmd *cobra.Command, ws string) error {
+	if _, err := ensureGitignore(filepath.Join(ws, ".gitignore"), false); err != nil {
+		return err
+	}
+	for _, args := range [][]string{
+		{"init", "-q"},
+		{"add", "-A"},
+		{"-c", "user.name=specd demo", "-c", "user.email=demo@localhost", "commit", "-q", "-m", "demo input"},
+	} {
+		c := exec.CommandContext(cmd.Context(), "git", append([]string{"-C", ws}, args...)...)
+		if out, err := c.CombinedOutput(); err != nil {
+			return fmt.Errorf("git %s: %v: %s", args[0], err, out)
+		}
+	}
+	return nil
+}
+
 // runDemo submits the request in ws and runs the daemon until that run ends.
-func runDemo(cmd *cobra.Command, ws string, r daemon.Request, log zerolog.Logger) (specs.RunState, error) {
+func runDemo(cmd *cobra.Command, ws string, cfg config.Config, log zerolog.Logger, r daemon.Request) (specs.RunState, error) {
 	specsDir := filepath.Join(ws, ".opencode", "specs")
 	dir, err := daemon.Submit(specsDir, r, time.Now())
 	if err != nil {
@@ -149,7 +193,7 @@ func runDemo(cmd *cobra.Command, ws string, r daemon.Request, log zerolog.Logger
 	}
 	done := make(chan specs.RunState, 1)
 	d, err := daemon.New(daemon.Options{
-		Root: ws, SpecsDir: specsDir, Config: config.Default(), Log: log,
+		Root: ws, SpecsDir: specsDir, Config: cfg, Log: log,
 		OnRunFinished: func(rs specs.RunState) {
 			if filepath.Base(rs.SpecDir) == filepath.Base(dir) {
 				done <- rs

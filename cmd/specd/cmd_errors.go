@@ -27,7 +27,7 @@ oldest first: time, severity, error_type, workflow_id and message, then the reco
 --json prints the matching entries as JSON lines, as stored.
 Lines that are not JSON (torn or foreign) are skipped and counted on stderr.` + exitHelp,
 		Example: `  specd errors --since 24h --type timeout_error
-  specd errors --workflow specd_007_1763171210000000000 --json | jq .details`,
+  specd errors --workflow specd_007_434e43c7e907 --json | jq .details`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if since != "" {
