@@ -36,6 +36,17 @@ type Specialist struct {
 	Command []string `yaml:"command"` // argv for preset command; Go-template fields ({{.ReportPath}}, {{.Topic}}, …) are expanded
 	Timeout Duration `yaml:"timeout"` // wall-clock limit per topic; then SIGTERM to the group, SIGKILL after Grace
 	Grace   Duration `yaml:"grace"`   // time between SIGTERM and SIGKILL
+	// Retries is how many times a topic is started again after an
+	// infrastructure failure (spawn error, death by signal, timeout), with
+	// RetryBackoff doubling each time (±20 % jitter). A bad report is not retried.
+	Retries      int      `yaml:"retries"`
+	RetryBackoff Duration `yaml:"retry_backoff"`
+	// StartRate caps specialist starts per second across all runs, so that
+	// 40 topics do not hit an API's rate limit in the same second.
+	StartRate float64 `yaml:"start_rate"`
+	// Budget caps the specialist wall-clock time one run may spend, summed
+	// over its topics; 0 means no cap. Past it, the run starts no topic.
+	Budget Duration `yaml:"budget"`
 }
 
 // Config is the whole of .opencode/specd.yaml.
@@ -84,9 +95,12 @@ func (d Duration) Std() time.Duration { return time.Duration(d) }
 func Default() Config {
 	return Config{
 		Specialist: Specialist{
-			Preset:  PresetLocal,
-			Timeout: Duration(15 * time.Minute),
-			Grace:   Duration(10 * time.Second),
+			Preset:       PresetLocal,
+			Timeout:      Duration(15 * time.Minute),
+			Grace:        Duration(10 * time.Second),
+			Retries:      2,
+			RetryBackoff: Duration(2 * time.Second),
+			StartRate:    10,
 		},
 		MaxParallel:    max(runtime.NumCPU(), 2),
 		RescanInterval: Duration(30 * time.Second),
@@ -162,6 +176,18 @@ func (c Config) Validate() error {
 	}
 	if c.Specialist.Grace < 0 {
 		return errors.New("specialist.grace: must not be negative")
+	}
+	if c.Specialist.Retries < 0 || c.Specialist.Retries > 10 {
+		return errors.New("specialist.retries: must be 0 to 10")
+	}
+	if c.Specialist.RetryBackoff < 0 {
+		return errors.New("specialist.retry_backoff: must not be negative")
+	}
+	if c.Specialist.StartRate <= 0 {
+		return errors.New("specialist.start_rate: must be positive (starts per second)")
+	}
+	if c.Specialist.Budget < 0 {
+		return errors.New("specialist.budget: must not be negative (0 means no cap)")
 	}
 	if c.MaxParallel < 1 {
 		return errors.New("max_parallel: must be at least 1")

@@ -30,6 +30,8 @@ func Classify(res Result, reportPath, topic string) (specs.Outcome, string, spec
 		fileReason = shortReason(verr)
 	}
 	switch {
+	case res.NotStarted != "":
+		return specs.OutcomeMissing, "not started: " + res.NotStarted, meta
 	case res.TimedOut:
 		return specs.OutcomeTimeout, "killed after the per-topic timeout; " + fileReason, meta
 	case res.Signals.TaskError != nil:

@@ -7,6 +7,7 @@ package daemon
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"golang.org/x/time/rate"
 
 	"github.com/specd-dev/specd/config"
 	"github.com/specd-dev/specd/jsonl"
@@ -51,6 +53,7 @@ type Daemon struct {
 	runner Runner
 	errors *jsonl.Log
 	sem    chan struct{} // max_parallel specialists across all runs
+	starts *rate.Limiter // specialist.start_rate across all runs
 
 	stats  counters
 	notify Notifier
@@ -85,6 +88,7 @@ func New(opts Options) (*Daemon, error) {
 		runner:  opts.Runner,
 		errors:  jsonl.Open(ErrorsPath(opts.SpecsDir)),
 		sem:     make(chan struct{}, opts.Config.MaxParallel),
+		starts:  rate.NewLimiter(rate.Limit(opts.Config.Specialist.StartRate), max(1, int(opts.Config.Specialist.StartRate))),
 		notify:  opts.Notifier,
 		cfg:     opts.Config,
 		running: map[string]bool{},
@@ -157,6 +161,17 @@ func (d *Daemon) registry() sources.Registry {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.reg
+}
+
+// startLimit waits for the start-rate limiter; the first wait of a run is
+// reported once. It returns ctx's error when ctx ends first.
+func (d *Daemon) startLimit(ctx context.Context, r *run) error {
+	if d.starts.Allow() {
+		return nil
+	}
+	r.limitHit("start_rate", fmt.Sprintf("start rate limit of %g specialists per second reached; starts are spaced out", d.config().Specialist.StartRate),
+		"Nothing to do; raise specialist.start_rate in .opencode/specd.yaml if the agent's API allows more.")
+	return d.starts.Wait(ctx)
 }
 
 // config returns the current configuration.

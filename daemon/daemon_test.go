@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -57,6 +58,8 @@ func fakeConfig(t *testing.T) config.Config {
 	c.Specialist.Timeout = config.Duration(30 * time.Second)
 	c.Specialist.Grace = config.Duration(200 * time.Millisecond)
 	c.Debounce = config.Duration(20 * time.Millisecond)
+	c.Specialist.Retries = 0 // the retry test turns them on
+	c.Specialist.StartRate = 1000
 	return c
 }
 
@@ -422,5 +425,109 @@ func TestDaemonPicksUpDroppedPlan(t *testing.T) {
 		}
 	case <-time.After(60 * time.Second):
 		t.Fatal("the dropped plan was not run within 60 s")
+	}
+}
+
+// TestRetryInfrastructureFailure: a specialist killed by a signal is
+// started again (with backoff) and the topic completes; a specialist that
+// exits non-zero (a content failure) is not retried.
+func TestRetryInfrastructureFailure(t *testing.T) {
+	tr := newTree(t)
+	c := fakeConfig(t)
+	c.Specialist.Retries = 2
+	c.Specialist.RetryBackoff = config.Duration(10 * time.Millisecond)
+	// First attempt of each topic kills itself; later ones behave.
+	c.Specialist.Command = []string{"sh", "-c", `f="$FAKE_COUNT_DIR/tries.$SPECD_TOPIC_INDEX"; echo x >> "$f"; if [ "$(wc -l < "$f")" -eq 1 ]; then kill -9 $$; fi; exec "$0"`, c.Specialist.Command[0]}
+	dir := writePlan(t, tr, "006_retry", "ok: a", "crash: b")
+	rs, err := newDaemon(t, tr, c, nil).RunPlan(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs.Topics[0].Outcome != specs.OutcomeCompleted || rs.Topics[0].Attempts != 2 {
+		t.Errorf("topic 0: %s after %d attempts, want completed after 2", rs.Topics[0].Outcome, rs.Topics[0].Attempts)
+	}
+	if rs.Topics[1].Outcome != specs.OutcomeCrashed || rs.Topics[1].Attempts != 2 {
+		t.Errorf("topic 1: %s after %d attempts, want crashed after 2 (signal retried once, exit 3 not)", rs.Topics[1].Outcome, rs.Topics[1].Attempts)
+	}
+	retries := 0
+	for _, e := range readErrors(t, tr) {
+		if strings.Contains(e.Message, "died by signal killed; retry 1 of 2") && e.Severity == "warning" && e.RecoveryHint != "" {
+			retries++
+		}
+	}
+	if retries != 2 {
+		t.Errorf("%d retry entries in errors.jsonl, want 2", retries)
+	}
+}
+
+// TestBudget: once the run's specialist budget is spent, no topic starts;
+// those topics say why, and errors.jsonl says so once.
+func TestBudget(t *testing.T) {
+	tr := newTree(t)
+	c := fakeConfig(t)
+	c.MaxParallel = 1
+	c.Specialist.Budget = config.Duration(time.Nanosecond)
+	dir := writePlan(t, tr, "007_budget", "ok: a", "ok: b", "ok: c")
+	rs, err := newDaemon(t, tr, c, nil).RunPlan(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs.Completed != 1 {
+		t.Fatalf("%d completed, want 1 (the budget is spent by the first)", rs.Completed)
+	}
+	notStarted := 0
+	for _, tp := range rs.Topics {
+		if tp.Outcome == specs.OutcomeMissing && strings.Contains(tp.Reason, "budget of 1ns is used up") {
+			notStarted++
+		}
+	}
+	if notStarted != 2 {
+		t.Errorf("topics %+v", rs.Topics)
+	}
+	budget := 0
+	for _, e := range readErrors(t, tr) {
+		if e.Details["limit"] == "budget" {
+			budget++
+		}
+	}
+	if budget != 1 {
+		t.Errorf("%d budget entries, want 1", budget)
+	}
+}
+
+// TestStartRate: at start_rate 2/s (a burst of 2, then one start every
+// 500 ms) 4 topics take at least ~1 s to start; the limit is reported once.
+func TestStartRate(t *testing.T) {
+	tr := newTree(t)
+	c := fakeConfig(t)
+	c.Specialist.StartRate = 2
+	c.Specialist.Command = []string{"sh", "-c", `date +%s%N >> "$FAKE_COUNT_DIR/starts"; exec "$0"`, c.Specialist.Command[0]}
+	dir := writePlan(t, tr, "008_rate", "ok: a", "ok: b", "ok: c", "ok: d")
+	if _, err := newDaemon(t, tr, c, nil).RunPlan(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(tr.counts, "starts"))
+	var ts []int64
+	for _, f := range strings.Fields(string(b)) {
+		n, _ := strconv.ParseInt(f, 10, 64)
+		ts = append(ts, n)
+	}
+	if len(ts) != 4 {
+		t.Fatalf("%d starts", len(ts))
+	}
+	slices.Sort(ts)
+	// 2 at once (the burst), then one per 500 ms: the 4th start comes at
+	// least ~1 s after the first. Only a lower bound: never flaky on a slow machine.
+	if gap := time.Duration(ts[3] - ts[0]); gap < 900*time.Millisecond {
+		t.Errorf("4 starts within %s at 2/s", gap)
+	}
+	n := 0
+	for _, e := range readErrors(t, tr) {
+		if e.Details["limit"] == "start_rate" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d start_rate entries, want 1", n)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/specd-dev/specd/specialist"
 )
 
@@ -23,6 +25,17 @@ type Job struct {
 	Stderr  string           // file that receives the process's stderr (truncated first)
 	Timeout time.Duration    // wall-clock limit; then SIGTERM to the process group
 	Grace   time.Duration    // SIGTERM → SIGKILL delay
+	// Lock, when set, is the topic's lock file. The runner waits until it
+	// holds the lock, then asks Skip, then starts the process with the
+	// locked file as its fd 3, so the lock lives as long as the process:
+	// after a crash of specd, a restarted specd waits for an orphaned
+	// specialist instead of running the topic twice at once.
+	Lock string
+	// Skip, when set, is asked once the lock is held; true means the topic
+	// needs no process (an earlier specialist finished it): Result.Skipped.
+	Skip func() bool
+	// OnStart, when set, is called just before the process starts.
+	OnStart func()
 }
 
 // Result is how a specialist process ended.
@@ -32,6 +45,8 @@ type Result struct {
 	Signal      string             // the signal that ended it, e.g. "killed"; "" if it exited
 	TimedOut    bool               // Job.Timeout passed and the group was signalled
 	Interrupted bool               // the caller's context ended first (daemon shutdown): not a verdict
+	Skipped     bool               // Job.Skip said the topic needs no process; nothing was started
+	NotStarted  string             // why specd did not start it (a limit); set by the caller, not the runner
 	Signals     specialist.Signals // what it printed on stdout (seed 004, Appendix D)
 	Duration    time.Duration
 }
@@ -79,6 +94,23 @@ func (ProcessRunner) Run(ctx context.Context, job Job) Result {
 		res.StartErr = errors.New("empty specialist command")
 		return res
 	}
+	var lock *os.File
+	if job.Lock != "" {
+		var err error
+		if lock, err = lockFile(ctx, job.Lock); err != nil {
+			if ctx.Err() != nil {
+				res.Interrupted = true
+			} else {
+				res.StartErr = err
+			}
+			return res
+		}
+		defer lock.Close()
+		if job.Skip != nil && job.Skip() {
+			res.Skipped = true
+			return res
+		}
+	}
 	stdout, err := os.Create(job.Stdout)
 	if err != nil {
 		res.StartErr = err
@@ -101,9 +133,15 @@ func (ProcessRunner) Run(ctx context.Context, job Job) Result {
 	cmd.Stdout = stdout
 	cmd.Stderr = stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if lock != nil {
+		cmd.ExtraFiles = []*os.File{lock}
+	}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
 	cmd.WaitDelay = job.Grace
 
+	if job.OnStart != nil {
+		job.OnStart()
+	}
 	if err := cmd.Start(); err != nil {
 		res.StartErr = err
 		return res
@@ -148,6 +186,33 @@ func (ProcessRunner) Run(ctx context.Context, job Job) Result {
 	}
 	res.Signals = specialist.ParseSignals(tail(job.Stdout, maxSignalBytes))
 	return res
+}
+
+// lockFile opens path and takes an exclusive flock on it, waiting (polling
+// every 50 ms) while another process holds it, until ctx ends. flock(2) is
+// used directly, not gofrs/flock, because the locked descriptor must be
+// handed to the child process.
+func lockFile(ctx context.Context, path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // tail returns up to n bytes from the end of the file at path.
