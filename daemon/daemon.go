@@ -45,6 +45,9 @@ type Options struct {
 	Reload func() (config.Config, error)
 	// Notifier receives sd_notify states; nil means systemd's socket.
 	Notifier Notifier
+	// Standby makes Run wait while another daemon holds the tree and take
+	// over when it stops (a hot standby), instead of failing.
+	Standby bool
 }
 
 // Daemon runs plans. Its methods are safe for concurrent use.

@@ -45,8 +45,19 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("lock %s: %w", lk.Path(), err)
 	}
+	if !ok && d.opts.Standby {
+		d.opts.Log.Info().Str("lock", lk.Path()).Msg("standby: another daemon runs this tree; taking over when it stops")
+		d.notify.Notify("STATUS=standby: waiting for " + lk.Path())
+		if ok, err = lk.TryLockContext(ctx, 200*time.Millisecond); err != nil && ctx.Err() == nil {
+			return fmt.Errorf("lock %s: %w", lk.Path(), err)
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		d.opts.Log.Info().Msg("standby: the other daemon stopped; taking over")
+	}
 	if !ok {
-		return fmt.Errorf("%w (%s is locked)", ErrAlreadyRunning, lk.Path())
+		return fmt.Errorf("%w (%s is locked; use --standby to wait and take over)", ErrAlreadyRunning, lk.Path())
 	}
 	defer lk.Unlock()
 
