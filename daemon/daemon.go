@@ -60,7 +60,8 @@ type Daemon struct {
 
 	stats  counters
 	notify Notifier
-	gitMu  sync.Mutex // one git commit at a time
+	pause  chan chan struct{} // tests stall the event loop through it (export_test.go)
+	gitMu  sync.Mutex         // one git commit at a time
 
 	mu      sync.Mutex
 	cfg     config.Config    // the current config; replaced on reload
@@ -95,6 +96,7 @@ func New(opts Options) (*Daemon, error) {
 		notify:  opts.Notifier,
 		cfg:     opts.Config,
 		running: map[string]bool{},
+		pause:   make(chan chan struct{}),
 	}
 	if d.notify == nil {
 		d.notify = systemdNotifier{}

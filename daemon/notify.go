@@ -24,6 +24,7 @@ type counters struct {
 	queued   atomic.Int64 // topics waiting for a max_parallel slot
 	finished atomic.Int64 // runs finished since start (any verdict)
 	failed   atomic.Int64 // of those, runs that ended FAILED
+	overflow atomic.Int64 // inotify queue overflows recovered by a full rescan
 }
 
 // status formats the STATUS= line, e.g.

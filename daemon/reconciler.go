@@ -119,6 +119,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 			}
 		case <-hup:
 			d.reload()
+		case resume := <-d.pause:
+			<-resume
 		case ev, ok := <-w.fs.Events:
 			if ok {
 				l.event(ev)
@@ -128,6 +130,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 				continue
 			}
 			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				d.stats.overflow.Add(1)
 				log.Warn().Msg("inotify queue overflowed: rescanning the whole tree")
 				l.fullScan()
 			} else {

@@ -1,0 +1,11 @@
+package daemon
+
+// Pause stalls the event loop until resume is called (tests of lost events).
+func (d *Daemon) Pause() (resume func()) {
+	ch := make(chan struct{})
+	d.pause <- ch
+	return func() { close(ch) }
+}
+
+// Overflows is how many inotify overflows the daemon recovered from.
+func (d *Daemon) Overflows() int64 { return d.stats.overflow.Load() }
