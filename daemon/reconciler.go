@@ -19,6 +19,7 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/specd-dev/specd/jsonl"
+	"github.com/specd-dev/specd/plans"
 	"github.com/specd-dev/specd/sources"
 	"github.com/specd-dev/specd/specs"
 )
@@ -185,6 +186,10 @@ func (l *loop) event(ev fsnotify.Event) {
 	if dir == "" {
 		return
 	}
+	if filepath.Base(ev.Name) == plans.FileName && !ev.Has(fsnotify.Remove) {
+		l.reconcile(dir) // a complete plan starts at once; others are debounced there
+		return
+	}
 	l.schedule(dir)
 }
 
@@ -256,8 +261,8 @@ func (l *loop) reconcile(dir string) {
 	if err != nil {
 		return
 	}
-	if age := time.Since(pfi.ModTime()); age < l.d.config().Debounce.Std() {
-		l.schedule(dir) // still being written
+	if age := time.Since(pfi.ModTime()); age < l.d.config().Debounce.Std() && !complete(plan) {
+		l.schedule(dir) // perhaps still being written: wait for quiet
 		return
 	}
 	if rfi, err := os.Stat(filepath.Join(dir, specs.ReportsDir, specs.RunStateFile)); err == nil && rfi.ModTime().After(pfi.ModTime()) {
@@ -266,6 +271,14 @@ func (l *loop) reconcile(dir string) {
 		}
 	}
 	l.start(dir)
+}
+
+// complete reports whether the plan parses and its last Status: line says
+// PLAN_COMPLETE: writers put that line last, so the plan is whole and can
+// start without waiting for the debounce (PRODUCT.md section 3, "Readiness").
+func complete(path string) bool {
+	p, err := plans.ParseFile(path)
+	return err == nil && p.Status == plans.StatusComplete
 }
 
 // start runs the plan of dir in its own goroutine.
