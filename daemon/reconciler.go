@@ -186,8 +186,10 @@ func (l *loop) event(ev fsnotify.Event) {
 	if dir == "" {
 		return
 	}
-	if filepath.Base(ev.Name) == plans.FileName && !ev.Has(fsnotify.Remove) {
-		l.reconcile(dir) // a complete plan starts at once; others are debounced there
+	if ev.Has(fsnotify.Create) || filepath.Base(ev.Name) == plans.FileName && ev.Has(fsnotify.Write) {
+		// A new directory gets its watches now, and a complete plan starts
+		// at once; reconcile debounces a plan that may be half-written.
+		l.reconcile(dir)
 		return
 	}
 	l.schedule(dir)

@@ -56,23 +56,29 @@ func TopicDirs(specsDir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var names []string
+	type dir struct {
+		name string
+		num  int
+	}
+	var dirs []dir
 	for _, e := range ents {
 		if !e.IsDir() { // DirEntry of a symlink reports the link, not the target
 			continue
 		}
-		if _, ok := TopicNumber(e.Name()); ok {
-			names = append(names, e.Name())
+		if n, ok := TopicNumber(e.Name()); ok {
+			dirs = append(dirs, dir{e.Name(), n})
 		}
 	}
-	sort.Slice(names, func(i, j int) bool {
-		a, _ := TopicNumber(names[i])
-		b, _ := TopicNumber(names[j])
-		if a != b {
-			return a < b
+	sort.Slice(dirs, func(i, j int) bool {
+		if dirs[i].num != dirs[j].num {
+			return dirs[i].num < dirs[j].num
 		}
-		return names[i] < names[j]
+		return dirs[i].name < dirs[j].name
 	})
+	names := make([]string, len(dirs))
+	for i, d := range dirs {
+		names[i] = d.name
+	}
 	return names, nil
 }
 
