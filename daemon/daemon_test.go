@@ -531,3 +531,41 @@ func TestStartRate(t *testing.T) {
 		t.Errorf("%d start_rate entries, want 1", n)
 	}
 }
+
+// TestShutdownLeavesNoProcess: stopping the daemon (SIGTERM/SIGINT) stops
+// a specialist whose grandchild ignores SIGTERM, group and all, within the
+// grace period; the run stays unfinished and resumes at the next start.
+func TestShutdownLeavesNoProcess(t *testing.T) {
+	tr := newTree(t)
+	c := fakeConfig(t)
+	dir := writePlan(t, tr, "009_shutdown", "orphan: a")
+	d := newDaemon(t, tr, c, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- d.Run(ctx) }()
+	pidFile := filepath.Join(tr.counts, "grandchild.pid")
+	var pid int
+	for deadline := time.Now().Add(30 * time.Second); pid == 0; {
+		if b, err := os.ReadFile(pidFile); err == nil {
+			pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the specialist's grandchild never started")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, 0); err != syscall.ESRCH {
+		st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if !bytes.Contains(st, []byte(") Z ")) {
+			t.Errorf("grandchild %d survived the shutdown", pid)
+		}
+	}
+	rs, err := daemon.LoadRunState(dir)
+	if err != nil || rs.State != "running" || rs.Topics[0].Outcome != specs.OutcomePending {
+		t.Errorf("after shutdown: state %q, topic %q (%v); want running, pending", rs.State, rs.Topics[0].Outcome, err)
+	}
+}

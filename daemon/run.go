@@ -181,6 +181,11 @@ func Reopen(specDir string, force map[int]string) error {
 	case len(force) == 0 && rs.Completed == rs.Expected:
 		return fmt.Errorf("%s: nothing to rerun: every topic completed", filepath.Base(specDir))
 	}
+	for i := range force {
+		if i < 0 || i >= len(rs.Topics) {
+			return fmt.Errorf("%s has no topic %d (it has 0 to %d)", filepath.Base(specDir), i, len(rs.Topics)-1)
+		}
+	}
 	for i := range rs.Topics {
 		if g, ok := force[rs.Topics[i].Index]; ok {
 			rs.Topics[i].Rerun, rs.Topics[i].Guidance = true, g

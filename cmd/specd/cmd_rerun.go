@@ -10,12 +10,14 @@ import (
 )
 
 func newRerunCommand(g *globalOptions) *cobra.Command {
-	return &cobra.Command{
-		Use:   "rerun NNN",
+	var topics []int
+	c := &cobra.Command{
+		Use:   "rerun NNN [--topic I]...",
 		Short: "Run the failed topics of a finished run again",
 		Long: `Reopen a finished run so that only its topics without a valid report run again;
-completed reports are kept and not re-run. With a daemon running on the tree, the daemon
-picks the run up; otherwise rerun runs it in this process. Prints the summary.` + exitHelp,
+completed reports are kept and not re-run. --topic I (0-based, repeatable) runs exactly
+those topics again, even when their report is valid. With a daemon running on the tree,
+the daemon picks the run up; otherwise rerun runs it in this process. Prints the summary.` + exitHelp,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := g.resolve()
@@ -29,7 +31,11 @@ picks the run up; otherwise rerun runs it in this process. Prints the summary.` 
 			if err != nil {
 				return err
 			}
-			if err := daemon.Reopen(dir, nil); err != nil {
+			force := map[int]string{}
+			for _, i := range topics {
+				force[i] = ""
+			}
+			if err := daemon.Reopen(dir, force); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "specd: reopened %s\n", filepath.Base(dir))
@@ -40,4 +46,6 @@ picks the run up; otherwise rerun runs it in this process. Prints the summary.` 
 			return printSummary(cmd, rs)
 		},
 	}
+	c.Flags().IntSliceVar(&topics, "topic", nil, "run this topic (0-based index) again, even if it completed")
+	return c
 }
