@@ -3,7 +3,6 @@ package daemon_test
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -21,9 +20,9 @@ import (
 	"github.com/specd-dev/specd/jsonl"
 	"github.com/specd-dev/specd/plans"
 	"github.com/specd-dev/specd/specs"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/specd-dev/specd/internal/golden"
+)
 
 // fixedNow makes workflow ids, dates and trace times repeatable.
 func fixedNow() time.Time { return time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC) }
@@ -358,17 +357,7 @@ func TestOverviewGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "overview-3of4.golden")
-	if *update {
-		os.WriteFile(golden, got, 0o644)
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("OVERVIEW.md differs from %s (run with -update to accept):\n%s", golden, got)
-	}
+	golden.Check(t, filepath.Join("testdata", "overview-3of4.golden"), got)
 	if bytes.Contains(got, []byte(tr.root)) {
 		t.Errorf("OVERVIEW.md holds an absolute path")
 	}

@@ -2,15 +2,14 @@ package sources
 
 import (
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/specd-dev/specd/internal/golden"
+)
 
 var now = time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
 
@@ -116,17 +115,7 @@ func TestMixedSetGolden(t *testing.T) {
 		Line   string
 		Scores []Score
 	}{sum.Line(), sum.Scores}, "", "  ")
-	golden := filepath.Join("testdata", "mixed.golden.json")
-	if *update {
-		os.WriteFile(golden, got, 0o644)
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(got) != string(want) {
-		t.Errorf("mixed set differs from %s (-update to accept):\n%s", golden, got)
-	}
+	golden.Check(t, filepath.Join("testdata", "mixed.golden.json"), got)
 	if sum.Sources != 10 || sum.Tiers[1]+sum.Tiers[2]+sum.Tiers[3]+sum.Tiers[4]+sum.Tiers[5] != 10 {
 		t.Errorf("tier counts %v", sum.Tiers)
 	}

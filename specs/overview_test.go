@@ -2,15 +2,14 @@ package specs
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/specd-dev/specd/sources"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/specd-dev/specd/internal/golden"
+)
 
 // run builds a finished RunState from outcomes, with fixed numbers.
 func sampleRun(outcomes ...Outcome) (RunState, map[int]ReportMeta) {
@@ -40,21 +39,9 @@ func sampleRun(outcomes ...Outcome) (RunState, map[int]ReportMeta) {
 	return rs, metas
 }
 
-func golden(t *testing.T, name string, got []byte) {
+func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	p := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(p, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (run with -update to accept):\n%s", p, got)
-	}
+	golden.Check(t, filepath.Join("testdata", name+".golden"), got)
 }
 
 func TestOverviewAndSummaryGolden(t *testing.T) {
@@ -68,7 +55,7 @@ func TestOverviewAndSummaryGolden(t *testing.T) {
 			in := OverviewInput{Request: rs.Request, Date: rs.Date, SpecDirName: "007_token_refresh", Run: rs, Reports: metas,
 				Files: []string{"OVERVIEW.md", "004_key_rotation.md", "001_oauth2_token_refresh_refresh_tokens.md"}, HasRequest: true}
 			out := RenderOverview(in)
-			golden(t, "overview-"+name, out)
+			checkGolden(t, "overview-"+name, out)
 			for i := 0; i < 20; i++ { // map order must not leak
 				if again := RenderOverview(in); !bytes.Equal(again, out) {
 					t.Fatal("RenderOverview is not deterministic")
@@ -78,7 +65,7 @@ func TestOverviewAndSummaryGolden(t *testing.T) {
 			if err := RenderSummary(&sum, rs); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, "summary-"+name, sum.Bytes())
+			checkGolden(t, "summary-"+name, sum.Bytes())
 		})
 	}
 }

@@ -3,7 +3,6 @@ package local
 import (
 	"bytes"
 	"context"
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,9 +14,9 @@ import (
 
 	"github.com/specd-dev/specd/specialist"
 	"github.com/specd-dev/specd/specs"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/specd-dev/specd/internal/golden"
+)
 
 func fixed() time.Time { return time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC) }
 
@@ -162,17 +161,7 @@ func TestDeterministicAndGolden(t *testing.T) {
 	if !bytes.Equal(first, second) {
 		t.Error("two runs gave different reports")
 	}
-	golden := filepath.Join("testdata", "session.golden")
-	if *update {
-		os.WriteFile(golden, first, 0o644)
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(first, want) {
-		t.Errorf("report differs from %s (-update to accept):\n%s", golden, first)
-	}
+	golden.Check(t, filepath.Join("testdata", "session.golden"), first)
 }
 
 func TestNoMatchFailsHonestly(t *testing.T) {
