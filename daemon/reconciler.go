@@ -77,7 +77,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		signal.Notify(hup, syscall.SIGHUP)
 		defer signal.Stop(hup)
 	}
-	l := &loop{d: d, w: w, ctx: ctx, due: make(chan string, 256), timers: map[string]*time.Timer{}}
+	l := &loop{d: d, w: w, ctx: ctx, due: make(chan string, 256), timers: map[string]*time.Timer{}, done: map[string][2]time.Time{}}
 	l.fullScan()
 	cfg := d.config()
 	d.notify.Notify("READY=1\n" + d.stats.status())
@@ -172,8 +172,9 @@ type loop struct {
 	d      *Daemon
 	w      *watcher
 	ctx    context.Context
-	due    chan string            // directories whose debounce expired
-	timers map[string]*time.Timer // pending debounce per directory
+	due    chan string             // directories whose debounce expired
+	timers map[string]*time.Timer  // pending debounce per directory
+	done   map[string][2]time.Time // finished runs: plan and .run.json mtimes when last read
 	runs   sync.WaitGroup
 }
 
@@ -268,10 +269,16 @@ func (l *loop) reconcile(dir string) {
 		return
 	}
 	if rfi, err := os.Stat(filepath.Join(dir, specs.ReportsDir, specs.RunStateFile)); err == nil && rfi.ModTime().After(pfi.ModTime()) {
+		key := [2]time.Time{pfi.ModTime(), rfi.ModTime()}
+		if l.done[dir] == key {
+			return // finished, and neither file changed since: no need to read it again
+		}
 		if rs, err := LoadRunState(dir); err == nil && rs.State == "finished" {
+			l.done[dir] = key
 			return
 		}
 	}
+	delete(l.done, dir)
 	l.start(dir)
 }
 

@@ -1,8 +1,17 @@
 // Package plans reads and writes invocation plans: the file that names each
 // topic of a research run and the pre-calculated path of its report
-// (seed 004, Phase 2, "Create Invocation Plan File"). The reader is lenient
-// and accepts every variant found in real trees (PRODUCT.md section 3,
-// "Plan format"); the writer emits exactly the seed format.
+// (seed 004 Phase 2, "Add STEP 2.5: Create Invocation Plan File").
+//
+// The reader (Parse, ParseFile) is lenient: it accepts every variant that
+// PRODUCT.md section 3 ("Plan format") lists and that the real plans under
+// testdata/corpus/claude-config show. The writer (Format) is strict: it emits
+// exactly the seed format, which the reader reads back unchanged.
+//
+// Limits: the package only reads and writes bytes. It does not resolve or
+// check report paths (absolute paths from another machine are kept as
+// written; path safety belongs to the caller), and it does not decide
+// whether a file that is still being written is complete (see Plan.Ready).
+// A plan line may be at most 1 MiB long.
 package plans
 
 import (
@@ -15,208 +24,284 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
-// FileName is the plan's name inside NNN_slug/reports/ (or one level up).
+// FileName is the plan's file name inside NNN_slug/reports/ (or one level
+// up), from PRODUCT.md section 2.
 const FileName = ".invocation-plan.txt"
 
-// Plan statuses. The last Status: line of a plan decides.
+// Plan statuses: the first word of a plan's last "Status:" line
+// (PRODUCT.md section 3, "Readiness"; seed 004 Phase 2, "Status marker").
 const (
-	StatusComplete = "PLAN_COMPLETE" // ready: specd runs it
+	StatusComplete = "PLAN_COMPLETE" // the writer is done: specd runs the plan
 	StatusCreated  = "PLAN_CREATED"  // the writer is still working: specd waits
 )
 
-// Topic is one entry of a plan.
+// Topic is one entry of a plan, "[k] <title> -> <report path>"
+// (PRODUCT.md section 3, "Plan format").
 type Topic struct {
-	Index      int    // 0-based (1-based plans are normalised)
-	Title      string // the topic text verbatim: between "[k] " and the last " -> "
+	Index      int    // 0-based position; plans numbered from 1 are shifted down
+	Title      string // the topic text as written: between "[k] " and the last " -> ", trimmed
 	ReportPath string // the report path as written: a bare name, relative, or absolute from another machine
-	Agent      string // from an appended "Agent:" line, if any
+	Agent      string // from the "Agent:" line of the appended "Topic [k/N]:" block, "" if none
 }
 
-// Plan is a parsed invocation plan.
+// Plan is a parsed invocation plan (PRODUCT.md section 3, "Plan format").
+// A Plan returned by Parse always has at least one topic, Expected equal to
+// len(Topics), and Topics[i].Index == i.
 type Plan struct {
-	Generated string  // value of "# Generated:", "" if absent; may be a literal "$(date …)"
+	Generated string  // value of "# Generated:" as written, "" if absent; may be a literal "$(date …)"
 	Expected  int     // "Expected Invocations: N" or "EXPECTED_INVOCATIONS=N"; len(Topics) when absent
 	Topics    []Topic // sorted by Index
 	Status    string  // first word of the last "Status:" line, e.g. PLAN_COMPLETE; "" if none
-	HasStatus bool    // whether any Status: line exists
+	HasStatus bool    // whether the plan has any "Status:" line
 }
 
 // ParseError is a plan that cannot be used, with the line that shows why.
+// Parse returns every plan error as a *ParseError; use errors.As to get it.
 type ParseError struct {
-	File string // the name given to Parse
-	Line int    // 1-based; 0 when the problem is the whole file
-	Msg  string
+	File string // the name given to Parse (the path, for ParseFile); may be ""
+	Line int    // 1-based line number; 0 when the problem is the whole file
+	Msg  string // lowercase, no final punctuation
 }
 
+// Error returns "FILE:LINE: msg", leaving out the file when it is "" and the
+// line when it is 0 ("FILE: msg", "LINE: msg" or "msg").
 func (e *ParseError) Error() string {
 	var b strings.Builder
 	if e.File != "" {
 		b.WriteString(e.File)
-		b.WriteString(":")
+		b.WriteByte(':')
 	}
 	if e.Line > 0 {
-		fmt.Fprintf(&b, "%d:", e.Line)
+		b.WriteString(strconv.Itoa(e.Line))
+		b.WriteByte(':')
 	}
 	if b.Len() > 0 {
-		b.WriteString(" ")
+		b.WriteByte(' ')
 	}
 	b.WriteString(e.Msg)
 	return b.String()
 }
 
-// Ready reports whether specd should run the plan: its last Status: is
-// PLAN_COMPLETE, or it has no Status: line at all (PRODUCT.md section 3,
-// "Readiness").
-func (p *Plan) Ready() bool { return p.Status == StatusComplete || !p.HasStatus }
+// Ready reports whether the plan may run as far as its content tells:
+// true when the last "Status:" line says PLAN_COMPLETE or when there is no
+// "Status:" line at all; false for PLAN_CREATED, any other status and a nil
+// plan (PRODUCT.md section 3, "Readiness"). The other half of readiness (a
+// plan without Status: must have arrived by rename or create, and a plan
+// still being written waits for the debounce) is the caller's.
+func (p *Plan) Ready() bool {
+	return p != nil && (p.Status == StatusComplete || !p.HasStatus)
+}
 
 var (
 	entryRE     = regexp.MustCompile(`^\[(\d+)\]\s*(.*)$`)
-	expectedRE  = regexp.MustCompile(`^(?i)(?:expected[ _]invocations)\s*[:=]\s*(\S*)\s*$`)
-	blockRE     = regexp.MustCompile(`^Topic \[(\d+)/(\d+)\]:\s*(.*)$`)
-	generatedRE = regexp.MustCompile(`^#\s*Generated:\s*(.*)$`)
-	topicsHdrRE = regexp.MustCompile(`^(?i)(topics|topic assignments):\s*$`)
+	expectedRE  = regexp.MustCompile(`^(?i)expected[ _]invocations\s*[:=]\s*(.*)$`)
+	statusRE    = regexp.MustCompile(`^(?:Status|STATUS)\s*[:=](.*)$`)
+	blockRE     = regexp.MustCompile(`^Topic \[(\d+)/(\d+)\]:(.*)$`)
+	generatedRE = regexp.MustCompile(`^#?\s*Generated:(.*)$`)
+	topicsHdrRE = regexp.MustCompile(`^(?i)(?:topics|topic assignments):$`)
 )
 
-// maxLine bounds one plan line (1 MiB); longer lines are a parse error.
-const maxLine = 1 << 20
+const (
+	// maxLine bounds one plan line; a longer line is a plan error.
+	maxLine = 1 << 20
+	// maxValue bounds what Parse keeps from one line, so that Format's
+	// lines, which add at most a few bytes around it, stay under maxLine.
+	maxValue = maxLine - 64
+	// maxIndex bounds a topic index; larger ones are a plan error.
+	maxIndex = 1 << 20
+)
 
-// Parse reads a plan. name is used in errors. It accepts: a comment header
-// or none; "Topics:", "TOPICS:" or "Topic Assignments:"; indentation; ": "
-// inside a topic (each entry splits on its last " -> "); "Expected
-// Invocations: N" or "EXPECTED_INVOCATIONS=N"; several Status: lines (the
-// last wins); the appended "Topic [k/N]:" / "Report Path:" / "Agent:"
-// blocks, cross-checked against the entries; CRLF; blank and # lines
-// anywhere. It returns a *ParseError, with the line, for: no topics, a count
-// that differs from the entries, a duplicate index, an entry without " -> "
-// or with an empty title or path, a bad count, a block that contradicts its
-// entry, and a line over 1 MiB. It never panics.
+// Parse reads one invocation plan from r; name (usually the path) is used
+// only in errors. The rules are PRODUCT.md section 3, "Plan format":
+//
+//   - a "#" comment header or none; "# Generated: <value>" (the "#" is
+//     optional) is kept as written, the first one wins; other "#" lines are
+//     comments;
+//   - "Topics:", "TOPICS:" or "Topic Assignments:" headers, or none;
+//   - entries "[k] <title> -> <path>", indented or not, each split on its
+//     last " -> ", so a title may hold ": " and " -> "; indices 0..n-1 or
+//     1..n in any order, returned sorted and 0-based;
+//   - "Expected Invocations: N" or "EXPECTED_INVOCATIONS=N" (the last one
+//     wins); when absent, Expected is len(Topics);
+//   - any number of "Status:" lines (also "STATUS:" or "STATUS="): the last
+//     one wins, and its first word is the status ("Status: PLAN_COMPLETE (ready …)" gives PLAN_COMPLETE);
+//   - appended blocks "Topic [k/N]: <title>", "Report Path: <path>",
+//     "Agent: <agent>", which are optional; when present, block k must
+//     repeat the title and path of topic k-1, and its agent fills
+//     Topic.Agent;
+//   - LF, CRLF or CR line endings, a UTF-8 byte order mark, blank lines,
+//     and other lines, which are ignored.
+//
+// It returns the plan and nil, or nil and a *ParseError naming the line for:
+// an entry without " -> " or with an empty title or path; a duplicate index;
+// indices that do not run 0..n-1 or 1..n; an Expected count that is not a
+// non-negative integer (on its line) or differs from the number of entries
+// (on the Expected line); a "Topic [k/N]" block that names no entry, or
+// whose title (on its Topic line) or report path (on its Report Path line)
+// differs from the entry's; a line longer than 1 MiB. A plan without
+// entries is a *ParseError with Line 0. A read error from r is returned
+// wrapped, not as a *ParseError. Parse never panics.
 func Parse(r io.Reader, name string) (*Plan, error) {
-	p := &Plan{Expected: -1}
-	fail := func(line int, format string, args ...any) (*Plan, error) {
-		return nil, &ParseError{File: name, Line: line, Msg: fmt.Sprintf(format, args...)}
-	}
 	type block struct {
-		line       int
-		k, n       int
+		line, k, n int
 		title      string
-		reportPath string
+		pathLine   int // 0 when the block has no "Report Path:" line
+		path       string
 		agent      string
 	}
 	var (
+		p            = &Plan{Expected: -1}
 		blocks       []*block
 		cur          *block
 		expectedLine int
-		lineOf       = map[int]int{} // raw index -> line
+		generated    bool            // a "# Generated:" line was seen: the first one wins
+		lineOf       = map[int]int{} // topic index as written -> line
 	)
+	fail := func(line int, format string, args ...any) (*Plan, error) {
+		return nil, &ParseError{File: name, Line: line, Msg: fmt.Sprintf(format, args...)}
+	}
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), maxLine)
+	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	sc.Split(scanLines)
 	n := 0
 	for sc.Scan() {
 		n++
-		line := strings.TrimSpace(strings.TrimSuffix(sc.Text(), "\r"))
+		raw := sc.Text()
+		if n == 1 {
+			raw = strings.TrimPrefix(raw, "\ufeff")
+		}
+		line := strings.TrimSpace(raw)
+		if line == "" || topicsHdrRE.MatchString(line) {
+			continue
+		}
 		if m := generatedRE.FindStringSubmatch(line); m != nil {
-			if p.Generated == "" {
-				p.Generated = strings.TrimSpace(m[1])
+			v := strings.TrimSpace(m[1])
+			if len(v) > maxValue {
+				return fail(n, "generated value is longer than %d bytes", maxValue)
+			}
+			if !generated {
+				p.Generated, generated = v, true
 			}
 			continue
 		}
-		if line == "" || strings.HasPrefix(line, "#") || topicsHdrRE.MatchString(line) {
+		if strings.HasPrefix(line, "#") {
 			continue
 		}
 		if m := expectedRE.FindStringSubmatch(line); m != nil {
-			v, err := strconv.Atoi(m[1])
-			if err != nil || v < 0 {
-				return fail(n, "expected invocations %q is not a non-negative integer", m[1])
+			v, ok := count(strings.TrimSpace(m[1]))
+			if !ok {
+				return fail(n, "expected invocations %q is not a non-negative integer", strings.TrimSpace(m[1]))
 			}
 			p.Expected, expectedLine = v, n
 			continue
 		}
-		if v, ok := strings.CutPrefix(line, "Status:"); ok {
-			p.HasStatus = true
-			p.Status = ""
-			if f := strings.Fields(v); len(f) > 0 {
+		if m := statusRE.FindStringSubmatch(line); m != nil {
+			p.HasStatus, p.Status = true, ""
+			if f := strings.Fields(m[1]); len(f) > 0 {
+				if len(f[0]) > maxValue {
+					return fail(n, "status is longer than %d bytes", maxValue)
+				}
 				p.Status = f[0]
 			}
 			continue
 		}
 		if m := entryRE.FindStringSubmatch(line); m != nil {
-			idx, err := strconv.Atoi(m[1])
-			if err != nil || idx > 1<<20 {
-				return fail(n, "topic index %q is out of range", m[1])
+			idx, ok := count(m[1])
+			if !ok || idx > maxIndex {
+				return fail(n, "topic index %s is out of range", abbrev(m[1]))
 			}
-			rest := " " + m[2] // so that an empty title still shows its " -> "
+			// Split on the last " -> ". The leading and trailing spaces let
+			// "[0] -> a.md" and "[0] a ->" (trimmed) show an empty side.
+			rest := " " + m[2] + " "
 			i := strings.LastIndex(rest, " -> ")
 			if i < 0 {
 				return fail(n, "topic entry has no \" -> \" between the topic and its report path")
 			}
-			title, path := strings.TrimSpace(rest[:i]), strings.TrimSpace(rest[i+4:])
-			if title == "" || path == "" {
-				return fail(n, "topic entry has an empty topic or report path")
+			title, path := strings.TrimSpace(rest[:i]), strings.TrimSpace(rest[i+len(" -> "):])
+			switch {
+			case title == "":
+				return fail(n, "topic entry [%d] has an empty topic", idx)
+			case path == "":
+				return fail(n, "topic entry [%d] has an empty report path", idx)
+			case len(title)+len(path) > maxValue:
+				return fail(n, "topic entry [%d] is longer than %d bytes", idx, maxValue)
 			}
-			if _, dup := lineOf[idx]; dup {
-				return fail(n, "topic index %d appears twice (first on line %d)", idx, lineOf[idx])
+			if first, dup := lineOf[idx]; dup {
+				return fail(n, "topic index %d appears twice (first on line %d)", idx, first)
 			}
 			lineOf[idx] = n
 			p.Topics = append(p.Topics, Topic{Index: idx, Title: title, ReportPath: path})
 			continue
 		}
 		if m := blockRE.FindStringSubmatch(line); m != nil {
-			k, _ := strconv.Atoi(m[1])
-			total, _ := strconv.Atoi(m[2])
+			k, _ := count(m[1]) // an overflow leaves 0, which names no topic
+			total, _ := count(m[2])
 			cur = &block{line: n, k: k, n: total, title: strings.TrimSpace(m[3])}
 			blocks = append(blocks, cur)
 			continue
 		}
 		if v, ok := strings.CutPrefix(line, "Report Path:"); ok && cur != nil {
-			cur.reportPath = strings.TrimSpace(v)
+			cur.pathLine, cur.path = n, strings.TrimSpace(v)
 			continue
 		}
 		if v, ok := strings.CutPrefix(line, "Agent:"); ok && cur != nil {
 			cur.agent = strings.TrimSpace(v)
 			continue
 		}
-		// Anything else is prose some writers add; ignored.
+		// Anything else is prose that some writers add: ignored.
 	}
-	if err := sc.Err(); err != nil {
-		return fail(n+1, "%v", err)
+	if err := sc.Err(); err == bufio.ErrTooLong {
+		return fail(n+1, "line is longer than %d bytes", maxLine)
+	} else if err != nil {
+		return nil, fmt.Errorf("read plan %s: %w", name, err)
 	}
+
 	if len(p.Topics) == 0 {
 		return fail(0, "no topics: want lines such as \"[0] topic -> 001_topic.md\"")
 	}
 	sort.Slice(p.Topics, func(i, j int) bool { return p.Topics[i].Index < p.Topics[j].Index })
-	// Normalise: 0..n-1, or 1..n shifted down; anything else is a gap.
 	base := p.Topics[0].Index
-	for i, t := range p.Topics {
-		if t.Index != base+i || base > 1 {
-			return fail(lineOf[t.Index], "topic index %d out of sequence: want indices 0..%d", t.Index, len(p.Topics)-1)
-		}
-		p.Topics[i].Index = i
+	if base > 1 {
+		return fail(lineOf[base], "topic indices start at %d: want 0 or 1", base)
 	}
-	if p.Expected == -1 {
+	for i := range p.Topics {
+		t := &p.Topics[i]
+		if t.Index != base+i {
+			return fail(lineOf[t.Index], "topic index %d is out of sequence: want %d", t.Index, base+i)
+		}
+		t.Index = i
+	}
+	if p.Expected < 0 {
 		p.Expected = len(p.Topics)
 	} else if p.Expected != len(p.Topics) {
 		return fail(expectedLine, "expected invocations is %d but the plan lists %d topics", p.Expected, len(p.Topics))
 	}
 	for _, b := range blocks {
-		i := b.k - 1
-		if b.k < 1 || i >= len(p.Topics) || b.n != len(p.Topics) {
-			return fail(b.line, "Topic [%d/%d] does not name one of the %d topics", b.k, b.n, len(p.Topics))
+		if b.k < 1 || b.k > len(p.Topics) || b.n != len(p.Topics) {
+			return fail(b.line, "topic block [%d/%d] does not match the %d topics of the plan", b.k, b.n, len(p.Topics))
 		}
-		t := &p.Topics[i]
+		t := &p.Topics[b.k-1]
 		if b.title != t.Title {
-			return fail(b.line, "Topic [%d/%d] says %q but entry [%d] says %q", b.k, b.n, b.title, i+base, t.Title)
+			return fail(b.line, "topic block [%d/%d] title %q differs from entry [%d] %q",
+				b.k, b.n, abbrev(b.title), b.k-1+base, abbrev(t.Title))
 		}
-		if b.reportPath != "" && b.reportPath != t.ReportPath {
-			return fail(b.line, "Topic [%d/%d] report path %q differs from entry [%d]: %q", b.k, b.n, b.reportPath, i+base, t.ReportPath)
+		if b.pathLine > 0 && b.path != t.ReportPath {
+			return fail(b.pathLine, "topic block [%d/%d] report path %q differs from entry [%d] %q",
+				b.k, b.n, abbrev(b.path), b.k-1+base, abbrev(t.ReportPath))
 		}
-		t.Agent = b.agent
+		if b.agent != "" {
+			t.Agent = b.agent
+		}
 	}
 	return p, nil
 }
 
-// ParseFile reads the plan at path; errors name the path and line.
+// ParseFile reads the plan at path with Parse, which see; its errors name
+// the path. A file that cannot be opened gives the *os.PathError from
+// os.Open, not a *ParseError.
 func ParseFile(path string) (*Plan, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -226,29 +311,41 @@ func ParseFile(path string) (*Plan, error) {
 	return Parse(f, path)
 }
 
-// Format writes p in the seed format, exactly:
+// Format returns p in the seed format, exactly (PRODUCT.md section 3, "Plan
+// format"; seed 004 Phase 2):
 //
 //	# Research Coordinator Invocation Plan
-//	# Generated: <Generated>
+//	# Generated: <p.Generated>
 //
-//	Expected Invocations: N
+//	Expected Invocations: <len(p.Topics)>
 //
 //	Topics:
 //	[0] <title> -> <report path>
+//	...
 //
-//	Status: <Status, default PLAN_COMPLETE>
+//	Status: <p.Status, or PLAN_COMPLETE when empty>
 //
-// Titles and paths are flattened to one line. Expected is always
-// len(p.Topics), and indices are renumbered 0..n-1, so the output parses.
+// The count is always len(p.Topics) and the entries are numbered 0..n-1 in
+// slice order, so p.Expected and Topic.Index are not read; Topic.Agent and
+// HasStatus are not written. Values are trimmed, and a title, path,
+// Generated or Status that holds a line break is flattened to one line
+// (every run of whitespace becomes one space). Format does not validate:
+// the output parses only if every title and path is non-empty and no path
+// holds " -> ". For a plan returned by Parse, Parse(Format(p)) gives back
+// the same Topics (minus Agent), Generated and Status. A nil p is formatted
+// as an empty plan.
 func Format(p *Plan) []byte {
+	if p == nil {
+		p = &Plan{}
+	}
 	var b bytes.Buffer
 	b.WriteString("# Research Coordinator Invocation Plan\n")
-	fmt.Fprintf(&b, "# Generated: %s\n\n", flat(p.Generated))
+	fmt.Fprintf(&b, "# Generated: %s\n\n", oneLine(p.Generated))
 	fmt.Fprintf(&b, "Expected Invocations: %d\n\nTopics:\n", len(p.Topics))
 	for i, t := range p.Topics {
-		fmt.Fprintf(&b, "[%d] %s -> %s\n", i, flat(t.Title), flat(t.ReportPath))
+		fmt.Fprintf(&b, "[%d] %s -> %s\n", i, oneLine(t.Title), oneLine(t.ReportPath))
 	}
-	status := flat(p.Status)
+	status := oneLine(p.Status)
 	if status == "" {
 		status = StatusComplete
 	}
@@ -256,5 +353,58 @@ func Format(p *Plan) []byte {
 	return b.Bytes()
 }
 
-// flat collapses every run of whitespace (newlines included) to one space.
-func flat(s string) string { return strings.Join(strings.Fields(s), " ") }
+// oneLine trims s and, when s holds a line break that Parse would split on,
+// replaces every run of whitespace with one space. Text without a line
+// break keeps its inner spacing, so a parsed title is written back verbatim.
+func oneLine(s string) string {
+	if strings.ContainsAny(s, "\r\n") {
+		return strings.Join(strings.Fields(s), " ")
+	}
+	return strings.TrimSpace(s)
+}
+
+// count parses a non-negative decimal integer made of ASCII digits only
+// (no sign, no spaces); ok is false otherwise or on overflow.
+func count(s string) (v int, ok bool) {
+	if s == "" || strings.TrimLeft(s, "0123456789") != "" {
+		return 0, false
+	}
+	v, err := strconv.Atoi(s)
+	return v, err == nil
+}
+
+// abbrev shortens s for an error message.
+func abbrev(s string) string {
+	const max = 80
+	if len(s) <= max {
+		return s
+	}
+	n := max
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// scanLines is bufio.ScanLines that also ends a line at a lone "\r"; a
+// "\r\n" pair is one line ending. The returned line holds neither byte.
+func scanLines(data []byte, atEOF bool) (advance int, token []byte, err error) {
+	if atEOF && len(data) == 0 {
+		return 0, nil, nil
+	}
+	i := bytes.IndexAny(data, "\r\n")
+	switch {
+	case i < 0 && atEOF:
+		return len(data), data, nil
+	case i < 0:
+		return 0, nil, nil // ask for more
+	case data[i] == '\n':
+		return i + 1, data[:i], nil
+	case i+1 < len(data) && data[i+1] == '\n':
+		return i + 2, data[:i], nil
+	case i+1 < len(data) || atEOF:
+		return i + 1, data[:i], nil
+	default:
+		return 0, nil, nil // a "\r" at the end: is a "\n" next?
+	}
+}

@@ -3,208 +3,425 @@ package plans
 import (
 	"bytes"
 	"errors"
-	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/specd-dev/specd/internal/golden"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
 
+// corpus holds real plans from public repositories (MANIFEST.tsv names
+// their origin). Never edit them.
 const corpus = "../testdata/corpus/claude-config/"
 
-// Every real plan in the corpus parses to the right topics and paths.
+func corpusPlans(tb testing.TB) []string {
+	tb.Helper()
+	files, err := filepath.Glob(corpus + "*invocation-plan.txt")
+	if err != nil || len(files) == 0 {
+		tb.Fatalf("no corpus plans under %s: %v", corpus, err)
+	}
+	return files
+}
+
+// Every real plan parses to the right count, topics, paths and status.
 func TestCorpusPlans(t *testing.T) {
-	for _, tc := range []struct {
+	const home = "/home/benjamin/.config/.claude/specs/"
+	tests := []struct {
 		file       string
+		generated  string
 		n          int
 		firstTitle string
 		lastPath   string
 		status     string
 		ready      bool
+		agent      string // of every topic
 	}{
-		{"012_concurrent_command_state_interference__reports__.invocation-plan.txt", 3,
+		{"012_concurrent_command_state_interference__reports__.invocation-plan.txt", "2025-12-10T08:05:23Z", 3,
 			"State file mechanisms and locking: Analyze state-persistence.sh, workflow state management, and the plan_state_id.txt shared file that caused interference",
-			"/home/benjamin/.config/.claude/specs/012_concurrent_command_state_interference/reports/003-standards-patterns-analysis.md", StatusCreated, false},
-		{"013_lean_plan_orchestrator_optimization__reports__.invocation-plan.txt", 4,
+			home + "012_concurrent_command_state_interference/reports/003-standards-patterns-analysis.md", StatusCreated, false, ""},
+		{"013_lean_plan_orchestrator_optimization__reports__.invocation-plan.txt", "2025-12-10T00:41:23Z", 4,
 			"Lean Plan Output Analysis and Context Window Issues: Analyze /lean-plan-output.md to understand how the command used excessive context window and identify specific failure points in execution",
-			"/home/benjamin/.config/.claude/specs/013_lean_plan_orchestrator_optimization/reports/004-root-cause-fix-strategy.md", StatusCreated, false},
-		{"024_research_standards_conformance_fix__reports__.invocation-plan.txt", 3,
+			home + "013_lean_plan_orchestrator_optimization/reports/004-root-cause-fix-strategy.md", StatusCreated, false, ""},
+		{"024_research_standards_conformance_fix__reports__.invocation-plan.txt", "2025-12-10T09:12:48Z", 3,
 			"Error Analysis in Research Output: Analyze the /home/benjamin/.config/.claude/output/research-output.md file to identify and understand errors that occurred during /research command execution, including error messages, failure patterns, and root causes",
-			"/home/benjamin/.config/.claude/specs/024_research_standards_conformance_fix/reports/003-standards-revision-strategy.md", StatusCreated, false},
-		{"031_opencode_nvim_plugin_install__reports__.invocation-plan.txt", 3,
+			home + "024_research_standards_conformance_fix/reports/003-standards-revision-strategy.md", StatusCreated, false, ""},
+		{"031_opencode_nvim_plugin_install__reports__.invocation-plan.txt", "2025-12-10T18:34:54Z", 3,
 			"Opencode.nvim Plugin Installation: Research and document the process of installing opencode.nvim plugin in Neovim, including dependencies, plugin manager setup, and installation verification",
-			"/home/benjamin/.config/.claude/specs/031_opencode_nvim_plugin_install/reports/003-opencode-cli-nvim-integration.md", StatusComplete, true},
-		{"033_opencode_migrate_orchestrators__reports__.invocation-plan.txt", 3,
+			home + "031_opencode_nvim_plugin_install/reports/003-opencode-cli-nvim-integration.md", StatusComplete, true, "research-specialist"},
+		{"033_opencode_migrate_orchestrators__reports__.invocation-plan.txt", "$(date -u +%Y-%m-%dT%H:%M:%SZ)", 3,
 			"OpenCode Porting Best Practices and Tool Integration: Research online documentation and examples for porting Claude Code workflows to OpenCode, including tool invocation syntax, agent definition formats, model selection mapping, bash execution patterns, and file system access capabilities",
-			"/home/benjamin/.config/.claude/specs/033_opencode_migrate_orchestrators/reports/003-agent-utilities-port.md", StatusComplete, true},
-		{"063_lean_plan_coordinator_delegation__reports__.invocation-plan.txt", 3,
+			home + "033_opencode_migrate_orchestrators/reports/003-agent-utilities-port.md", StatusComplete, true, "research-specialist"},
+		{"063_lean_plan_coordinator_delegation__reports__.invocation-plan.txt", "$(date -u +%Y-%m-%dT%H:%M:%SZ)", 3,
 			"Primary Agent Usage Analysis: Investigate why lean-plan-output.md shows excessive primary agent invocations instead of delegating research tasks to specialized agents",
-			"/home/benjamin/.config/.claude/specs/063_lean_plan_coordinator_delegation/reports/003-planning-subagent-architecture.md", StatusCreated, false},
-		{"065_lean_coordinator_wave_optimization__reports__.invocation-plan.txt", 4,
+			home + "063_lean_plan_coordinator_delegation/reports/003-planning-subagent-architecture.md", StatusCreated, false, ""},
+		{"065_lean_coordinator_wave_optimization__reports__.invocation-plan.txt", "2025-12-10T02:11:20Z", 4,
 			"/lean-implement Command Optimization Analysis: Analyze the current /lean-implement command implementation, focusing on the lean-coordinator invocation, identify inefficiencies (79.9k tokens, 2m 51s for analysis), and propose refactoring to eliminate unnecessary analysis phases",
-			"/home/benjamin/.config/.claude/specs/065_lean_coordinator_wave_optimization/reports/004-inter-command-coordination.md", StatusCreated, false},
-		{"068_lean_plan_wave_optimization__reports__.invocation-plan.txt", 3,
+			home + "065_lean_coordinator_wave_optimization/reports/004-inter-command-coordination.md", StatusCreated, false, ""},
+		{"068_lean_plan_wave_optimization__reports__.invocation-plan.txt", "2025-12-09T00:00:00Z", 3,
 			"Current /lean-plan Command Architecture and Behavior Analysis: Examine the current implementation of the /lean-plan command, including its structure, input handling, output generation, interactions with Mathlib research, and integration points with /lean-implement. Identify current design patterns and constraints.",
-			"/home/benjamin/.config/.claude/specs/068_lean_plan_wave_optimization/reports/003-efficiency-standards-infrastructure.md", StatusCreated, false},
-	} {
+			home + "068_lean_plan_wave_optimization/reports/003-efficiency-standards-infrastructure.md", StatusCreated, false, ""},
+	}
+	if files := corpusPlans(t); len(files) != len(tests) {
+		t.Errorf("the corpus has %d plans, the table covers %d", len(files), len(tests))
+	}
+	for _, tc := range tests {
 		t.Run(tc.file[:3], func(t *testing.T) {
 			p, err := ParseFile(corpus + tc.file)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(p.Topics) != tc.n || p.Expected != tc.n {
-				t.Errorf("%d topics, expected %d; want %d", len(p.Topics), p.Expected, tc.n)
+			if p.Expected != tc.n || len(p.Topics) != tc.n {
+				t.Fatalf("expected %d, %d topics; want %d", p.Expected, len(p.Topics), tc.n)
+			}
+			if p.Generated != tc.generated {
+				t.Errorf("generated %q, want %q", p.Generated, tc.generated)
 			}
 			if p.Topics[0].Title != tc.firstTitle {
-				t.Errorf("first title %q", p.Topics[0].Title)
+				t.Errorf("first title\n got %q\nwant %q", p.Topics[0].Title, tc.firstTitle)
 			}
-			if got := p.Topics[len(p.Topics)-1].ReportPath; got != tc.lastPath {
-				t.Errorf("last path %q", got)
+			if got := p.Topics[tc.n-1].ReportPath; got != tc.lastPath {
+				t.Errorf("last report path\n got %q\nwant %q", got, tc.lastPath)
 			}
-			if p.Status != tc.status || p.Ready() != tc.ready {
-				t.Errorf("status %q ready %v; want %q %v", p.Status, p.Ready(), tc.status, tc.ready)
+			if !p.HasStatus || p.Status != tc.status || p.Ready() != tc.ready {
+				t.Errorf("status %q (has %v), ready %v; want %q, ready %v", p.Status, p.HasStatus, p.Ready(), tc.status, tc.ready)
 			}
 			for i, tp := range p.Topics {
-				if tp.Index != i {
-					t.Errorf("topic %d has index %d", i, tp.Index)
+				if tp.Index != i || tp.Agent != tc.agent {
+					t.Errorf("topic %d: index %d, agent %q; want agent %q", i, tp.Index, tp.Agent, tc.agent)
 				}
 			}
 		})
 	}
-	files, _ := filepath.Glob(corpus + "*invocation-plan.txt")
-	if len(files) != 8 {
-		t.Errorf("corpus has %d plans, the table covers 8", len(files))
-	}
 }
 
+// Each variant of PRODUCT.md section 3 gives the whole expected Plan.
 func TestVariants(t *testing.T) {
-	for name, tc := range map[string]struct {
-		in     string
-		titles []string
-		paths  []string
-		status string
+	ab := []Topic{{Index: 0, Title: "A", ReportPath: "001_a.md"}, {Index: 1, Title: "B", ReportPath: "002_b.md"}}
+	tests := []struct {
+		name, in string
+		want     Plan
 	}{
-		"upper and env style":         {"EXPECTED_INVOCATIONS=2\nTOPICS:\n[0] A -> 001_a.md\n[1] B -> 002_b.md\n", []string{"A", "B"}, []string{"001_a.md", "002_b.md"}, ""},
-		"assignments, indented, crlf": {"Expected Invocations: 1\r\n\r\nTopic Assignments:\r\n  [0] A: long -> x/001.md\r\nStatus: PLAN_COMPLETE\r\n", []string{"A: long"}, []string{"x/001.md"}, StatusComplete},
-		"no header, one-based":        {"[1] A -> a.md\n[2] B -> b.md\n", []string{"A", "B"}, []string{"a.md", "b.md"}, ""},
-		"arrow in title":              {"[0] map a -> b in code -> 001.md\n", []string{"map a -> b in code"}, []string{"001.md"}, ""},
-		"last status wins":            {"[0] A -> a.md\nStatus: PLAN_COMPLETE\nStatus: PLAN_CREATED (pending)\n", []string{"A"}, []string{"a.md"}, StatusCreated},
-		"date literal":                {"# Generated: $(date -u +%Y-%m-%dT%H:%M:%SZ)\n[0] A -> a.md\n", []string{"A"}, []string{"a.md"}, ""},
-		"block agrees":                {"[0] A -> /x/a.md\n\nTopic [1/1]: A\nReport Path: /x/a.md\nAgent: research-specialist\n", []string{"A"}, []string{"/x/a.md"}, ""},
-	} {
-		t.Run(name, func(t *testing.T) {
+		{"seed format",
+			"# Research Coordinator Invocation Plan\n# Generated: 2026-11-22T10:00:00Z\n\nExpected Invocations: 2\n\nTopics:\n[0] A -> 001_a.md\n[1] B -> 002_b.md\n\nStatus: PLAN_COMPLETE\n",
+			Plan{Generated: "2026-11-22T10:00:00Z", Expected: 2, Topics: ab, Status: StatusComplete, HasStatus: true}},
+		{"TOPICS: and EXPECTED_INVOCATIONS=",
+			"EXPECTED_INVOCATIONS=3\nTOPICS:\n[0] A -> 001_a.md\n[1] B -> 002_b.md\n[2] C -> 003_c.md\n",
+			Plan{Expected: 3, Topics: append(ab[:2:2], Topic{Index: 2, Title: "C", ReportPath: "003_c.md"})}},
+		{"Topic Assignments:",
+			"Expected Invocations: 2\nTopic Assignments:\n[0] A -> 001_a.md\n[1] B -> 002_b.md\nStatus: PLAN_COMPLETE\n",
+			Plan{Expected: 2, Topics: ab, Status: StatusComplete, HasStatus: true}},
+		{"no header, no count, no status",
+			"[0] A -> 001_a.md\n[1] B -> 002_b.md\n",
+			Plan{Expected: 2, Topics: ab}},
+		{"indentation and tabs",
+			"  Expected Invocations: 2\n\tTopics:\n    [0] A -> 001_a.md\n\t[1]   B   ->   002_b.md  \n  Status: PLAN_CREATED\n",
+			Plan{Expected: 2, Topics: ab, Status: StatusCreated, HasStatus: true}},
+		{"CRLF",
+			"# Generated: x\r\nExpected Invocations: 2\r\n\r\nTopics:\r\n[0] A -> 001_a.md\r\n[1] B -> 002_b.md\r\nStatus: PLAN_COMPLETE\r\n",
+			Plan{Generated: "x", Expected: 2, Topics: ab, Status: StatusComplete, HasStatus: true}},
+		{"CR only and a byte order mark",
+			"\ufeff[0] A -> 001_a.md\r[1] B -> 002_b.md\rStatus: PLAN_COMPLETE",
+			Plan{Expected: 2, Topics: ab, Status: StatusComplete, HasStatus: true}},
+		{"1-based indices, out of order",
+			"Expected Invocations: 2\n[2] B -> 002_b.md\n[1] A -> 001_a.md\n",
+			Plan{Expected: 2, Topics: ab}},
+		{"\" -> \" and \": \" inside the title: the last arrow wins",
+			"[0] Map a -> b: in code -> x -> 001.md\n",
+			Plan{Expected: 1, Topics: []Topic{{Title: "Map a -> b: in code -> x", ReportPath: "001.md"}}}},
+		{"title spacing kept, path absolute",
+			"[0] A  two  spaces -> /home/u/.claude/specs/012_x/reports/001-y.md\n",
+			Plan{Expected: 1, Topics: []Topic{{Title: "A  two  spaces", ReportPath: "/home/u/.claude/specs/012_x/reports/001-y.md"}}}},
+		{"several Status: lines, the last wins",
+			"[0] A -> 001_a.md\nStatus: PLAN_COMPLETE\nStatus: PLAN_CREATED (invocations pending)\n",
+			Plan{Expected: 1, Topics: ab[:1], Status: StatusCreated, HasStatus: true}},
+		{"status with a note",
+			"[0] A -> 001_a.md\nStatus: PLAN_CREATED (invocations pending)\n\nStatus: PLAN_COMPLETE (ready for primary agent invocation)\n",
+			Plan{Expected: 1, Topics: ab[:1], Status: StatusComplete, HasStatus: true}},
+		{"empty Status:",
+			"[0] A -> 001_a.md\nStatus:\n",
+			Plan{Expected: 1, Topics: ab[:1], HasStatus: true}},
+		{"literal $(date) and the first Generated wins",
+			"# Generated: $(date -u +%Y-%m-%dT%H:%M:%SZ)\n# Generated: later\n[0] A -> 001_a.md\n",
+			Plan{Generated: "$(date -u +%Y-%m-%dT%H:%M:%SZ)", Expected: 1, Topics: ab[:1]}},
+		{"comments, blank lines and prose anywhere",
+			"# a comment\n\nSome prose the writer added.\n[0] A -> 001_a.md\n# another\n\n[1] B -> 002_b.md\nMore prose: with a colon\n",
+			Plan{Expected: 2, Topics: ab}},
+		{"agent blocks agree",
+			"[0] A -> 001_a.md\n[1] B -> 002_b.md\nStatus: PLAN_CREATED\n\n# Invocation Metadata\n\nTopic [1/2]: A\nReport Path: 001_a.md\nAgent: research-specialist\n\nTopic [2/2]: B\nReport Path: 002_b.md\nAgent: other\n\nStatus: PLAN_COMPLETE (ready)\n",
+			Plan{Expected: 2, Topics: []Topic{{0, "A", "001_a.md", "research-specialist"}, {1, "B", "002_b.md", "other"}}, Status: StatusComplete, HasStatus: true}},
+		{"agent block without a report path, blocks optional",
+			"[1] A -> 001_a.md\n[2] B -> 002_b.md\nTopic [2/2]: B\nAgent: x\n",
+			Plan{Expected: 2, Topics: []Topic{{0, "A", "001_a.md", ""}, {1, "B", "002_b.md", "x"}}}},
+		{"Report Path and Agent outside a block are ignored",
+			"Report Path: elsewhere.md\nAgent: nobody\n[0] A -> 001_a.md\n",
+			Plan{Expected: 1, Topics: ab[:1]}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
 			p, err := Parse(strings.NewReader(tc.in), "p")
 			if err != nil {
 				t.Fatal(err)
 			}
-			var titles, paths []string
-			for _, tp := range p.Topics {
-				titles, paths = append(titles, tp.Title), append(paths, tp.ReportPath)
-			}
-			if !reflect.DeepEqual(titles, tc.titles) || !reflect.DeepEqual(paths, tc.paths) || p.Status != tc.status {
-				t.Errorf("got %q %q %q", titles, paths, p.Status)
+			if !reflect.DeepEqual(*p, tc.want) {
+				t.Errorf("\n got %+v\nwant %+v", *p, tc.want)
 			}
 		})
 	}
-	p, _ := Parse(strings.NewReader("[0] A -> a.md\n\nTopic [1/1]: A\nAgent: research-specialist\n"), "p")
-	if p.Topics[0].Agent != "research-specialist" {
-		t.Errorf("agent %q", p.Topics[0].Agent)
+}
+
+// Every plan error is a *ParseError that names the line that shows it.
+func TestErrors(t *testing.T) {
+	tests := []struct {
+		name, in string
+		line     int
+		want     string // the whole Error()
+	}{
+		{"no topics", "# Research Coordinator Invocation Plan\nExpected Invocations: 0\nStatus: PLAN_COMPLETE\n", 0,
+			`p: no topics: want lines such as "[0] topic -> 001_topic.md"`},
+		{"empty file", "", 0,
+			`p: no topics: want lines such as "[0] topic -> 001_topic.md"`},
+		{"count above the entries", "# h\nExpected Invocations: 3\n\nTopics:\n[0] A -> a.md\n", 2,
+			"p:2: expected invocations is 3 but the plan lists 1 topics"},
+		{"count below the entries", "[0] A -> a.md\n[1] B -> b.md\nEXPECTED_INVOCATIONS=1\n", 3,
+			"p:3: expected invocations is 1 but the plan lists 2 topics"},
+		{"count not a number", "[0] A -> a.md\n\nExpected Invocations: many\n", 3,
+			`p:3: expected invocations "many" is not a non-negative integer`},
+		{"count negative", "Expected Invocations: -1\n[0] A -> a.md\n", 1,
+			`p:1: expected invocations "-1" is not a non-negative integer`},
+		{"count with trailing words", "EXPECTED_INVOCATIONS=2 topics\n[0] A -> a.md\n[1] B -> b.md\n", 1,
+			`p:1: expected invocations "2 topics" is not a non-negative integer`},
+		{"count empty", "Expected Invocations:\n[0] A -> a.md\n", 1,
+			`p:1: expected invocations "" is not a non-negative integer`},
+		{"count overflows", "Expected Invocations: 99999999999999999999\n[0] A -> a.md\n", 1,
+			`p:1: expected invocations "99999999999999999999" is not a non-negative integer`},
+		{"duplicate index", "Topics:\n[0] A -> a.md\n[1] B -> b.md\n[1] C -> c.md\n", 4,
+			"p:4: topic index 1 appears twice (first on line 3)"},
+		{"entry without an arrow", "Topics:\n\n[0] A without arrow\n", 3,
+			`p:3: topic entry has no " -> " between the topic and its report path`},
+		{"entry with an arrow not spaced", "[0] A->a.md\n", 1,
+			`p:1: topic entry has no " -> " between the topic and its report path`},
+		{"entry with an empty title", "[0] A -> a.md\n[1]  -> b.md\n", 2,
+			"p:2: topic entry [1] has an empty topic"},
+		{"entry with an empty path", "[0] A -> \n", 1,
+			"p:1: topic entry [0] has an empty report path"},
+		{"entry with a blank path, CRLF", "[0] A ->   \r\n", 1,
+			"p:1: topic entry [0] has an empty report path"},
+		{"index too large", "[99999999999999999999] A -> a.md\n", 1,
+			"p:1: topic index 99999999999999999999 is out of range"},
+		{"gap in the indices", "[0] A -> a.md\n[2] B -> b.md\n", 2,
+			"p:2: topic index 2 is out of sequence: want 1"},
+		{"indices start at 2", "\n[2] A -> a.md\n[3] B -> b.md\n", 2,
+			"p:2: topic indices start at 2: want 0 or 1"},
+		{"block title differs", "[0] A -> a.md\n\nTopic [1/1]: Not A\nReport Path: a.md\n", 3,
+			`p:3: topic block [1/1] title "Not A" differs from entry [0] "A"`},
+		{"block path differs", "[0] A -> a.md\n[1] B -> b.md\n\nTopic [1/2]: A\nReport Path: a.md\nTopic [2/2]: B\nReport Path: /x/b.md\n", 7,
+			`p:7: topic block [2/2] report path "/x/b.md" differs from entry [1] "b.md"`},
+		{"block path empty", "[0] A -> a.md\nTopic [1/1]: A\nReport Path:\n", 3,
+			`p:3: topic block [1/1] report path "" differs from entry [0] "a.md"`},
+		{"block beyond the topics", "[0] A -> a.md\n\nTopic [2/1]: A\n", 3,
+			"p:3: topic block [2/1] does not match the 1 topics of the plan"},
+		{"block with another total", "[0] A -> a.md\nTopic [1/3]: A\n", 2,
+			"p:2: topic block [1/3] does not match the 1 topics of the plan"},
+		{"block zero", "[0] A -> a.md\nTopic [0/1]: A\n", 2,
+			"p:2: topic block [0/1] does not match the 1 topics of the plan"},
+		{"line too long", "[0] A -> a.md\n" + strings.Repeat("x", maxLine+1) + "\n", 2,
+			"p:2: line is longer than 1048576 bytes"},
+		{"entry too long", "[0] " + strings.Repeat("x", maxValue) + " -> a.md\n", 1,
+			"p:1: topic entry [0] is longer than 1048512 bytes"},
 	}
-	if p, _ := Parse(strings.NewReader("[0] A -> a.md\n"), "p"); !p.Ready() {
-		t.Error("a plan without Status: must be ready")
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := Parse(strings.NewReader(tc.in), "p")
+			var pe *ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("Parse = %+v, %v; want a *ParseError", p, err)
+			}
+			if p != nil {
+				t.Errorf("Parse returned a plan with its error: %+v", p)
+			}
+			if pe.Line != tc.line || err.Error() != tc.want {
+				t.Errorf("line %d, %q\nwant line %d, %q", pe.Line, err, tc.line, tc.want)
+			}
+		})
 	}
 }
 
-func TestErrors(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"Expected Invocations: 3\n\n[0] A -> a.md\n", "p:1: expected invocations is 3 but the plan lists 1 topics"},
-		{"\n\n[0] A without arrow\n", "p:3: topic entry has no"},
-		{"[0]  -> a.md\n", "p:1: topic entry has an empty topic"},
-		{"[0] A -> a.md\n[0] B -> b.md\n", "p:2: topic index 0 appears twice (first on line 1)"},
-		{"Expected Invocations: many\n[0] A -> a.md\n", "p:1: expected invocations \"many\""},
-		{"# nothing here\n", "p: no topics"},
-		{"[0] A -> a.md\n[2] B -> b.md\n", "p:2: topic index 2 out of sequence"},
-		{"[0] A -> a.md\n\nTopic [1/1]: Not A\n", "p:3: Topic [1/1] says \"Not A\""},
-		{"[0] A -> a.md\n\nTopic [1/1]: A\nReport Path: b.md\n", "p:3: Topic [1/1] report path \"b.md\" differs"},
-		{"[0] A -> a.md\n\nTopic [4/1]: A\n", "p:3: Topic [4/1] does not name"},
+func TestParseErrorString(t *testing.T) {
+	for _, tc := range []struct {
+		e    ParseError
+		want string
+	}{
+		{ParseError{"a/plan.txt", 3, "bad"}, "a/plan.txt:3: bad"},
+		{ParseError{"a/plan.txt", 0, "bad"}, "a/plan.txt: bad"},
+		{ParseError{"", 3, "bad"}, "3: bad"},
+		{ParseError{"", 0, "bad"}, "bad"},
 	} {
-		_, err := Parse(strings.NewReader(tc.in), "p")
-		var pe *ParseError
-		if !errors.As(err, &pe) || !strings.HasPrefix(err.Error(), tc.want) {
-			t.Errorf("Parse(%q) = %v, want %q", tc.in, err, tc.want)
+		if got := tc.e.Error(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.e, got, tc.want)
 		}
 	}
 }
 
-func TestFormatGoldenAndRoundTrip(t *testing.T) {
-	p := &Plan{Generated: "2026-11-22T10:00:00Z", Status: StatusComplete, HasStatus: true, Topics: []Topic{
-		{Index: 0, Title: "OAuth2 token refresh: how refresh tokens rotate", ReportPath: "001_oauth2_token_refresh.md"},
-		{Index: 1, Title: "Session\nstorage", ReportPath: "002_session_storage.md"},
-	}}
+func TestParseFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, FileName)
+	if err := os.WriteFile(path, []byte("Topics:\n[0] no arrow\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ParseFile(path)
+	var pe *ParseError
+	if !errors.As(err, &pe) || pe.File != path || pe.Line != 2 {
+		t.Errorf("ParseFile = %v; want a *ParseError at %s:2", err, path)
+	}
+	_, err = ParseFile(filepath.Join(dir, "missing"))
+	if !errors.Is(err, os.ErrNotExist) || errors.As(err, &pe) {
+		t.Errorf("missing file: %v; want os.ErrNotExist, not a *ParseError", err)
+	}
+}
+
+type failingReader struct{}
+
+func (failingReader) Read([]byte) (int, error) { return 0, io.ErrUnexpectedEOF }
+
+func TestReadError(t *testing.T) {
+	_, err := Parse(io.MultiReader(strings.NewReader("[0] A -> a.md\n"), failingReader{}), "p")
+	var pe *ParseError
+	if !errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &pe) {
+		t.Errorf("Parse = %v; want the read error, not a *ParseError", err)
+	}
+}
+
+func TestReady(t *testing.T) {
+	for _, tc := range []struct {
+		p    *Plan
+		want bool
+	}{
+		{&Plan{Status: StatusComplete, HasStatus: true}, true},
+		{&Plan{}, true}, // no Status: line at all
+		{&Plan{Status: StatusCreated, HasStatus: true}, false},
+		{&Plan{Status: "", HasStatus: true}, false}, // an empty "Status:" line
+		{&Plan{Status: "DONE", HasStatus: true}, false},
+		{nil, false},
+	} {
+		if got := tc.p.Ready(); got != tc.want {
+			t.Errorf("%+v: Ready() = %v, want %v", tc.p, got, tc.want)
+		}
+	}
+}
+
+// Format writes the seed format byte for byte (testdata/plan.golden, which
+// -update rewrites), and Parse reads it back to the same Plan.
+func TestFormatGolden(t *testing.T) {
+	p := &Plan{
+		Generated: "2026-11-22T10:00:00Z",
+		Expected:  2,
+		Topics: []Topic{
+			{Index: 0, Title: "OAuth2 token refresh: how refresh tokens rotate", ReportPath: "001_oauth2_token_refresh.md"},
+			{Index: 1, Title: "Session storage", ReportPath: "002_session_storage.md"},
+		},
+		Status:    StatusComplete,
+		HasStatus: true,
+	}
 	got := Format(p)
-	golden := filepath.Join("testdata", "plan.golden")
-	if *update {
-		os.WriteFile(golden, got, 0o644)
-	}
-	want, err := os.ReadFile(golden)
+	goldenFile := filepath.Join("testdata", "plan.golden")
+	golden.Check(t, goldenFile, got)
+	back, err := Parse(bytes.NewReader(got), goldenFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("Format differs from %s:\n%s", golden, got)
-	}
-	back, err := Parse(bytes.NewReader(got), "golden")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Expected = 2
-	p.Topics[1].Title = "Session storage"
 	if !reflect.DeepEqual(back, p) {
 		t.Errorf("round trip:\n got %+v\nwant %+v", back, p)
 	}
-	// Every corpus plan survives Format → Parse with the same topics.
-	files, _ := filepath.Glob(corpus + "*invocation-plan.txt")
-	for _, f := range files {
+}
+
+func TestFormat(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		p    *Plan
+		want string
+	}{
+		{"defaults: status, count and indices from the slice",
+			&Plan{Expected: 7, Topics: []Topic{{Index: 5, Title: "A", ReportPath: "a.md", Agent: "x"}}},
+			"# Research Coordinator Invocation Plan\n# Generated: \n\nExpected Invocations: 1\n\nTopics:\n[0] A -> a.md\n\nStatus: PLAN_COMPLETE\n"},
+		{"titles with line breaks are flattened, others kept",
+			&Plan{Generated: "g", Status: StatusCreated, Topics: []Topic{
+				{Title: "  Multi\n  line\r\n\ttitle \n", ReportPath: " a.md\n"},
+				{Title: " Two  spaces ", ReportPath: "b.md"},
+			}},
+			"# Research Coordinator Invocation Plan\n# Generated: g\n\nExpected Invocations: 2\n\nTopics:\n[0] Multi line title -> a.md\n[1] Two  spaces -> b.md\n\nStatus: PLAN_CREATED\n"},
+		{"nil plan", nil,
+			"# Research Coordinator Invocation Plan\n# Generated: \n\nExpected Invocations: 0\n\nTopics:\n\nStatus: PLAN_COMPLETE\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := string(Format(tc.p)); got != tc.want {
+				t.Errorf("\n got %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// A plan that Parse accepts comes back from Format and Parse with the same
+// topics (minus agents), count, Generated and Status, and Format is stable.
+func checkRoundTrip(t *testing.T, name string, p *Plan) {
+	t.Helper()
+	out := Format(p)
+	back, err := Parse(bytes.NewReader(out), name)
+	if err != nil {
+		t.Fatalf("%s: formatted plan does not parse: %v\n%s", name, err, out)
+	}
+	want := *p
+	want.Topics = append([]Topic(nil), p.Topics...)
+	for i := range want.Topics {
+		want.Topics[i].Agent = ""
+	}
+	if want.Status == "" {
+		want.Status = StatusComplete
+	}
+	want.HasStatus = true
+	if !reflect.DeepEqual(*back, want) {
+		t.Fatalf("%s: round trip\n got %+v\nwant %+v\n%s", name, *back, want, out)
+	}
+	if again := Format(back); !bytes.Equal(again, out) {
+		t.Fatalf("%s: Format is not stable:\n%s\n%s", name, out, again)
+	}
+}
+
+func TestRoundTripCorpus(t *testing.T) {
+	for _, f := range corpusPlans(t) {
 		p, err := ParseFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		back, err := Parse(bytes.NewReader(Format(p)), f)
-		if err != nil || !reflect.DeepEqual(back.Topics, stripAgents(p.Topics)) {
-			t.Errorf("%s: round trip failed: %v", f, err)
-		}
+		checkRoundTrip(t, f, p)
 	}
-}
-
-func stripAgents(ts []Topic) []Topic {
-	out := append([]Topic(nil), ts...)
-	for i := range out {
-		out[i].Agent = ""
-	}
-	return out
 }
 
 func FuzzParse(f *testing.F) {
-	files, _ := filepath.Glob(corpus + "*invocation-plan.txt")
-	for _, file := range files {
-		b, _ := os.ReadFile(file)
+	for _, file := range corpusPlans(f) {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
 		f.Add(b)
 	}
-	f.Add([]byte("[0] a -> b\nTopic [1/1]: a\n"))
+	f.Add([]byte("EXPECTED_INVOCATIONS=2\r\nTOPICS:\r\n  [1] a -> b -> c\r\n  [2] d:  e -> f\r\nTopic [1/2]: a -> b\rReport Path: c\nAgent: z\nStatus: PLAN_CREATED x\n"))
+	f.Add([]byte("\ufeff# Generated: $(date)\nTopic Assignments:\n[0]x -> \u2028y\nStatus:\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := Parse(bytes.NewReader(b), "fuzz")
 		if err != nil {
+			var pe *ParseError
+			if !errors.As(err, &pe) || p != nil {
+				t.Fatalf("Parse = %+v, %v; want nil and a *ParseError", p, err)
+			}
 			return
 		}
-		back, err := Parse(bytes.NewReader(Format(p)), "fuzz")
-		if err != nil {
-			t.Fatalf("formatted plan does not parse: %v\n%s", err, Format(p))
+		if len(p.Topics) == 0 || p.Expected != len(p.Topics) {
+			t.Fatalf("accepted a plan with %d topics, expected %d", len(p.Topics), p.Expected)
 		}
-		if len(back.Topics) != len(p.Topics) {
-			t.Fatalf("round trip changed the topic count")
-		}
+		checkRoundTrip(t, "fuzz", p)
 	})
 }
