@@ -13,7 +13,6 @@ import (
 	"github.com/specd-dev/specd/internal/golden"
 )
 
-
 // corpus holds real plans from public repositories (MANIFEST.tsv names
 // their origin). Never edit them.
 const corpus = "../testdata/corpus/claude-config/"
