@@ -1,58 +1,75 @@
 // Package jsonl appends to and reads errors.jsonl, the append-only error log
-// shared by specd and the agents it runs (PRODUCT.md section 5). Each entry
-// is one JSON object on one line, written with a single write(2) on a file
-// opened O_APPEND, under an exclusive flock, so concurrent writers in many
-// processes never interleave or tear lines. The schema is a superset of the
-// two real ones (seed 004 Phase 4 and the Claude Code error log), so
-// existing tooling keeps working.
+// shared by specd and the agents it runs (PRODUCT.md sections 4 and 5).
+//
+// Each entry is one JSON object on one line. Append writes a line with a
+// single write call on a file opened O_APPEND, under an exclusive flock on
+// the permanent lock file errors.jsonl.lock, so writers in many goroutines
+// and processes never interleave or tear lines; agents that append whole
+// lines with one O_APPEND write and no lock are safe too. Rotation (at
+// MaxBytes, keeping Keep files) happens under the same lock, as the real
+// tooling does. The schema is a superset of the two real ones (message and
+// details; error_message and context), so jq and the real /errors command
+// keep working.
+//
+// Limits: the log lives on a local file system (flock and O_APPEND are not
+// reliable on NFS); lines are not fsynced; Read reads only the live file.
 package jsonl
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gofrs/flock"
 )
 
-// The error_type values (seed 004, "Error Handling Standards", plus the
-// real log's state_error and execution_error).
+// The error_type values (PRODUCT.md section 5).
 const (
-	TypeAgent      = "agent_error"
-	TypeValidation = "validation_error"
-	TypeTimeout    = "timeout_error"
-	TypeParse      = "parse_error"
-	TypeFile       = "file_error"
-	TypeState      = "state_error"
-	TypeExecution  = "execution_error"
+	TypeAgent      = "agent_error"      // a specialist failed or broke the report contract
+	TypeValidation = "validation_error" // a report or the barrier did not validate
+	TypeTimeout    = "timeout_error"    // a specialist or wait ran out of time
+	TypeParse      = "parse_error"      // a plan, request or front matter could not be read
+	TypeFile       = "file_error"       // a file could not be read, written or found
+	TypeState      = "state_error"      // a run's state was inconsistent
+	TypeExecution  = "execution_error"  // a command could not be started or exited badly
 )
 
-// SchemaVersion is written in every entry specd appends.
+// SchemaVersion is the schema_version Append writes when the entry has none.
 const SchemaVersion = 1
 
-// Entry is one line of errors.jsonl.
+// maxLine is the longest line Read decodes, in bytes; longer lines are
+// skipped and counted, without holding them in memory.
+const maxLine = 16 << 20
+
+// Entry is one line of errors.jsonl (PRODUCT.md section 5). Message and
+// ErrorMessage hold the same text, and Details and Context the same
+// object, one spelling per real schema: Append and Read fill whichever of
+// a pair is empty from the other.
 type Entry struct {
-	Timestamp     string         `json:"timestamp"`   // RFC 3339 UTC; Append fills it when empty
-	WorkflowID    string         `json:"workflow_id"` // the run's id (seed 004, Phase 4)
-	Command       string         `json:"command"`     // "specd" when empty
-	ErrorType     string         `json:"error_type"`  // one of the Type constants
-	Message       string         `json:"message"`
-	ErrorMessage  string         `json:"error_message"` // same text as Message (the other real schema)
-	Source        string         `json:"source"`        // component: barrier, runner, intake, plans…
-	Details       map[string]any `json:"details,omitempty"`
-	Context       map[string]any `json:"context,omitempty"` // same object as Details (the other real schema)
-	RecoveryHint  string         `json:"recovery_hint,omitempty"`
-	Severity      string         `json:"severity"`       // "error" (default) or "warning"
-	SchemaVersion int            `json:"schema_version"` // SchemaVersion; 0 in foreign lines
+	Timestamp     string         `json:"timestamp"`               // RFC 3339 UTC, whole seconds; Append fills it when empty
+	WorkflowID    string         `json:"workflow_id"`             // the run's id
+	Command       string         `json:"command"`                 // "specd" when Append finds it empty
+	ErrorType     string         `json:"error_type"`              // one of the Type constants
+	Message       string         `json:"message"`                 // what went wrong
+	ErrorMessage  string         `json:"error_message"`           // same text as Message (the other real schema)
+	Source        string         `json:"source"`                  // component: barrier, runner, intake…
+	Details       map[string]any `json:"details,omitempty"`       // spec dir, topic index, report path, exit code…
+	Context       map[string]any `json:"context,omitempty"`       // same object as Details (the other real schema)
+	RecoveryHint  string         `json:"recovery_hint,omitempty"` // one actionable sentence
+	Severity      string         `json:"severity"`                // "error" (the default) or "warning"
+	SchemaVersion int            `json:"schema_version"`          // SchemaVersion; 0 in foreign lines that have none
 }
 
-// normalize fills the defaults and mirrors the twin fields of both schemas.
+// normalize fills the defaults Append writes and mirrors the field pairs.
 func (e *Entry) normalize(now time.Time) {
 	if e.Timestamp == "" {
 		e.Timestamp = now.UTC().Format(time.RFC3339)
@@ -69,7 +86,8 @@ func (e *Entry) normalize(now time.Time) {
 	e.mirror()
 }
 
-// mirror makes message/error_message and details/context agree.
+// mirror fills an empty message/error_message or details/context from
+// the other field of its pair.
 func (e *Entry) mirror() {
 	if e.Message == "" {
 		e.Message = e.ErrorMessage
@@ -85,157 +103,282 @@ func (e *Entry) mirror() {
 	}
 }
 
-// Rotation limits, as the real tooling uses: the live file is rotated once
-// it reaches MaxBytes, keeping Keep older files (.1 newest … .Keep oldest).
+// Rotation limits (PRODUCT.md section 5, as the real tooling does): before
+// an Append, a live file of MaxBytes bytes or more is renamed to .1, .1 to
+// .2 and so on up to .Keep; the old .Keep is dropped. MaxBytes ≤ 0 turns
+// rotation off; Keep ≤ 0 drops the full file instead of keeping it. Both
+// are read by each Append; set them before appending, not concurrently.
 var (
 	MaxBytes int64 = 10 << 20
 	Keep           = 5
 )
 
-// Log is an errors.jsonl file. It is safe for concurrent use by goroutines
-// and processes.
+// Log is one errors.jsonl file. It is safe for concurrent use by
+// goroutines, and by processes that each Open the same path.
 type Log struct {
 	path string
-	lock *flock.Flock
+	mu   sync.Mutex   // a flock.Flock held by one goroutine lets every other one through
+	lock *flock.Flock // path + ".lock", never deleted
 }
 
-// Open returns the log at path. It does no I/O; the lock file is
-// path+".lock", created on first use and never deleted.
+// Open returns the log at path. It does no I/O: the directory, the file and
+// the lock file path+".lock" are created by the first Append, and the lock
+// file is never deleted (deleting it would let two writers lock different
+// files).
 func Open(path string) *Log {
-	return &Log{path: path, lock: flock.New(path + ".lock")}
+	return &Log{path: path, lock: flock.New(path+".lock", flock.SetPermissions(0o644))}
 }
 
-// Path returns the log's file path.
+// Path returns the path of the log file given to Open.
 func (l *Log) Path() string { return l.path }
 
-// Append writes e as one line: it takes the exclusive flock, rotates the
-// file when it has reached MaxBytes, opens it O_APPEND|O_CREATE, and writes
-// the JSON and "\n" in one write call. When the file does not end in "\n"
-// (a foreign writer crashed mid-line), the same write starts with "\n" so
-// the torn line stays alone. Missing fields get their defaults (normalize).
-// Errors name the path.
-func (l *Log) Append(e Entry) error {
+// Append adds e to the log as one line (PRODUCT.md sections 4 and 5). It
+// fills the defaults (Timestamp now in UTC, Command "specd", Severity
+// "error", SchemaVersion 1) and mirrors message/error_message and
+// details/context. Then, holding the exclusive flock on the lock file
+// (blocking until other writers release it), it rotates the file if it
+// has reached MaxBytes, opens it O_APPEND|O_CREATE|O_WRONLY with mode 0644,
+// and writes the JSON and "\n" in one write call. If the file does not end
+// in "\n" (a foreign writer crashed mid-line), the same write starts with
+// "\n", so the torn line stays on its own; a foreign writer appending
+// without the lock at that moment can rarely make this a blank line, which
+// Read ignores. A missing parent directory is created (0755).
+//
+// The returned error, prefixed "errors log <path>: ", comes from encoding e
+// (nothing is written), creating the directory, locking, rotating,
+// opening, writing or closing. After a failed write the file may hold part
+// of the line; the next Append puts its own line after a "\n".
+func (l *Log) Append(e Entry) (err error) {
 	e.normalize(time.Now())
-	line, err := json.Marshal(e)
-	if err != nil {
-		return fmt.Errorf("errors log %s: %w", l.path, err)
+	var buf bytes.Buffer
+	buf.WriteByte('\n') // dropped below unless the file ends mid-line
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // "<", ">" and "&" as jq writes them
+	if err := enc.Encode(e); err != nil {
+		return l.wrap(err)
 	}
 	if err := os.MkdirAll(filepath.Dir(l.path), 0o755); err != nil {
-		return fmt.Errorf("errors log %s: %w", l.path, err)
+		return l.wrap(err)
 	}
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if err := l.lock.Lock(); err != nil {
-		return fmt.Errorf("errors log %s: lock: %w", l.path, err)
+		return l.wrap(fmt.Errorf("lock: %w", err))
 	}
-	defer l.lock.Unlock()
-	if err := l.rotate(); err != nil {
-		return fmt.Errorf("errors log %s: rotate: %w", l.path, err)
+	defer func() {
+		if uerr := l.lock.Unlock(); uerr != nil && err == nil {
+			err = l.wrap(fmt.Errorf("unlock: %w", uerr))
+		}
+	}()
+
+	if err := rotate(l.path, MaxBytes, Keep); err != nil {
+		return l.wrap(fmt.Errorf("rotate: %w", err))
 	}
-	f, err := os.OpenFile(l.path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(l.path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
-		return fmt.Errorf("errors log %s: %w", l.path, err)
+		return l.wrap(err)
 	}
-	buf := make([]byte, 0, len(line)+2)
-	if !endsInNewline(f) {
-		buf = append(buf, '\n')
+	line := buf.Bytes()
+	if !endsMidLine(f, l.path) {
+		line = line[1:]
 	}
-	buf = append(append(buf, line...), '\n')
-	_, werr := f.Write(buf)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
+	_, err = f.Write(line) // one write(2) for a regular file unless the kernel writes short
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	if werr != nil {
-		return fmt.Errorf("errors log %s: %w", l.path, werr)
+	if err != nil {
+		return l.wrap(err)
 	}
 	return nil
 }
 
-// endsInNewline reports whether f is empty or its last byte is '\n'.
-func endsInNewline(f *os.File) bool {
-	fi, err := f.Stat()
-	if err != nil || fi.Size() == 0 {
-		return true
-	}
-	b := make([]byte, 1)
-	if _, err := f.ReadAt(b, fi.Size()-1); err != nil {
-		return true // unreadable: assume whole lines
-	}
-	return b[0] == '\n'
+func (l *Log) wrap(err error) error {
+	return fmt.Errorf("errors log %s: %w", l.path, err)
 }
 
-// rotate shifts errors.jsonl → .1 → … → .Keep (the oldest is dropped) once
-// the live file has reached MaxBytes. The caller holds the lock.
-func (l *Log) rotate() error {
-	fi, err := os.Stat(l.path)
-	if errors.Is(err, os.ErrNotExist) {
+// endsMidLine reports whether the file open as w (for writing only) at path
+// is not empty and its last byte is not "\n". A foreign writer's line can
+// be seen half copied (the size grows page by page), so a last byte other
+// than "\n" counts only if the size has not changed meanwhile; after a few
+// tries, or if the file cannot be read, it reports true: an extra "\n"
+// costs a blank line, a missing one glues two entries together.
+func endsMidLine(w *os.File, path string) bool {
+	r, err := os.Open(path)
+	if err != nil {
+		return true
+	}
+	defer r.Close()
+	b := make([]byte, 1)
+	for range 4 {
+		fi, err := w.Stat()
+		if err != nil {
+			return true
+		}
+		size := fi.Size()
+		if size == 0 {
+			return false
+		}
+		if _, err := r.ReadAt(b, size-1); err != nil {
+			return true
+		}
+		if b[0] == '\n' {
+			return false
+		}
+		if fi, err = w.Stat(); err != nil || fi.Size() == size {
+			return true
+		}
+	}
+	return true
+}
+
+// rotate renames path to path.1, path.1 to path.2 … path.(keep-1) to
+// path.keep (replacing it) once path has at least maxBytes bytes. keep ≤ 0
+// removes path instead; maxBytes ≤ 0 never rotates. The caller holds the
+// lock.
+func rotate(path string, maxBytes int64, keep int) error {
+	if maxBytes <= 0 {
 		return nil
 	}
-	if err != nil || fi.Size() < MaxBytes {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil || fi.Size() < maxBytes {
 		return err
 	}
-	for i := Keep - 1; i >= 1; i-- {
-		err := os.Rename(l.path+"."+strconv.Itoa(i), l.path+"."+strconv.Itoa(i+1))
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
+	if keep <= 0 {
+		return os.Remove(path)
+	}
+	for i := keep - 1; i >= 1; i-- {
+		err := os.Rename(path+"."+strconv.Itoa(i), path+"."+strconv.Itoa(i+1))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 	}
-	if Keep < 1 {
-		return os.Remove(l.path)
-	}
-	return os.Rename(l.path, l.path+".1")
+	return os.Rename(path, path+".1")
 }
 
-// Read returns the entries of the live file at path, oldest first. Lines
-// that are not JSON objects (torn, foreign, blank) are skipped and counted.
-// Lines of both real schemas decode; message/error_message and
-// details/context are mirrored. Lines over 16 MiB are skipped too.
+// Read returns the entries of the live log file at path, oldest first; the
+// rotated files path.1 … are not read. It takes no lock: every line is
+// written whole, so a concurrent Append only adds lines Read may or may not
+// see.
+//
+// Reading is tolerant (PRODUCT.md section 5): lines of both real schemas
+// decode, unknown fields are ignored, and message/error_message and
+// details/context are mirrored as Append does. A field of the wrong JSON
+// type does not lose the line: a non-string scalar in a string field keeps
+// its JSON text, a non-object details or context becomes {"value": …}, and
+// a non-number schema_version is 0. Lines that are not JSON objects (torn,
+// truncated, foreign text) and lines over 16 MiB are counted in skipped;
+// blank lines are ignored.
+//
+// err, prefixed "errors log <path>: ", is from opening (it matches
+// fs.ErrNotExist when there is no log yet) or reading the file; entries
+// and skipped then hold what was read before it.
 func Read(path string) (entries []Entry, skipped int, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, fmt.Errorf("errors log %s: %w", path, err)
 	}
 	defer f.Close()
-	r := bufio.NewReaderSize(f, 64*1024)
+	r := bufio.NewReaderSize(f, 64<<10)
+	var buf []byte
 	for {
-		line, err := r.ReadBytes('\n')
-		if len(line) > 0 {
-			var e Entry
-			trimmed := trimSpace(line)
-			switch {
-			case len(trimmed) == 0:
-			case len(line) > 16<<20 || trimmed[0] != '{' || json.Unmarshal(trimmed, &e) != nil:
-				skipped++
-			default:
-				e.mirror()
+		line, tooLong, rerr := readLine(r, buf[:0])
+		buf = line
+		switch line = bytes.TrimSpace(line); {
+		case tooLong:
+			skipped++
+		case len(line) == 0:
+		default:
+			if e, ok := decodeLine(line); ok {
 				entries = append(entries, e)
+			} else {
+				skipped++
 			}
 		}
-		if err == io.EOF {
+		if rerr == io.EOF {
 			return entries, skipped, nil
 		}
-		if err != nil {
-			return entries, skipped, fmt.Errorf("errors log %s: %w", path, err)
+		if rerr != nil {
+			return entries, skipped, fmt.Errorf("errors log %s: %w", path, rerr)
 		}
 	}
 }
 
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r' || b[len(b)-1] == ' ') {
-		b = b[:len(b)-1]
+// readLine appends the next line of r, "\n" included, to buf. A line
+// longer than maxLine is read to its end but not kept: tooLong is true and
+// line is empty. err is io.EOF at the end of r.
+func readLine(r *bufio.Reader, buf []byte) (line []byte, tooLong bool, err error) {
+	for {
+		frag, err := r.ReadSlice('\n')
+		if !tooLong {
+			if len(buf)+len(frag) > maxLine {
+				tooLong, buf = true, buf[:0]
+			} else {
+				buf = append(buf, frag...)
+			}
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return buf, tooLong, err
+		}
 	}
-	for len(b) > 0 && b[0] == ' ' {
-		b = b[1:]
-	}
-	return b
 }
 
-// Filter selects entries for `specd errors`. Zero fields match everything.
+// decodeLine decodes one trimmed, non-empty line; ok is false when it is
+// not a JSON object.
+func decodeLine(line []byte) (e Entry, ok bool) {
+	if line[0] != '{' {
+		return Entry{}, false
+	}
+	err := json.Unmarshal(line, &e)
+	var typeErr *json.UnmarshalTypeError
+	if err != nil && !errors.As(err, &typeErr) {
+		return Entry{}, false // a syntax error: json checks the whole line before decoding any field
+	}
+	if err != nil {
+		// json decoded every field it could and left the mismatched ones zero.
+		var raw map[string]json.RawMessage
+		if json.Unmarshal(line, &raw) != nil {
+			return Entry{}, false
+		}
+		e.rescue(raw)
+	}
+	e.mirror()
+	return e, true
+}
+
+// rescue fills, from the raw object, the fields whose JSON type did not
+// match (see Read).
+func (e *Entry) rescue(raw map[string]json.RawMessage) {
+	strs := map[string]*string{
+		"timestamp": &e.Timestamp, "workflow_id": &e.WorkflowID, "command": &e.Command,
+		"error_type": &e.ErrorType, "message": &e.Message, "error_message": &e.ErrorMessage,
+		"source": &e.Source, "recovery_hint": &e.RecoveryHint, "severity": &e.Severity,
+	}
+	for k, p := range strs {
+		if v, ok := raw[k]; ok && *p == "" && len(v) > 0 && v[0] != '"' && string(v) != "null" {
+			*p = string(v)
+		}
+	}
+	for k, p := range map[string]*map[string]any{"details": &e.Details, "context": &e.Context} {
+		var v any
+		if r, ok := raw[k]; ok && *p == nil && json.Unmarshal(r, &v) == nil && v != nil {
+			*p = map[string]any{"value": v}
+		}
+	}
+}
+
+// Filter selects entries for `specd errors` (PRODUCT.md section 5). The
+// zero value of each field matches every entry.
 type Filter struct {
-	Since      time.Time // entries at or after this time (entries without a parseable timestamp do not match)
-	Type       string    // error_type
-	WorkflowID string    // workflow_id
+	Since      time.Time // entries whose timestamp is at or after Since; an entry without an RFC 3339 timestamp does not match a non-zero Since
+	Type       string    // entries whose error_type is exactly Type
+	WorkflowID string    // entries whose workflow_id is exactly WorkflowID
 }
 
-// Match reports whether e passes every set field of f.
+// Match reports whether e passes every non-zero field of f.
 func (f Filter) Match(e Entry) bool {
 	if f.Type != "" && e.ErrorType != f.Type {
 		return false
