@@ -3,7 +3,9 @@ package daemon_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -94,7 +96,7 @@ func writePlan(t *testing.T, tr tree, name string, topics ...string) string {
 func readErrors(t *testing.T, tr tree) []jsonl.Entry {
 	t.Helper()
 	es, skipped, err := jsonl.Read(daemon.ErrorsPath(tr.specs))
-	if err != nil && !os.IsNotExist(err) {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		t.Fatal(err)
 	}
 	if skipped != 0 {
