@@ -1,0 +1,210 @@
+package local
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// specTrees are the directory names whose contents are never searched nor
+// listed, at any depth: specd's and Claude's spec trees hold other reports.
+var specTrees = []string{".opencode", ".claude"}
+
+// Files lists the files git would track under root: with git and root in a
+// git work tree, `git ls-files -z --cached --others --exclude-standard` run
+// in root (tracked files plus untracked files that are not ignored, below
+// root only); otherwise a walk of root that skips the .git, node_modules
+// and vendor directories and every hidden directory. Either way it keeps
+// regular files only (no symlinks, submodules or files deleted from the
+// work tree) and leaves out everything under a .opencode/ or .claude/
+// directory. Paths are slash-separated, relative to root, sorted and
+// distinct.
+//
+// It returns an error when root cannot be read, or ctx's error when ctx
+// ends first. Outside git (not installed, not a work tree, or git
+// refusing the directory) it falls back to the walk without an error.
+func Files(ctx context.Context, root string) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(root)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("%s: not a directory", root)
+	}
+	files, err := gitFiles(ctx, root)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if files, err = walkFiles(ctx, root); err != nil {
+			return nil, err
+		}
+	}
+	slices.Sort(files)
+	files = slices.Compact(files) // ls-files repeats unmerged paths
+	kept := files[:0]
+	for _, f := range files {
+		if inSpecTree(f) {
+			continue
+		}
+		if fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(f))); err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		kept = append(kept, f)
+		if len(kept)%256 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+	}
+	return kept, ctx.Err()
+}
+
+// gitFiles runs git ls-files in root; an error means "not git".
+func gitFiles(ctx context.Context, root string) ([]string, error) {
+	cmd := exec.CommandContext(ctx, "git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+	// Variables that would point git at another repository than root's.
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR", "GIT_NAMESPACE":
+			return true
+		}
+		return false
+	})
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for f := range strings.SplitSeq(string(out), "\x00") {
+		if f != "" {
+			files = append(files, f)
+		}
+	}
+	return files, nil
+}
+
+// walkFiles lists the files under root without git.
+func walkFiles(ctx context.Context, root string) ([]string, error) {
+	start := root
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		start = r // WalkDir does not descend into a root that is a symlink
+	}
+	var files []string
+	err := filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		if err != nil {
+			if p == start {
+				return err
+			}
+			return nil // an unreadable entry is skipped
+		}
+		if d.IsDir() {
+			n := d.Name()
+			if p != start && (strings.HasPrefix(n, ".") || n == "node_modules" || n == "vendor") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		rel, err := filepath.Rel(start, p)
+		if err != nil {
+			return nil
+		}
+		files = append(files, filepath.ToSlash(rel))
+		return nil
+	})
+	return files, err
+}
+
+func inSpecTree(rel string) bool {
+	for part := range strings.SplitSeq(rel, "/") {
+		if slices.Contains(specTrees, part) {
+			return true
+		}
+	}
+	return false
+}
+
+// excluded returns the predicate for files Run must not read besides the
+// spec trees: the report itself, and the spec tree holding the run's spec
+// directory (its parent, e.g. specs/ holding NNN_slug/) when that lies
+// inside root, or else the spec directory itself.
+func excluded(root, reportPath, specDir string) func(abs string) bool {
+	var dirs []string
+	if specDir != "" {
+		if sd, err := filepath.Abs(specDir); err == nil {
+			if parent := filepath.Dir(sd); within(root, parent) {
+				dirs = append(dirs, parent)
+			} else if within(root, sd) {
+				dirs = append(dirs, sd)
+			}
+		}
+	}
+	return func(abs string) bool {
+		if abs == reportPath {
+			return true
+		}
+		for _, d := range dirs {
+			if within(d, abs) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// within reports whether p lies strictly inside dir.
+func within(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// printablePath reports whether a path can be cited on one Markdown line:
+// valid UTF-8 without control characters.
+func printablePath(p string) bool {
+	if !utf8.ValidString(p) {
+		return false
+	}
+	return !strings.ContainsFunc(p, unicode.IsControl)
+}
+
+// readText returns the contents of a regular file of at most maxBytes that
+// is text: no NUL byte in its first 8 KiB, valid UTF-8. ok is false for
+// anything else, including a file that is a symlink or changes into one
+// while it is opened.
+func readText(path string, maxBytes int64) (data []byte, ok bool) {
+	before, err := os.Lstat(path)
+	if err != nil || !before.Mode().IsRegular() || before.Size() > maxBytes || before.Size() == 0 {
+		return nil, false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	after, err := f.Stat()
+	if err != nil || !os.SameFile(before, after) {
+		return nil, false
+	}
+	data, err = io.ReadAll(io.LimitReader(f, maxBytes+1))
+	if err != nil || int64(len(data)) > maxBytes {
+		return nil, false
+	}
+	if bytes.IndexByte(data[:min(len(data), 8<<10)], 0) >= 0 || !utf8.Valid(data) {
+		return nil, false
+	}
+	return data, true
+}

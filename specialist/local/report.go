@@ -1,0 +1,391 @@
+package local
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/renameio/v2"
+
+	"github.com/specd-dev/specd/specialist"
+)
+
+// render writes the report (seed 004, Appendix C). Every top-level list
+// item under ## Findings and ## Recommendations is counted in the front
+// matter; excerpts sit in fenced blocks indented by three spaces, so no
+// line of them starts at column 0. Links are relative to reportDir; no
+// absolute path is written.
+func render(in specialist.Input, q query, c *corpus, hits []hit, reportDir, root, date string) []byte {
+	var files []int // distinct cited docs, best first
+	for _, h := range hits {
+		if !slices.Contains(files, h.doc) {
+			files = append(files, h.doc)
+		}
+	}
+	var missing []string // terms no file holds
+	for t, n := range c.termFiles {
+		if n == 0 {
+			missing = append(missing, q.spelled[t])
+		}
+	}
+	recs := recommendations(q, c, hits, files, missing)
+
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "---\nreport_type: research\ntopic: %s\nfindings_count: %d\nrecommendations_count: %d\n",
+		yamlQuote(in.Topic), len(hits), len(recs))
+	fmt.Fprintf(&buf, "created_date: %s\nstatus: complete\nresearch_complexity: %d\nworkflow_type: local_codebase_research\n---\n\n",
+		date, complexity(in.ResearchComplexity))
+	fmt.Fprintf(&buf, "# Research Report: %s\n\n", oneLine(in.Topic))
+
+	buf.WriteString("## Summary\n")
+	perTerm := make([]string, len(q.terms))
+	for t := range q.terms {
+		perTerm[t] = fmt.Sprintf("%q (%s)", q.spelled[t], count(c.termFiles[t], "file", "no file"))
+	}
+	best := make([]string, 0, 3)
+	for _, d := range files[:min(3, len(files))] {
+		best = append(best, code(c.docs[d].path))
+	}
+	fmt.Fprintf(&buf, "Searched %s (%s) of the project for %s, ranking %s of %d lines (stride %d) with BM25; %s at least one term. ",
+		count(c.files, "text file", ""), count(c.lines, "line", ""), andList(perTerm), count(c.nWindows, "window", ""),
+		windowLines, stride, mention(len(c.docs)))
+	fmt.Fprintf(&buf, "The strongest matches are in %s; each finding cites the file and the line where its excerpt starts, with the lines found there.\n\n",
+		andList(best))
+
+	buf.WriteString("## Findings\n")
+	for i, h := range hits {
+		d := &c.docs[h.doc]
+		terms := make([]string, len(h.matched))
+		for k, t := range h.matched {
+			terms[k] = q.spelled[t]
+		}
+		fmt.Fprintf(&buf, "%d. **%s** — %s%s: %d of %d terms (score %.2f; terms: %s)\n\n",
+			i+1, code(d.path+":"+strconv.Itoa(h.from+1)), lineRange(h.from, h.to), whereIs(d, h.from, h.to),
+			len(h.matched), len(q.terms), h.score, strings.Join(terms, ", "))
+		excerpt := d.lines[h.from : h.to+1]
+		fence := strings.Repeat("`", max(3, longestRun(strings.Join(excerpt, "\n"), '`')+1))
+		fmt.Fprintf(&buf, "   %s%s\n", fence, lang(d.path))
+		for _, l := range excerpt {
+			if l != "" {
+				buf.WriteString("   ")
+				buf.WriteString(l)
+			}
+			buf.WriteByte('\n')
+		}
+		fmt.Fprintf(&buf, "   %s\n\n", fence)
+	}
+
+	buf.WriteString("## Recommendations\n")
+	for i, r := range recs {
+		fmt.Fprintf(&buf, "%d. %s\n", i+1, r)
+	}
+
+	buf.WriteString("\n## Sources\n")
+	cited := make([]string, len(files))
+	for i, d := range files {
+		cited[i] = c.docs[d].path
+	}
+	slices.Sort(cited)
+	for _, f := range cited {
+		link := f
+		if rel, err := filepath.Rel(reportDir, filepath.Join(root, filepath.FromSlash(f))); err == nil {
+			link = filepath.ToSlash(rel)
+		}
+		fmt.Fprintf(&buf, "- [%s](%s)\n", linkText(f), linkDest(link))
+	}
+	return buf.Bytes()
+}
+
+// recommendations names the files to read first, best first (at most 3),
+// and the terms no file mentions.
+func recommendations(q query, c *corpus, hits []hit, files []int, missing []string) []string {
+	var recs []string
+	for i, d := range files[:min(3, len(files))] {
+		var own []hit
+		seen := map[int]bool{}
+		for _, h := range hits {
+			if h.doc == d {
+				own = append(own, h)
+				for _, t := range h.matched {
+					seen[t] = true
+				}
+			}
+		}
+		slices.SortFunc(own, func(x, y hit) int { return x.from - y.from })
+		parts := make([]string, len(own))
+		for k, h := range own {
+			parts[k] = strings.TrimPrefix(strings.TrimPrefix(lineRange(h.from, h.to), "lines "), "line ")
+		}
+		where := "(lines " + strings.Join(parts, " and ") + ")"
+		if len(own) == 1 && own[0].from == own[0].to {
+			where = "(line " + parts[0] + ")"
+		}
+		var terms []string
+		for t := range q.terms {
+			if seen[t] {
+				terms = append(terms, strconv.Quote(q.spelled[t]))
+			}
+		}
+		if i == 0 {
+			recs = append(recs, fmt.Sprintf("Start with %s %s, the strongest match for %s.", code(c.docs[d].path), where, andList(terms)))
+		} else {
+			recs = append(recs, fmt.Sprintf("Then read %s %s, which covers %s.", code(c.docs[d].path), where, andList(terms)))
+		}
+	}
+	if len(missing) > 0 {
+		q := make([]string, len(missing))
+		for i, m := range missing {
+			q[i] = strconv.Quote(m)
+		}
+		recs = append(recs, fmt.Sprintf("No project file mentions %s: research that part of the topic in another source, or reword it with the names the project uses.", andList(q)))
+	}
+	return recs
+}
+
+// lineRange is "line 3" or "lines 3–5" for 0-based from and to.
+func lineRange(from, to int) string {
+	if from == to {
+		return fmt.Sprintf("line %d", from+1)
+	}
+	return fmt.Sprintf("lines %d–%d", from+1, to+1)
+}
+
+var (
+	goDeclRE  = regexp.MustCompile(`^(func|type|var|const)\b`)
+	mdHeadRE  = regexp.MustCompile(`^#{1,6}\s+\S`)
+	mdFenceRE = regexp.MustCompile("^ {0,3}(```|~~~)")
+)
+
+// whereIs says where an excerpt sits: the Go declaration it holds or
+// documents (", at `func F()`"), the Go block declaration around it
+// (", in `func F()`"), or the Markdown heading above it (", under `## H`");
+// "" for other files and when none applies.
+func whereIs(d *doc, from, to int) string {
+	switch path.Ext(d.path) {
+	case ".go":
+		// A declaration in the excerpt, or the one its last comment lines document.
+		for i := from; i < len(d.lines); i++ {
+			l := d.lines[i]
+			if goDeclRE.MatchString(l) {
+				return ", at " + code(declName(l))
+			}
+			if i >= to && !strings.HasPrefix(strings.TrimSpace(l), "//") {
+				break
+			}
+		}
+		// The block declaration the excerpt sits in: the nearest line above
+		// that starts at column 0 (gofmt) must open one.
+		for i := from - 1; i >= 0; i-- {
+			l := d.lines[i]
+			if l == "" || l[0] == ' ' || l[0] == '\t' || strings.HasPrefix(l, "//") {
+				continue
+			}
+			if t := strings.TrimSpace(l); goDeclRE.MatchString(l) && (strings.HasSuffix(t, "{") || strings.HasSuffix(t, "(")) {
+				return ", in " + code(declName(l))
+			}
+			return "" // a closing brace, a one-line declaration, package or import
+		}
+	case ".md", ".markdown":
+		head, inFence := "", false
+		for i := 0; i <= to; i++ {
+			l := d.lines[i]
+			if mdFenceRE.MatchString(l) {
+				inFence = !inFence
+			} else if !inFence && mdHeadRE.MatchString(l) {
+				head = l
+			}
+		}
+		if head != "" {
+			return ", under " + code(clip(strings.TrimSpace(head), 72))
+		}
+	}
+	return ""
+}
+
+// declName shortens a Go declaration line to its signature.
+func declName(l string) string {
+	l = strings.TrimSpace(l)
+	l = strings.TrimSpace(strings.TrimSuffix(strings.TrimSuffix(l, "{}"), "{"))
+	if kw, ok := strings.CutSuffix(l, "("); ok { // var (, const (, type (
+		return strings.TrimSpace(kw) + " (…)"
+	}
+	return clip(l, 72)
+}
+
+// clip shortens s to n runes, marking the cut with "…".
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// code returns s as a Markdown code span, with a delimiter longer than any
+// run of backticks in s.
+func code(s string) string {
+	fence := strings.Repeat("`", longestRun(s, '`')+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return fence + s + fence
+}
+
+func longestRun(s string, c byte) int {
+	best, n := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			n++
+			best = max(best, n)
+		} else {
+			n = 0
+		}
+	}
+	return best
+}
+
+// lang is the fence info string for a file.
+func lang(p string) string {
+	switch strings.ToLower(path.Ext(p)) {
+	case ".go":
+		return "go"
+	case ".md", ".markdown":
+		return "markdown"
+	case ".sh", ".bash":
+		return "sh"
+	case ".yaml", ".yml":
+		return "yaml"
+	case ".json":
+		return "json"
+	case ".toml":
+		return "toml"
+	case ".py":
+		return "python"
+	case ".js", ".mjs":
+		return "javascript"
+	case ".ts":
+		return "typescript"
+	case ".service", ".ini":
+		return "ini"
+	}
+	return ""
+}
+
+// count is "1 file", "3 files", or none for 0 when none is not "".
+func count(n int, word, none string) string {
+	switch {
+	case n == 0 && none != "":
+		return none
+	case n == 1:
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}
+
+func mention(n int) string {
+	switch n {
+	case 0:
+		return "no file mentions"
+	case 1:
+		return "1 file mentions"
+	}
+	return strconv.Itoa(n) + " files mention"
+}
+
+// andList joins "a", "a and b", "a, b and c".
+func andList(s []string) string {
+	switch len(s) {
+	case 0:
+		return ""
+	case 1:
+		return s[0]
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+}
+
+// linkText escapes a path for the text of a Markdown link.
+func linkText(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `[`, `\[`, `]`, `\]`).Replace(s)
+}
+
+// linkDest percent-encodes a relative slash path for a Markdown link
+// destination: everything but unreserved characters and "/".
+func linkDest(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~/", c) >= 0 {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
+}
+
+// yamlQuote returns s as a YAML double-quoted scalar that reads back as
+// exactly s (for valid UTF-8): quotes, backslashes and every character
+// outside YAML's printable set are escaped.
+func yamlQuote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"':
+			b.WriteString(`\"`)
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r >= 0x20 && r <= 0x7e, r >= 0xa0 && r <= 0xd7ff, r >= 0xe000 && r <= 0xfffd && r != 0xfeff, r >= 0x10000 && r <= 0x10ffff:
+			b.WriteRune(r)
+		case r < 0x100:
+			fmt.Fprintf(&b, `\x%02X`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04X`, r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// writeAtomic replaces path with data: a temp file in path's directory
+// (renameio: a dot file named after the target), fsync, rename over path,
+// then fsync of the directory. On error the temp file is removed. A new
+// file gets mode 0644 less the umask; an existing one keeps its mode.
+func writeAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	pf, err := renameio.NewPendingFile(path, renameio.WithTempDir(dir), renameio.WithPermissions(0o644), renameio.WithExistingPermissions())
+	if err != nil {
+		return err
+	}
+	defer pf.Cleanup()
+	if n, err := pf.Write(data); err != nil {
+		return err
+	} else if n != len(data) {
+		return fmt.Errorf("write %s: wrote %d of %d bytes", pf.Name(), n, len(data))
+	}
+	if err := pf.CloseAtomicallyReplace(); err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return &os.PathError{Op: "fsync", Path: dir, Err: err}
+	}
+	return nil
+}
