@@ -1,13 +1,28 @@
-// Package memory keeps the "## Source Gaps" table of the agent memory file
-// (.opencode/memory/agent-memory.md; seed 003, FR-006):
+// Package memory keeps the "## Source Gaps" table of the agent memory file,
+// .opencode/memory/agent-memory.md (seed 003, FR-006 and US4; PRODUCT.md
+// section 7):
 //
 //	| Date | Gap Type | Topic | Trigger | Resolution | Deferred Until |
 //
-// specd edits only that table, creating the section at the end of the file
-// when it is missing, and preserves every other byte of the file (prose,
-// other tables, line endings). Every edit holds an flock on path+".lock"
-// (a permanent file) and rewrites the file atomically. Each row carries a
-// stable id, "G-001", at the start of its Trigger cell.
+// specd owns that table and nothing else in the file. The table is the
+// first one under the "## Source Gaps" heading whose header has those six
+// columns (case ignored); fenced code is never read as the heading or the
+// table. When the heading is missing, the section (heading, blank line,
+// header, separator) is added at the end of the file; when the heading has
+// no such table, the table is added after the section's last non-blank
+// line. Every other byte of the file is kept: prose, other tables, the
+// line endings (CRLF when the file uses it) and the presence or absence of
+// a final newline; rows specd does not change keep their bytes too.
+//
+// Every edit holds an flock on path+".lock", a permanent file that is never
+// removed, then rewrites the file atomically (temp file in the same
+// directory, fsync, rename; a symlinked file is replaced at its target).
+// Readers (List) need no lock.
+//
+// Each row has a stable id, "G-001", written at the start of its Trigger
+// cell as "[G-001] …": the highest id in the table plus one, never reused
+// while that row stays. A row written by hand without an id gets one at
+// specd's next edit of the table.
 package memory
 
 import (
@@ -31,82 +46,205 @@ import (
 // Heading is the section specd owns.
 const Heading = "## Source Gaps"
 
-const header = "| Date | Gap Type | Topic | Trigger | Resolution | Deferred Until |"
-const separator = "|------|----------|-------|---------|------------|----------------|"
+// columns are the table's header cells (seed 003, FR-006).
+var columns = []string{"Date", "Gap Type", "Topic", "Trigger", "Resolution", "Deferred Until"}
 
-// Resolutions of a gap (seed 003, US4: research more | defer | accept limitation).
 const (
-	Open        = "open"
-	Researching = "researching"
-	Deferred    = "deferred"
-	Accepted    = "source_gap_accepted_as_limitation"
+	header    = "| Date | Gap Type | Topic | Trigger | Resolution | Deferred Until |"
+	separator = "|------|----------|-------|---------|------------|----------------|"
+)
+
+// Resolutions of a gap (seed 003, US4: "research more | defer | accept
+// limitation"), as written in the Resolution column.
+const (
+	Open        = "open"                              // recorded, no decision yet; an empty cell reads the same
+	Researching = "researching"                       // the topic is being researched again with the gap as guidance
+	Deferred    = "deferred"                          // suppressed until Deferred Until
+	Accepted    = "source_gap_accepted_as_limitation" // never recorded again for this gap type and topic
 )
 
 // Row is one gap of the table.
 type Row struct {
-	ID            string `json:"id"`   // G-001, stable
-	Date          string `json:"date"` // YYYY-MM-DD recorded
-	GapType       string `json:"gap_type"`
-	Topic         string `json:"topic"`
-	Trigger       string `json:"trigger"`
-	Resolution    string `json:"resolution"`     // open, researching, deferred, source_gap_accepted_as_limitation
-	DeferredUntil string `json:"deferred_until"` // YYYY-MM-DD when deferred
+	ID            string `json:"id"`             // G-001: stable, from the Trigger cell; "" for a hand-written row not yet numbered
+	Date          string `json:"date"`           // YYYY-MM-DD (UTC) the gap was recorded
+	GapType       string `json:"gap_type"`       // sources.Gap… constants
+	Topic         string `json:"topic"`          // the research topic, as the plan names it
+	Trigger       string `json:"trigger"`        // why, without the "[G-001] " prefix
+	Resolution    string `json:"resolution"`     // Open, Researching, Deferred or Accepted
+	DeferredUntil string `json:"deferred_until"` // YYYY-MM-DD while Deferred, else ""
 }
 
-// table is the parsed file: the bytes before and after the table, the
-// rows, and the file's line ending.
-type table struct {
-	before, after []byte
-	rows          []Row
-	eol           string
+// doc is the memory file as read: its bytes, where the table sits, and
+// the table's lines and rows.
+type doc struct {
+	data       []byte
+	eol        string // "\r\n" when the heading line (else the file's first line) ends so
+	section    bool   // the heading exists
+	start, end int    // the table is data[start:end]; start == end when there is none yet
+	lines      []string
+	lineRow    []int // per line: index in rows, or -1 (header, separator, other)
+	needSep    bool  // the header is not followed by a separator line
+	rows       []Row
+	dirty      map[int]bool // rows changed since read
+	read       int          // rows that were in the file; later ones are new
 }
 
-var idRE = regexp.MustCompile(`^\[(G-\d+)\]\s*`)
+var (
+	idRE      = regexp.MustCompile(`^\[\s*([Gg]-\d+)\s*\]\s*`)
+	h12RE     = regexp.MustCompile(`^#{1,2}(\s|$)`)
+	fenceRE   = regexp.MustCompile("^ {0,3}(```+|~~~+)")
+	sepCellRE = regexp.MustCompile(`^:?-+:?$`)
+	idArgRE   = regexp.MustCompile(`^(?:[Gg]-?)?0*(\d{1,9})$`)
+)
 
-func parse(data []byte) table {
-	t := table{eol: "\n"}
-	if bytes.Contains(data, []byte("\r\n")) {
-		t.eol = "\r\n"
+func parse(data []byte) *doc {
+	d := &doc{data: data, eol: "\n", dirty: map[int]bool{}}
+	type line struct {
+		off  int
+		raw  string // with its terminator
+		text string // without it
+		code bool   // inside fenced code, fences included
 	}
-	lines := bytes.SplitAfter(data, []byte("\n"))
+	var lines []line
+	fence := ""
+	for off := 0; off < len(data); {
+		e := len(data)
+		if i := bytes.IndexByte(data[off:], '\n'); i >= 0 {
+			e = off + i + 1
+		}
+		l := line{off: off, raw: string(data[off:e])}
+		l.text = strings.TrimRight(l.raw, "\r\n")
+		switch t := strings.TrimSpace(l.text); {
+		case fence != "":
+			l.code = true
+			if strings.HasPrefix(t, fence) && strings.Trim(t, fence[:1]) == "" {
+				fence = ""
+			}
+		default:
+			if m := fenceRE.FindStringSubmatch(l.text); m != nil {
+				l.code, fence = true, m[1]
+			}
+		}
+		lines = append(lines, l)
+		off = e
+	}
+	for _, l := range lines {
+		if strings.HasSuffix(l.raw, "\n") {
+			if strings.HasSuffix(l.raw, "\r\n") {
+				d.eol = "\r\n"
+			}
+			break
+		}
+	}
 	h := -1
 	for i, l := range lines {
-		if strings.TrimRight(string(l), "\r\n ") == Heading {
+		if !l.code && strings.EqualFold(strings.TrimSpace(l.text), Heading) {
 			h = i
 			break
 		}
 	}
 	if h < 0 {
-		t.before = data
-		return t
+		d.start, d.end = len(data), len(data)
+		return d
 	}
-	start := h + 1
-	for start < len(lines) && len(bytes.TrimSpace(lines[start])) == 0 {
-		start++
+	d.section = true
+	if strings.HasSuffix(lines[h].raw, "\r\n") {
+		d.eol = "\r\n"
+	} else if strings.HasSuffix(lines[h].raw, "\n") {
+		d.eol = "\n"
 	}
-	end := start
-	for end < len(lines) && bytes.HasPrefix(bytes.TrimSpace(lines[end]), []byte("|")) {
+	secEnd := len(lines)
+	for i := h + 1; i < len(lines); i++ {
+		if !lines[i].code && h12RE.MatchString(lines[i].text) {
+			secEnd = i
+			break
+		}
+	}
+	offAt := func(i int) int {
+		if i < len(lines) {
+			return lines[i].off
+		}
+		return len(data)
+	}
+	hdr := -1
+	for i := h + 1; i < secEnd; i++ {
+		if !lines[i].code && isHeader(lines[i].text) {
+			hdr = i
+			break
+		}
+	}
+	if hdr < 0 {
+		last := h
+		for i := h + 1; i < secEnd; i++ {
+			if strings.TrimSpace(lines[i].text) != "" {
+				last = i
+			}
+		}
+		d.start = offAt(last + 1)
+		d.end = d.start
+		return d
+	}
+	end := hdr + 1
+	for end < secEnd && !lines[end].code && strings.HasPrefix(strings.TrimSpace(lines[end].text), "|") {
 		end++
 	}
-	t.before = bytes.Join(lines[:start], nil)
-	t.after = bytes.Join(lines[end:], nil)
-	for _, l := range lines[start:end] {
-		cells := splitRow(strings.TrimSpace(string(l)))
-		if len(cells) < 6 || cells[0] == "Date" || strings.HasPrefix(cells[0], "-") {
-			continue
+	d.start, d.end = lines[hdr].off, offAt(end)
+	d.needSep = end == hdr+1 || !isSeparator(lines[hdr+1].text)
+	for i := hdr; i < end; i++ {
+		d.lines = append(d.lines, lines[i].raw)
+		idx := -1
+		if i > hdr && !isSeparator(lines[i].text) {
+			if c := splitRow(strings.TrimSpace(lines[i].text)); len(c) >= 6 {
+				r := Row{Date: c[0], GapType: c[1], Topic: c[2], Trigger: c[3], Resolution: c[4], DeferredUntil: c[5]}
+				if m := idRE.FindStringSubmatch(r.Trigger); m != nil {
+					r.ID, r.Trigger = normID(m[1]), r.Trigger[len(m[0]):]
+				}
+				d.rows = append(d.rows, r)
+				idx = len(d.rows) - 1
+			}
 		}
-		r := Row{Date: cells[0], GapType: cells[1], Topic: cells[2], Trigger: cells[3], Resolution: cells[4], DeferredUntil: cells[5]}
-		if m := idRE.FindStringSubmatch(r.Trigger); m != nil {
-			r.ID, r.Trigger = m[1], r.Trigger[len(m[0]):]
-		}
-		t.rows = append(t.rows, r)
+		d.lineRow = append(d.lineRow, idx)
 	}
-	return t
+	d.read = len(d.rows)
+	return d
+}
+
+func isHeader(text string) bool {
+	t := strings.TrimSpace(text)
+	if !strings.HasPrefix(t, "|") {
+		return false
+	}
+	c := splitRow(t)
+	if len(c) < len(columns) {
+		return false
+	}
+	for i, want := range columns {
+		if !strings.EqualFold(strings.Join(strings.Fields(c[i]), " "), want) {
+			return false
+		}
+	}
+	return true
+}
+
+func isSeparator(text string) bool {
+	t := strings.TrimSpace(text)
+	if !strings.HasPrefix(t, "|") {
+		return false
+	}
+	for _, c := range splitRow(t) {
+		if !sepCellRE.MatchString(c) {
+			return false
+		}
+	}
+	return true
 }
 
 // splitRow splits "| a | b \| c |" into trimmed, unescaped cells.
 func splitRow(line string) []string {
-	line = strings.TrimSuffix(strings.TrimPrefix(line, "|"), "|")
+	line = strings.TrimPrefix(line, "|")
+	if strings.HasSuffix(line, "|") && !strings.HasSuffix(line, `\|`) {
+		line = line[:len(line)-1]
+	}
 	var cells []string
 	var cur strings.Builder
 	for i := 0; i < len(line); i++ {
@@ -124,40 +262,105 @@ func splitRow(line string) []string {
 	return append(cells, strings.TrimSpace(cur.String()))
 }
 
+// cell is s as one table cell: on one line, pipes escaped.
 func cell(s string) string {
 	return strings.ReplaceAll(strings.Join(strings.Fields(s), " "), "|", `\|`)
 }
 
-func (t table) render() []byte {
+func renderRow(r Row) string {
+	trigger := r.Trigger
+	if r.ID != "" {
+		trigger = "[" + r.ID + "] " + trigger
+	}
+	return fmt.Sprintf("| %s | %s | %s | %s | %s | %s |", cell(r.Date), cell(r.GapType), cell(r.Topic), cell(trigger), cell(r.Resolution), cell(r.DeferredUntil))
+}
+
+// changed reports whether render would differ from the file as read.
+func (d *doc) changed() bool { return len(d.dirty) > 0 || len(d.rows) > d.read }
+
+// render returns the file with the table as it now stands. Bytes before
+// and after the table are the file's own; only the glue a new table or
+// section needs (line breaks, blank lines, the heading) is added.
+func (d *doc) render() []byte {
+	type ln struct{ text, term string }
+	var tbl []ln
+	term := func(raw string) string {
+		switch {
+		case strings.HasSuffix(raw, "\r\n"):
+			return "\r\n"
+		case strings.HasSuffix(raw, "\n"):
+			return "\n"
+		}
+		return ""
+	}
+	if len(d.lines) == 0 {
+		tbl = append(tbl, ln{header, d.eol}, ln{separator, d.eol})
+	}
+	for i, raw := range d.lines {
+		text := strings.TrimRight(raw, "\r\n")
+		if r := d.lineRow[i]; r >= 0 && d.dirty[r] {
+			text = renderRow(d.rows[r])
+		}
+		tbl = append(tbl, ln{text, term(raw)})
+		if i == 0 && d.needSep {
+			tbl = append(tbl, ln{separator, d.eol})
+		}
+	}
+	for _, r := range d.rows[d.read:] {
+		tbl = append(tbl, ln{renderRow(r), d.eol})
+	}
+	// The table's last line ends like the file did when the table ends
+	// the file; every other line ends with a line break.
+	noFinalEOL := d.end == len(d.data) && len(d.data) > 0 && d.data[len(d.data)-1] != '\n'
+	for i := range tbl {
+		switch {
+		case i == len(tbl)-1 && noFinalEOL:
+			tbl[i].term = ""
+		case tbl[i].term == "":
+			tbl[i].term = d.eol
+		}
+	}
+
 	var b bytes.Buffer
-	b.Write(t.before)
-	if !bytes.Contains(t.before, []byte(Heading)) {
-		if len(t.before) > 0 && !bytes.HasSuffix(t.before, []byte("\n")) {
-			b.WriteString(t.eol)
+	before, after := d.data[:d.start], d.data[d.end:]
+	b.Write(before)
+	if len(d.lines) == 0 { // a new table
+		if len(before) > 0 && !bytes.HasSuffix(before, []byte("\n")) {
+			b.WriteString(d.eol)
 		}
-		if len(t.before) > 0 {
-			b.WriteString(t.eol)
+		if !d.section {
+			if len(before) > 0 && !endsBlank(before) {
+				b.WriteString(d.eol)
+			}
+			b.WriteString(Heading + d.eol)
 		}
-		b.WriteString(Heading + t.eol + t.eol)
+		b.WriteString(d.eol)
 	}
-	b.WriteString(header + t.eol + separator + t.eol)
-	for _, r := range t.rows {
-		trigger := r.Trigger
-		if r.ID != "" {
-			trigger = "[" + r.ID + "] " + trigger
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |%s", cell(r.Date), cell(r.GapType), cell(r.Topic), cell(trigger), cell(r.Resolution), cell(r.DeferredUntil), t.eol)
+	for _, l := range tbl {
+		b.WriteString(l.text + l.term)
 	}
-	if len(t.after) > 0 && !bytes.HasPrefix(t.after, []byte("\n")) && !bytes.HasPrefix(t.after, []byte("\r\n")) {
-		b.WriteString(t.eol) // a table must end before the prose that follows
+	if len(d.lines) == 0 && len(after) > 0 && !startsBlank(after) {
+		b.WriteString(d.eol) // a blank line between the new table and what follows
 	}
-	b.Write(t.after)
+	b.Write(after)
 	return b.Bytes()
 }
 
-// edit runs fn on the table of path under the lock and writes the result
-// atomically when fn reports a change.
-func edit(path string, fn func(t *table) (bool, error)) error {
+// endsBlank reports whether b ends with an empty line ("\n\n").
+func endsBlank(b []byte) bool {
+	t := bytes.TrimRight(b, " \t\r")
+	return bytes.HasSuffix(t, []byte("\n\n")) || bytes.HasSuffix(t, []byte("\n\r\n"))
+}
+
+func startsBlank(b []byte) bool {
+	l, _, _ := bytes.Cut(b, []byte("\n"))
+	return len(bytes.TrimSpace(l)) == 0
+}
+
+// edit runs fn on the table of path under the lock and, when the table
+// changed, rewrites the file atomically. Before fn runs, rows without an
+// id are numbered (a change). It blocks until the lock is free.
+func edit(path string, fn func(d *doc) error) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -170,17 +373,26 @@ func edit(path string, fn func(t *table) (bool, error)) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	t := parse(data)
-	changed, err := fn(&t)
-	if err != nil || !changed {
+	d := parse(data)
+	for i := range d.rows {
+		if d.rows[i].ID == "" {
+			d.rows[i].ID = d.nextID()
+			d.dirty[i] = true
+		}
+	}
+	if err := fn(d); err != nil || !d.changed() {
 		return err
 	}
-	return atomicfile.WriteFile(path, t.render(), 0o644)
+	target := path
+	if t, err := filepath.EvalSymlinks(path); err == nil {
+		target = t
+	}
+	return atomicfile.WriteFile(target, d.render(), 0o644)
 }
 
-func (t *table) nextID() string {
+func (d *doc) nextID() string {
 	n := 0
-	for _, r := range t.rows {
+	for _, r := range d.rows {
 		if v, err := strconv.Atoi(strings.TrimPrefix(r.ID, "G-")); err == nil && v > n {
 			n = v
 		}
@@ -188,19 +400,37 @@ func (t *table) nextID() string {
 	return fmt.Sprintf("G-%03d", n+1)
 }
 
+// normID writes an id as G-NNN (at least three digits); "" when s is not
+// an id ("G-7", "g-007", "7" and "G007" are G-007).
+func normID(s string) string {
+	m := idArgRE.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return ""
+	}
+	n, _ := strconv.Atoi(m[1])
+	return fmt.Sprintf("G-%03d", n)
+}
+
+func sameText(a, b string) bool {
+	return strings.EqualFold(strings.Join(strings.Fields(a), " "), strings.Join(strings.Fields(b), " "))
+}
+
 // suppressed reports whether a new gap of this type and topic must not be
-// recorded: an open or researching row exists (no duplicates), the gap was
-// accepted as a limitation (never again), or it is deferred past today.
-func (t *table) suppressed(gapType, topic, today string) bool {
-	for _, r := range t.rows {
-		if r.GapType != gapType || !strings.EqualFold(r.Topic, cell(topic)) && !strings.EqualFold(r.Topic, topic) {
+// recorded on day (YYYY-MM-DD): a row of the same gap type and topic is
+// open (no duplicates), accepted as a limitation (never again), or deferred
+// to a date after day. A researching row does not suppress: the gap found
+// again after research is recorded anew.
+func (d *doc) suppressed(gapType, topic, day string) bool {
+	for _, r := range d.rows {
+		if !sameText(r.GapType, gapType) || !sameText(r.Topic, topic) {
 			continue
 		}
-		switch r.Resolution {
-		case Open, "", Researching, Accepted:
+		res := strings.TrimSpace(r.Resolution)
+		switch {
+		case res == "" || strings.EqualFold(res, Open) || strings.EqualFold(res, Accepted):
 			return true
-		case Deferred:
-			if r.DeferredUntil > today {
+		case strings.EqualFold(res, Deferred):
+			if until, err := time.Parse("2006-01-02", strings.TrimSpace(r.DeferredUntil)); err == nil && until.Format("2006-01-02") > day {
 				return true
 			}
 		}
@@ -208,29 +438,48 @@ func (t *table) suppressed(gapType, topic, today string) bool {
 	return false
 }
 
-// Record adds a row per gap of topic that is not suppressed (see
-// suppressed) and returns the rows added. today dates the rows (UTC).
+// Record adds an open row for each gap of topic that is not suppressed: no
+// second row while one for the same gap type and topic is open, none ever
+// after one was accepted, none while one is deferred to a day after today
+// (from its Deferred Until day on, the gap is recorded again); a
+// researching row does not suppress, so a gap that research did not close
+// is recorded anew. Gap types and topics compare without case and with runs of
+// blanks as one. Rows are dated today in UTC and take ids in order.
+//
+// It returns the rows added, in gap order: none (and the file untouched,
+// unless hand-written rows needed ids) when every gap is suppressed or gaps
+// is empty. Errors: an empty topic; and reading, locking or writing the
+// file, with the table left as it was. It blocks until the lock is free.
 func Record(path, topic string, gaps []sources.Gap, today time.Time) ([]Row, error) {
 	if len(gaps) == 0 {
-		return nil, nil // nothing to record: the file is not touched
+		return nil, nil
+	}
+	if strings.TrimSpace(topic) == "" {
+		return nil, errors.New("record source gaps: empty topic")
 	}
 	var added []Row
 	day := today.UTC().Format("2006-01-02")
-	err := edit(path, func(t *table) (bool, error) {
+	err := edit(path, func(d *doc) error {
 		for _, g := range gaps {
-			if t.suppressed(g.Type, topic, day) {
+			if d.suppressed(g.Type, topic, day) {
 				continue
 			}
-			r := Row{ID: t.nextID(), Date: day, GapType: g.Type, Topic: topic, Trigger: g.Trigger, Resolution: Open}
-			t.rows = append(t.rows, r)
+			r := Row{ID: d.nextID(), Date: day, GapType: g.Type, Topic: strings.Join(strings.Fields(topic), " "),
+				Trigger: strings.Join(strings.Fields(g.Trigger), " "), Resolution: Open}
+			d.rows = append(d.rows, r)
 			added = append(added, r)
 		}
-		return len(added) > 0, nil
+		return nil
 	})
-	return added, err
+	if err != nil {
+		return nil, err
+	}
+	return added, nil
 }
 
-// List returns the rows of the table; a missing file has none.
+// List returns the rows of the table in file order; a missing file or
+// table has none (nil, nil). Rows written by hand and not yet numbered
+// have ID "". It takes no lock: the file is only ever replaced whole.
 func List(path string) ([]Row, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -242,33 +491,53 @@ func List(path string) ([]Row, error) {
 	return parse(data).rows, nil
 }
 
-// Resolve sets the resolution of row id: Researching, Accepted, or
-// Deferred with Deferred Until = today + deferFor (whole days). It returns
-// the updated row, or an error naming an unknown id or resolution.
+// Resolve records a decision on row id ("G-001"; "g-1" and "1" name the
+// same row) as `specd gaps resolve` takes it (seed 003, US4):
+//   - Researching: Resolution researching, Deferred Until cleared;
+//   - Deferred: Resolution deferred, Deferred Until = today (UTC) plus
+//     deferFor rounded up to whole days; deferFor must be positive;
+//   - Accepted: Resolution source_gap_accepted_as_limitation, Deferred
+//     Until cleared.
+//
+// It returns the updated row. Errors: an id that is not of the G-NNN form,
+// an unknown resolution or a deferFor ≤ 0 (the file is not read), "no gap
+// <id> in <path>" when no row has that id, and reading, locking or writing
+// errors. Any row may be resolved again. It blocks until the lock is free.
 func Resolve(path, id, how string, deferFor time.Duration, today time.Time) (Row, error) {
+	want := normID(id)
+	if want == "" {
+		return Row{}, fmt.Errorf("gap id %q: want G-NNN, such as G-001", id)
+	}
+	switch how {
+	case Researching, Accepted:
+	case Deferred:
+		if deferFor <= 0 {
+			return Row{}, errors.New("defer: want a positive duration such as 14d")
+		}
+	default:
+		return Row{}, fmt.Errorf("resolution %q: want %s, %s or %s", how, Researching, Deferred, Accepted)
+	}
 	var out Row
-	err := edit(path, func(t *table) (bool, error) {
-		for i := range t.rows {
-			r := &t.rows[i]
-			if r.ID != id {
+	err := edit(path, func(d *doc) error {
+		for i := range d.rows {
+			r := &d.rows[i]
+			if r.ID != want {
 				continue
 			}
-			switch how {
-			case Researching, Accepted:
-				r.Resolution, r.DeferredUntil = how, ""
-			case Deferred:
-				if deferFor <= 0 {
-					return false, errors.New("defer: want a positive duration such as 14d")
-				}
-				r.Resolution = Deferred
-				r.DeferredUntil = today.UTC().Add(deferFor).Format("2006-01-02")
-			default:
-				return false, fmt.Errorf("resolution %q: want researching, deferred or %s", how, Accepted)
+			r.Resolution, r.DeferredUntil = how, ""
+			if how == Deferred {
+				days := int((deferFor + 24*time.Hour - 1) / (24 * time.Hour))
+				y, m, dd := today.UTC().Date()
+				r.DeferredUntil = time.Date(y, m, dd+days, 0, 0, 0, 0, time.UTC).Format("2006-01-02")
 			}
+			d.dirty[i] = true
 			out = *r
-			return true, nil
+			return nil
 		}
-		return false, fmt.Errorf("no gap %s in %s", id, path)
+		return fmt.Errorf("no gap %s in %s", id, path)
 	})
-	return out, err
+	if err != nil {
+		return Row{}, err
+	}
+	return out, nil
 }

@@ -3,22 +3,21 @@ package sources
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"text/template"
 	"time"
-
-	"github.com/gofrs/flock"
 )
 
-// Citation formats (seed 003, US2). Minimal is the default (decision D3).
+// Citation formats (seed 003, US2 and FR-003).
 const (
-	FormatMinimal  = "minimal"  // a YAML list of URLs
-	FormatStandard = "standard" // url, type, accessed date
-	FormatDetailed = "detailed" // plus tier, reliability score and notes
+	FormatMinimal  = "minimal"  // a YAML list of URLs; the default (seed 003, decision D3)
+	FormatStandard = "standard" // url, title, type, date, accessed date
+	FormatDetailed = "detailed" // standard plus version, tier, reliability score and notes
 )
 
+// citationTemplates render a front-matter sources: list. Strings are
+// written with %q, whose escapes are all valid in YAML double-quoted
+// scalars, so any title or URL reads back unchanged (Parse).
 var citationTemplates = template.Must(template.New("citations").Funcs(template.FuncMap{
 	"q":     func(s string) string { return fmt.Sprintf("%q", s) },
 	"notes": citationNotes,
@@ -26,26 +25,41 @@ var citationTemplates = template.Must(template.New("citations").Funcs(template.F
 {{range .Scores}}  - {{q .Source.URL}}
 {{end}}{{end}}{{define "standard"}}sources:
 {{range .Scores}}  - url: {{q .Source.URL}}
-    type: {{q (or .Source.Type .Class)}}
-    accessed: {{$.Accessed}}
+{{with .Source.Title}}    title: {{q .}}
+{{end}}    type: {{q (or .Source.Type .Class)}}
+{{with .Source.Date}}    date: {{q .}}
+{{end}}    accessed: {{$.Accessed}}
 {{end}}{{end}}{{define "detailed"}}sources:
 {{range .Scores}}  - url: {{q .Source.URL}}
-    type: {{q (or .Source.Type .Class)}}
-    accessed: {{$.Accessed}}
+{{with .Source.Title}}    title: {{q .}}
+{{end}}    type: {{q (or .Source.Type .Class)}}
+{{with .Source.Date}}    date: {{q .}}
+{{end}}{{with .Source.Version}}    version: {{q .}}
+{{end}}    accessed: {{$.Accessed}}
     tier: {{.Tier}}
     reliability_score: {{.Total}}
     notes: {{q (notes .)}}
 {{end}}{{end}}`))
 
-// RenderCitations writes scored sources as YAML in one of the three
-// formats of seed 003 US2: minimal (URLs only), standard (url, type,
-// accessed date) and detailed (plus tier, reliability score and notes,
-// with conflicts and review flags spelled out). accessed is the date
-// (YYYY-MM-DD) the sources were read. An unknown format is an error.
+// RenderCitations writes scored sources as a YAML sources: list, ready for
+// a report's front matter, in one of the three formats of seed 003 US2:
+// minimal (URLs only; also for format ""), standard (url, type and the
+// accessed date, plus title and date when known, so that Parse reads back
+// what recency needs) and detailed (standard plus version, tier,
+// reliability score and notes that spell out the badge, confidence, class,
+// tier conflict, review flag and the source's own notes). accessed is the
+// day the sources were read, written as YYYY-MM-DD in UTC. An unknown
+// format is an error; with no scores the list is "sources: []".
 func RenderCitations(format string, scores []Score, accessed time.Time) (string, error) {
+	if format == "" {
+		format = FormatMinimal
+	}
 	t := citationTemplates.Lookup(format)
 	if t == nil {
 		return "", fmt.Errorf("citation format %q: want minimal, standard or detailed", format)
+	}
+	if len(scores) == 0 {
+		return "sources: []\n", nil
 	}
 	var b bytes.Buffer
 	err := t.Execute(&b, struct {
@@ -55,6 +69,8 @@ func RenderCitations(format string, scores []Score, accessed time.Time) (string,
 	return b.String(), err
 }
 
+// citationNotes is the detailed format's notes: "🟡 ✓ official_docs; tier
+// conflict: score band T3, domain T1; domain flagged for review; <notes>".
 func citationNotes(s Score) string {
 	parts := []string{fmt.Sprintf("%s %s, %s", s.Tier.Badge(), s.Tier.Confidence(), s.Class)}
 	if s.Conflict {
@@ -63,51 +79,8 @@ func citationNotes(s Score) string {
 	if s.Review {
 		parts = append(parts, "domain flagged for review")
 	}
-	if s.Source.Notes != "" {
-		parts = append(parts, s.Source.Notes)
+	if n := strings.Join(strings.Fields(s.Source.Notes), " "); n != "" {
+		parts = append(parts, n)
 	}
 	return strings.Join(parts, "; ")
-}
-
-// LogLine formats the validation log line of seed 003 FR-011:
-// "[2026-11-23T10:00:00Z] WEB-RESEARCH-VALIDATION | sources=N | avg_score=X |
-// gaps=[a,b] | time=Ns | conflicts=N". elapsed is rounded to 0.1 s.
-func LogLine(at time.Time, sums []Summary, elapsed time.Duration) string {
-	n, total, conflicts := 0, 0, 0
-	for _, s := range sums {
-		for _, sc := range s.Scores {
-			n++
-			total += sc.Total
-		}
-		conflicts += s.Conflicts
-	}
-	avg := 0
-	if n > 0 {
-		avg = (total + n/2) / n
-	}
-	return fmt.Sprintf("[%s] WEB-RESEARCH-VALIDATION | sources=%d | avg_score=%d | gaps=[%s] | time=%.1fs | conflicts=%d",
-		at.UTC().Format(time.RFC3339), n, avg, strings.Join(SortedGapTypes(sums), ","), elapsed.Seconds(), conflicts)
-}
-
-// AppendLog appends one line to the validation log at path: O_APPEND, one
-// write, under an flock on path+".lock" (a permanent file). The directory
-// is created when missing.
-func AppendLog(path, line string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	lk := flock.New(path + ".lock")
-	if err := lk.Lock(); err != nil {
-		return fmt.Errorf("lock %s: %w", lk.Path(), err)
-	}
-	defer lk.Unlock()
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.WriteString(line + "\n")
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

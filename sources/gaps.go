@@ -1,0 +1,150 @@
+package sources
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Gap types (seed 003, US4 and Key Entities; PRODUCT.md section 7).
+const (
+	GapMissingOfficialDocs  = "missing_official_docs" // no source of final tier T1
+	GapOutdatedSources      = "outdated_sources"      // every dated source is more than 730 days old
+	GapInsufficientCoverage = "insufficient_coverage" // fewer than 2 sources
+	GapLowReliability       = "low_reliability"       // every source scores below 60
+)
+
+// Gap is one source-quality gap of a report.
+type Gap struct {
+	Type    string `json:"type"`    // one of the Gap… constants
+	Trigger string `json:"trigger"` // why, in a few words, e.g. "0 of 3 sources are T1"
+}
+
+// Gaps detects the four gaps of seed 003 US4 in a report's scored sources,
+// in this order: missing_official_docs (no final T1), outdated_sources
+// (at least one dated source and every dated source older than 730 days;
+// undated sources neither count nor excuse, and project files are current),
+// insufficient_coverage (fewer than 2 sources) and low_reliability (at
+// least one source and every score below 60). A report with no source has
+// missing_official_docs and insufficient_coverage.
+func Gaps(scores []Score) []Gap {
+	var gaps []Gap
+	t1, dated, old, low := 0, 0, 0, 0
+	for _, s := range scores {
+		if s.Tier == 1 {
+			t1++
+		}
+		if s.AgeDays >= 0 {
+			dated++
+			if s.AgeDays > 730 {
+				old++
+			}
+		}
+		if s.Total < 60 {
+			low++
+		}
+	}
+	n := len(scores)
+	if t1 == 0 {
+		gaps = append(gaps, Gap{GapMissingOfficialDocs, fmt.Sprintf("0 of %d sources are T1", n)})
+	}
+	if dated > 0 && old == dated {
+		gaps = append(gaps, Gap{GapOutdatedSources, fmt.Sprintf("all %d dated sources are over 2 years old", dated)})
+	}
+	if n < 2 {
+		gaps = append(gaps, Gap{GapInsufficientCoverage, fmt.Sprintf("%d source(s), want at least 2", n)})
+	}
+	if n > 0 && low == n {
+		gaps = append(gaps, Gap{GapLowReliability, fmt.Sprintf("all %d sources score below 60", n)})
+	}
+	return gaps
+}
+
+// Summary is the source quality of one report, as .run.json and
+// `specd status --json` keep it and OVERVIEW.md shows it (issue 6).
+type Summary struct {
+	Sources   int          `json:"sources"`          // number of sources scored
+	Tiers     map[Tier]int `json:"tiers"`            // sources per final tier; JSON keys "1"–"5"
+	AvgScore  int          `json:"avg_score"`        // mean of the totals, rounded half up; 0 without sources
+	Conflicts int          `json:"conflicts"`        // sources whose band and domain tiers disagree
+	Review    int          `json:"review"`           // sources flagged for human review
+	Gaps      []Gap        `json:"gaps"`             // never nil, in Gaps' order
+	Scores    []Score      `json:"scores,omitempty"` // one per source, in the report's order
+}
+
+// Summarize scores every source of a report for its topic and collects
+// its gaps.
+func (s Scorer) Summarize(srcs []Source, topic string) Summary {
+	sum := Summary{Sources: len(srcs), Tiers: map[Tier]int{}, Gaps: []Gap{}}
+	total := 0
+	for _, src := range srcs {
+		sc := s.ScoreSource(src, topic)
+		sum.Scores = append(sum.Scores, sc)
+		sum.Tiers[sc.Tier]++
+		total += sc.Total
+		if sc.Conflict {
+			sum.Conflicts++
+		}
+		if sc.Review {
+			sum.Review++
+		}
+	}
+	if len(srcs) > 0 {
+		sum.AvgScore = int(math.Round(float64(total) / float64(len(srcs))))
+	}
+	sum.Gaps = append(sum.Gaps, Gaps(sum.Scores)...)
+	return sum
+}
+
+// Line is the one-line form of a summary that OVERVIEW.md shows per
+// report: tiers with badges, the average, conflicts when any, the gaps, e.g.
+// "🟢 T1×2 🟡 T3×1 · avg 71 · conflicts 1 · gaps: missing_official_docs",
+// or "no sources · avg 0 · gaps: …".
+func (sum Summary) Line() string {
+	var parts []string
+	for t := Tier(1); t <= 5; t++ {
+		if n := sum.Tiers[t]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %s×%d", t.Badge(), t, n))
+		}
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "no sources")
+	}
+	s := strings.Join(parts, " ") + fmt.Sprintf(" · avg %d", sum.AvgScore)
+	if sum.Conflicts > 0 {
+		s += fmt.Sprintf(" · conflicts %d", sum.Conflicts)
+	}
+	if len(sum.Gaps) > 0 {
+		s += " · gaps: " + strings.Join(sum.GapTypes(), ", ")
+	} else {
+		s += " · no gaps"
+	}
+	return s
+}
+
+// GapTypes lists the summary's gap types in detection order.
+func (sum Summary) GapTypes() []string {
+	out := make([]string, len(sum.Gaps))
+	for i, g := range sum.Gaps {
+		out[i] = g.Type
+	}
+	return out
+}
+
+// SortedGapTypes returns the distinct gap types of many summaries, sorted
+// (the gaps=[…] field of the validation log line).
+func SortedGapTypes(sums []Summary) []string {
+	set := map[string]bool{}
+	for _, s := range sums {
+		for _, g := range s.Gaps {
+			set[g.Type] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for t := range set {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}
