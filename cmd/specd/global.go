@@ -94,5 +94,6 @@ func (g *globalOptions) logger(w io.Writer) (zerolog.Logger, error) {
 	} else if f == os.Stderr && os.Getenv("JOURNAL_STREAM") != "" && journal.Enabled() {
 		w = journald.NewJournalDWriter()
 	}
+	zerolog.TimeFieldFormat = "2006-01-02T15:04:05.000Z07:00" // milliseconds: a daemon's events are close together
 	return zerolog.New(w).Level(lvl).With().Timestamp().Logger(), nil
 }
