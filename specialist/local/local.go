@@ -31,6 +31,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/specd-dev/specd/internal/atomicfile"
 	"github.com/specd-dev/specd/specialist"
 )
 
@@ -186,7 +187,7 @@ func research(ctx context.Context, in specialist.Input, opt Options) error {
 	if err := ctx.Err(); err != nil {
 		return cancelled(err)
 	}
-	if err := writeAtomic(reportPath, report); err != nil {
+	if err := atomicfile.WriteFile(reportPath, report, 0o644); err != nil {
 		return fileError("write the report", err, reportPath)
 	}
 	return nil

@@ -3,7 +3,6 @@ package local
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -11,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/google/renameio/v2"
 
 	"github.com/specd-dev/specd/specialist"
 )
@@ -358,34 +355,4 @@ func yamlQuote(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
-}
-
-// writeAtomic replaces path with data: a temp file in path's directory
-// (renameio: a dot file named after the target), fsync, rename over path,
-// then fsync of the directory. On error the temp file is removed. A new
-// file gets mode 0644 less the umask; an existing one keeps its mode.
-func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	pf, err := renameio.NewPendingFile(path, renameio.WithTempDir(dir), renameio.WithPermissions(0o644), renameio.WithExistingPermissions())
-	if err != nil {
-		return err
-	}
-	defer pf.Cleanup()
-	if n, err := pf.Write(data); err != nil {
-		return err
-	} else if n != len(data) {
-		return fmt.Errorf("write %s: wrote %d of %d bytes", pf.Name(), n, len(data))
-	}
-	if err := pf.CloseAtomicallyReplace(); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return &os.PathError{Op: "fsync", Path: dir, Err: err}
-	}
-	return nil
 }
