@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -19,9 +18,9 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/specd-dev/specd/specialist"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/specd-dev/specd/internal/golden"
+)
 
 func fixedNow() time.Time { return time.Date(2026, 11, 23, 22, 30, 0, 0, time.FixedZone("X", -5*3600)) }
 
@@ -489,19 +488,7 @@ func TestDeterministicAndGolden(t *testing.T) {
 	if !bytes.Equal(first, second) {
 		t.Errorf("two runs differ:\n%s\n---\n%s", first, second)
 	}
-	golden := filepath.Join("testdata", "session.golden")
-	if *update {
-		if err := os.WriteFile(golden, first, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(first, want) {
-		t.Errorf("report differs from %s (go test -update rewrites it):\n%s", golden, first)
-	}
+	golden.Check(t, filepath.Join("testdata", "session.golden"), first)
 }
 
 func TestReplacesAnExistingReportAndSkipsSpecTree(t *testing.T) {
