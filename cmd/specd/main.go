@@ -24,6 +24,7 @@ const (
 )
 
 const exitHelp = `
+
 Exit status:
   0  success (a run that ended SUCCESS or PARTIAL_SUCCESS)
   1  failure (a run that ended FAILED, an invalid file, an I/O error)
