@@ -19,11 +19,10 @@ import (
 
 	"github.com/specd-dev/specd/config"
 	"github.com/specd-dev/specd/daemon"
+	"github.com/specd-dev/specd/internal/golden"
 	"github.com/specd-dev/specd/jsonl"
 	"github.com/specd-dev/specd/plans"
 	"github.com/specd-dev/specd/specs"
-
-	"github.com/specd-dev/specd/internal/golden"
 )
 
 // fixedNow makes workflow ids, dates and trace times repeatable.

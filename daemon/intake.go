@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/adrg/frontmatter"
-	"github.com/specd-dev/specd/internal/atomicfile"
 
+	"github.com/specd-dev/specd/internal/atomicfile"
 	"github.com/specd-dev/specd/plans"
 	"github.com/specd-dev/specd/specs"
 )

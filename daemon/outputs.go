@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/specd-dev/specd/internal/atomicfile"
-
 	"github.com/specd-dev/specd/internal/gitcommit"
 	"github.com/specd-dev/specd/jsonl"
 	"github.com/specd-dev/specd/memory"

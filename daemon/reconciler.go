@@ -14,7 +14,6 @@ import (
 	"time"
 
 	sd "github.com/coreos/go-systemd/v22/daemon"
-
 	"github.com/fsnotify/fsnotify"
 	"github.com/gofrs/flock"
 

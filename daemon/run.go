@@ -16,8 +16,8 @@ import (
 
 	"github.com/gofrs/flock"
 	"github.com/rs/zerolog"
-	"github.com/specd-dev/specd/internal/atomicfile"
 
+	"github.com/specd-dev/specd/internal/atomicfile"
 	"github.com/specd-dev/specd/jsonl"
 	"github.com/specd-dev/specd/plans"
 	"github.com/specd-dev/specd/specs"
@@ -118,7 +118,7 @@ func (d *Daemon) RunPlan(ctx context.Context, specDir string) (specs.RunState, e
 		SchemaVersion: 1,
 		// Derived from the directory number and the plan, not the clock, so
 		// that the same plan gives the same OVERVIEW.md (no churn in git).
-		WorkflowID: fmt.Sprintf("specd_%s_%s", strings.SplitN(filepath.Base(specDir), "_", 2)[0], hash[:12]),
+		WorkflowID: fmt.Sprintf("specd_%s_%s", topicNumber(specDir), hash[:12]),
 		SpecDir:    r.rel,
 		Plan:       filepath.ToSlash(planRel),
 		PlanSHA256: hash,
@@ -192,8 +192,8 @@ func Reopen(specDir string, force map[int]string) error {
 // readRequest returns the request text and complexity from REQUEST.md, or
 // the directory's slug in words and the default complexity without one.
 func readRequest(specDir string) (string, int) {
-	name := filepath.Base(specDir)
-	text := strings.ReplaceAll(strings.SplitN(name, "_", 2)[len(strings.SplitN(name, "_", 2))-1], "_", " ")
+	_, slug, _ := strings.Cut(filepath.Base(specDir), "_")
+	text := strings.ReplaceAll(slug, "_", " ")
 	b, err := os.ReadFile(filepath.Join(specDir, specs.RequestFile))
 	if err != nil {
 		return text, 2
@@ -300,7 +300,13 @@ func (r *run) execute(ctx context.Context, plan *plans.Plan, prev specs.RunState
 	return r.barrier()
 }
 
-func (r *run) number() string { return strings.SplitN(filepath.Base(r.specDir), "_", 2)[0] }
+func (r *run) number() string { return topicNumber(r.specDir) }
+
+// topicNumber is the "NNN" of a topic directory NNN_slug, as written.
+func topicNumber(specDir string) string {
+	n, _, _ := strings.Cut(filepath.Base(specDir), "_")
+	return n
+}
 
 func (r *run) checkpoint() error {
 	r.mu.Lock()

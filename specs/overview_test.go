@@ -6,9 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/specd-dev/specd/sources"
-
 	"github.com/specd-dev/specd/internal/golden"
+	"github.com/specd-dev/specd/sources"
 )
 
 // run builds a finished RunState from outcomes, with fixed numbers.

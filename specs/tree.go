@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/gofrs/flock"
+
 	"github.com/specd-dev/specd/internal/atomicfile"
 )
 

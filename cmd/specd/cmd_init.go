@@ -10,10 +10,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/specd-dev/specd/internal/atomicfile"
 	"github.com/spf13/cobra"
 
 	"github.com/specd-dev/specd/config"
+	"github.com/specd-dev/specd/internal/atomicfile"
 	"github.com/specd-dev/specd/specs"
 	"github.com/specd-dev/specd/systemd"
 )

@@ -17,9 +17,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/specd-dev/specd/specialist"
-
 	"github.com/specd-dev/specd/internal/golden"
+	"github.com/specd-dev/specd/specialist"
 )
 
 func fixedNow() time.Time { return time.Date(2026, 11, 23, 22, 30, 0, 0, time.FixedZone("X", -5*3600)) }
