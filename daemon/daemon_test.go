@@ -559,3 +559,26 @@ func TestShutdownLeavesNoProcess(t *testing.T) {
 		t.Errorf("after shutdown: state %q, topic %q (%v); want running, pending", rs.State, rs.Topics[0].Outcome, err)
 	}
 }
+
+// TestNotExecutable: a specialist command that cannot be started is a
+// crashed topic with the reason, an execution_error entry, and no retry
+// storm beyond specialist.retries.
+func TestNotExecutable(t *testing.T) {
+	tr := newTree(t)
+	c := fakeConfig(t)
+	script := filepath.Join(tr.root, "agent.sh")
+	os.WriteFile(script, []byte("#!/bin/sh\necho hi\n"), 0o644) // no x bit
+	c.Specialist.Command = []string{script}
+	dir := writePlan(t, tr, "010_noexec", "ok: a")
+	rs, err := newDaemon(t, tr, c, nil).RunPlan(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tp := rs.Topics[0]; tp.Outcome != specs.OutcomeCrashed || !strings.Contains(tp.Reason, "specialist did not start") || !strings.Contains(tp.Reason, "permission denied") {
+		t.Errorf("topic: %s %q", tp.Outcome, tp.Reason)
+	}
+	es := readErrors(t, tr)
+	if len(es) == 0 || es[0].ErrorType != "execution_error" || !strings.Contains(es[0].Message, "agent.sh") && !strings.Contains(es[0].Message, "permission denied") {
+		t.Errorf("errors.jsonl = %+v", es)
+	}
+}
