@@ -76,7 +76,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		signal.Notify(hup, syscall.SIGHUP)
 		defer signal.Stop(hup)
 	}
-	l := &loop{d: d, w: w, ctx: ctx, due: make(chan string, 256), timers: map[string]*time.Timer{}, done: map[string][2]time.Time{}}
+	l := &loop{d: d, w: w, ctx: ctx, due: make(chan string, 256), timers: map[string]*time.Timer{}, done: map[string]time.Time{}}
 	l.fullScan()
 	cfg := d.config()
 	d.notify.Notify("READY=1\n" + d.stats.status())
@@ -171,9 +171,9 @@ type loop struct {
 	d      *Daemon
 	w      *watcher
 	ctx    context.Context
-	due    chan string             // directories whose debounce expired
-	timers map[string]*time.Timer  // pending debounce per directory
-	done   map[string][2]time.Time // finished runs: plan and .run.json mtimes when last read
+	due    chan string            // directories whose debounce expired
+	timers map[string]*time.Timer // pending debounce per directory
+	done   map[string]time.Time   // finished runs: the mtime of reports/ when last read
 	runs   sync.WaitGroup
 }
 
@@ -255,6 +255,12 @@ func (l *loop) reconcile(dir string) {
 	if l.d.isRunning(dir) {
 		return
 	}
+	reports, err := os.Lstat(filepath.Join(dir, specs.ReportsDir))
+	if err == nil && l.done[dir] == reports.ModTime() {
+		// A finished run whose reports/ has not changed since (a rerun
+		// rewrites .run.json by rename, which changes it): one stat, no reads.
+		return
+	}
 	plan, ok := specs.FindPlan(dir)
 	if !ok {
 		return
@@ -267,14 +273,17 @@ func (l *loop) reconcile(dir string) {
 		l.schedule(dir) // perhaps still being written: wait for quiet
 		return
 	}
-	if rfi, err := os.Stat(filepath.Join(dir, specs.ReportsDir, specs.RunStateFile)); err == nil && rfi.ModTime().After(pfi.ModTime()) {
-		key := [2]time.Time{pfi.ModTime(), rfi.ModTime()}
-		if l.done[dir] == key {
-			return // finished, and neither file changed since: no need to read it again
-		}
+	if rfi, err := os.Stat(filepath.Join(dir, specs.ReportsDir, specs.RunStateFile)); err == nil {
 		if rs, err := LoadRunState(dir); err == nil && rs.State == "finished" {
-			l.done[dir] = key
-			return
+			switch {
+			case rs.PlanError == "": // finished for good (PRODUCT.md section 4)
+				if reports != nil {
+					l.done[dir] = reports.ModTime()
+				}
+				return
+			case !pfi.ModTime().After(rfi.ModTime()):
+				return // rejected, and the plan has not changed since
+			}
 		}
 	}
 	delete(l.done, dir)
