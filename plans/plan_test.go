@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -26,9 +27,25 @@ func corpusPlans(tb testing.TB) []string {
 	return files
 }
 
+// corpusHome is the home directory ("/home/<user>/") the corpus plans were
+// written in, read from a plan so that no one's name is spelled out here.
+func corpusHome(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(corpus + "012_concurrent_command_state_interference__reports__.invocation-plan.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`-> (/home/[^/]+/)\.config/`).FindSubmatch(b)
+	if m == nil {
+		t.Fatal("no home directory in the corpus plan")
+	}
+	return string(m[1])
+}
+
 // Every real plan parses to the right count, topics, paths and status.
 func TestCorpusPlans(t *testing.T) {
-	const home = "/home/benjamin/.config/.claude/specs/"
+	user := corpusHome(t)
+	home := user + ".config/.claude/specs/"
 	tests := []struct {
 		file       string
 		generated  string
@@ -46,7 +63,7 @@ func TestCorpusPlans(t *testing.T) {
 			"Lean Plan Output Analysis and Context Window Issues: Analyze /lean-plan-output.md to understand how the command used excessive context window and identify specific failure points in execution",
 			home + "013_lean_plan_orchestrator_optimization/reports/004-root-cause-fix-strategy.md", StatusCreated, false, ""},
 		{"024_research_standards_conformance_fix__reports__.invocation-plan.txt", "2025-12-10T09:12:48Z", 3,
-			"Error Analysis in Research Output: Analyze the /home/benjamin/.config/.claude/output/research-output.md file to identify and understand errors that occurred during /research command execution, including error messages, failure patterns, and root causes",
+			"Error Analysis in Research Output: Analyze the " + user + ".config/.claude/output/research-output.md file to identify and understand errors that occurred during /research command execution, including error messages, failure patterns, and root causes",
 			home + "024_research_standards_conformance_fix/reports/003-standards-revision-strategy.md", StatusCreated, false, ""},
 		{"031_opencode_nvim_plugin_install__reports__.invocation-plan.txt", "2025-12-10T18:34:54Z", 3,
 			"Opencode.nvim Plugin Installation: Research and document the process of installing opencode.nvim plugin in Neovim, including dependencies, plugin manager setup, and installation verification",

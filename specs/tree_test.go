@@ -122,7 +122,7 @@ func TestResolveReportPath(t *testing.T) {
 		{"001_a.md", reports, "001_a.md", ""},
 		{"001_a.md", spec, "001_a.md", ""}, // bare name: always reports/
 		{"reports/002_b.md", spec, "002_b.md", ""},
-		{"/home/benjamin/.config/.claude/specs/012_concurrent_command_state_interference/reports/001-state-file-mechanisms-analysis.md", reports, "001-state-file-mechanisms-analysis.md", ""},
+		{"/home/someone/.config/.claude/specs/012_concurrent_command_state_interference/reports/001-state-file-mechanisms-analysis.md", reports, "001-state-file-mechanisms-analysis.md", ""},
 		{filepath.Join(reports, "003_c.md"), reports, "003_c.md", ""},
 		{"/home/x/specs/999_other/reports/001.md", reports, "", "resolves outside"},
 		{"../../etc/passwd", reports, "", `contains ".."`},
