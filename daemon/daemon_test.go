@@ -474,15 +474,20 @@ func TestBudget(t *testing.T) {
 	if notStarted != 2 {
 		t.Errorf("topics %+v", rs.Topics)
 	}
-	budget := 0
+	if n := limitEntries(t, tr, "budget"); n != 1 {
+		t.Errorf("%d budget entries, want 1", n)
+	}
+}
+
+// limitEntries counts the errors.jsonl entries of one limit kind.
+func limitEntries(t *testing.T, tr tree, kind string) int {
+	n := 0
 	for _, e := range readErrors(t, tr) {
-		if e.Details["limit"] == "budget" {
-			budget++
+		if e.Details["limit"] == kind {
+			n++
 		}
 	}
-	if budget != 1 {
-		t.Errorf("%d budget entries, want 1", budget)
-	}
+	return n
 }
 
 // TestStartRate: at start_rate 2/s (a burst of 2, then one start every
@@ -511,13 +516,7 @@ func TestStartRate(t *testing.T) {
 	if gap := time.Duration(ts[3] - ts[0]); gap < 900*time.Millisecond {
 		t.Errorf("4 starts within %s at 2/s", gap)
 	}
-	n := 0
-	for _, e := range readErrors(t, tr) {
-		if e.Details["limit"] == "start_rate" {
-			n++
-		}
-	}
-	if n != 1 {
+	if n := limitEntries(t, tr, "start_rate"); n != 1 {
 		t.Errorf("%d start_rate entries, want 1", n)
 	}
 }
