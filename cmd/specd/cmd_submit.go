@@ -87,7 +87,11 @@ func waitRun(ctx context.Context, g *globalOptions, p project, dir string) (spec
 		if err != nil {
 			return specs.RunState{}, err
 		}
-		return d.RunPlan(ctx, dir)
+		rs, err := d.RunPlan(ctx, dir)
+		if !errors.Is(err, daemon.ErrRunLocked) {
+			return rs, err
+		}
+		// A daemon started meanwhile and took the run: wait for it.
 	}
 	return waitFinished(ctx, dir)
 }
