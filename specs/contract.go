@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"regexp"
@@ -12,31 +13,37 @@ import (
 	"strings"
 	"time"
 
+	"github.com/adrg/frontmatter"
 	"go.yaml.in/yaml/v3"
 )
 
 // ReportMeta is a report's front matter (seed 004, Appendix C), the only
-// part of a report that specd reads to build OVERVIEW.md.
+// part of a report that specd reads to build OVERVIEW.md (seed 004, Phase 3
+// STEP 6: "read YAML frontmatter from each report, not full content").
 type ReportMeta struct {
-	ReportType           string
-	Topic                string
-	FindingsCount        int
-	RecommendationsCount int
-	CreatedDate          string // YYYY-MM-DD
-	Status               string
-	ResearchComplexity   int    // 0 when absent
-	WorkflowType         string // "" when absent
-	Bytes                int64  // size of the report file
+	ReportType           string // report_type, not empty
+	Topic                string // topic, as written (quotes removed by YAML)
+	FindingsCount        int    // findings_count = top-level items under ## Findings (≥ 1)
+	RecommendationsCount int    // recommendations_count = top-level items under ## Recommendations (≥ 0)
+	CreatedDate          string // created_date, YYYY-MM-DD
+	Status               string // status; always "complete" in a valid report
+	ResearchComplexity   int    // research_complexity 1–4; 0 when absent
+	WorkflowType         string // workflow_type; "" when absent
+	Bytes                int64  // size of the report file in bytes
 }
 
-// ContractError is a report that fails the report contract.
+// ContractError is a report that fails the report contract (PRODUCT.md
+// section 3, "Report contract"). Its text is "PATH:LINE: invalid: REASON",
+// or "PATH: invalid: REASON" when Line is 0, so editors and `specd
+// validate` users can jump to the line.
 type ContractError struct {
-	Path   string
-	Line   int // 1-based line in the file; 0 when the whole file is concerned
-	Reason string
-	Err    error // a sentinel such as ErrNoFrontMatter, or nil
+	Path   string // the path or name the caller gave
+	Line   int    // 1-based line of the front-matter field or heading concerned; 0 when the whole file is
+	Reason string // lowercase, specific, no final punctuation
+	Err    error  // a sentinel such as ErrNoFrontMatter or fs.ErrNotExist, or nil
 }
 
+// Error returns "PATH:LINE: invalid: REASON", without ":LINE" when Line is 0.
 func (e *ContractError) Error() string {
 	if e.Line > 0 {
 		return fmt.Sprintf("%s:%d: invalid: %s", e.Path, e.Line, e.Reason)
@@ -44,22 +51,40 @@ func (e *ContractError) Error() string {
 	return fmt.Sprintf("%s: invalid: %s", e.Path, e.Reason)
 }
 
+// Unwrap returns the sentinel the error carries, so errors.Is(err,
+// ErrNoFrontMatter) picks out reports without front matter.
 func (e *ContractError) Unwrap() error { return e.Err }
 
-// ErrNoFrontMatter marks reports without YAML front matter, such as the
-// older "## Metadata" bullet style of most real reports.
+// ErrNoFrontMatter marks reports without YAML front matter: no "---" first
+// line, or no closing "---" line. The older "## Metadata" bullet style of
+// most real reports is one of them (PRODUCT.md section 3: read for
+// metadata, but invalid).
 var ErrNoFrontMatter = errors.New("no front matter")
 
-// MaxReportBytes bounds the size of a report specd reads (8 MiB).
+// MaxReportBytes bounds the size of a report ValidateReport reads (8 MiB).
 const MaxReportBytes = 8 << 20
 
+// The reasons of reports without front matter; all wrap ErrNoFrontMatter.
+const (
+	reasonLegacy    = "no front matter (legacy ## Metadata style)"
+	reasonNoOpening = "no front matter: the first line must be ---"
+	reasonNoClosing = "no front matter: the opening --- line has no closing --- line"
+)
+
 // ValidateReport checks the file at path against the report contract and
-// returns its front matter. It refuses symlinks, directories and other
-// non-regular files, and files over MaxReportBytes, without reading them.
-// wantTopic, when not empty, is the plan's topic the report must match
-// (TopicMatches). Errors are *ContractError, or the os error when the file
-// cannot be read.
+// returns its front matter, with Bytes set to the file size. It uses Lstat
+// and refuses, without reading them, symlinks, directories, other
+// non-regular files and files over MaxReportBytes; a file swapped between
+// the Lstat and the open is refused too. wantTopic, when not empty, is the
+// plan's topic the report must match (TopicMatches).
+//
+// Errors: a *ContractError for a missing file (wrapping fs.ErrNotExist), a
+// refused file, or a contract failure (see CheckReport); the os error when
+// the file exists but cannot be read.
 func ValidateReport(path, wantTopic string) (ReportMeta, error) {
+	refuse := func(reason string) (ReportMeta, error) {
+		return ReportMeta{}, &ContractError{Path: path, Reason: reason}
+	}
 	fi, err := os.Lstat(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -69,38 +94,56 @@ func ValidateReport(path, wantTopic string) (ReportMeta, error) {
 	}
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0:
-		return ReportMeta{}, &ContractError{Path: path, Reason: "is a symlink, not a regular file"}
+		return refuse("is a symlink, not a regular file")
+	case fi.IsDir():
+		return refuse("is a directory, not a regular file")
 	case !fi.Mode().IsRegular():
-		return ReportMeta{}, &ContractError{Path: path, Reason: "is not a regular file"}
+		return refuse("is not a regular file")
 	case fi.Size() > MaxReportBytes:
-		return ReportMeta{}, &ContractError{Path: path, Reason: fmt.Sprintf("%d bytes is over the %d-byte limit", fi.Size(), MaxReportBytes)}
+		return refuse(fmt.Sprintf("%d bytes is over the %d-byte limit", fi.Size(), MaxReportBytes))
 	}
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return ReportMeta{}, err
+	}
+	defer f.Close()
+	if fi2, err := f.Stat(); err != nil {
+		return ReportMeta{}, err
+	} else if !os.SameFile(fi, fi2) || !fi2.Mode().IsRegular() {
+		return refuse("changed while it was read")
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxReportBytes+1))
+	if err != nil {
+		return ReportMeta{}, err
+	}
+	if len(data) > MaxReportBytes {
+		return refuse(fmt.Sprintf("grew over the %d-byte limit while it was read", MaxReportBytes))
 	}
 	return CheckReport(path, data, wantTopic)
 }
 
-// frontMatter is the YAML of a report, decoded as nodes to keep line numbers.
-type frontMatter map[string]yaml.Node
-
 // CheckReport applies the report contract (seed 004, Appendix C; PRODUCT.md
-// section 3) to data, a report named name:
-//   - YAML front matter between "---" lines, a mapping, with report_type,
-//     topic, findings_count, recommendations_count (integers ≥ 0),
-//     created_date (a real YYYY-MM-DD date) and status: complete; optional
-//     research_complexity (1–4) and workflow_type;
-//   - headings "## Summary", "## Findings", "## Sources", and
-//     "## Recommendations" when recommendations_count > 0;
-//   - findings_count = CountItems(body, "Findings"), the same for
-//     recommendations (0 without the section);
-//   - not a stub: Findings has items and not only placeholders;
-//   - topic matches wantTopic when that is not empty.
+// section 3, "Report contract") to data, the bytes of a report called name
+// (used only in errors):
+//   - the first line is "---" and YAML front matter follows up to a closing
+//     "---" line; it is a mapping with report_type, topic,
+//     findings_count, recommendations_count (non-negative integers),
+//     created_date (a real date, YYYY-MM-DD) and status: complete, each set
+//     once; research_complexity (1–4) and workflow_type are optional;
+//   - the body has "## Summary", "## Findings" and "## Sources" headings,
+//     and "## Recommendations" when recommendations_count > 0;
+//   - findings_count = CountItems(body, "Findings") and
+//     recommendations_count = CountItems(body, "Recommendations");
+//   - not a stub: ## Findings has items, and not only placeholder text
+//     such as "[Finding 1]", "TODO", "TBD", "...", "N/A" or nothing;
+//   - when wantTopic is not empty, TopicMatches(topic, wantTopic).
 //
-// The first failure is returned as a *ContractError with the line of the
-// field or heading concerned; reports without front matter wrap
-// ErrNoFrontMatter.
+// On success it returns the front matter with Bytes = len(data). The first
+// failure is returned as a *ContractError whose Line is the file line of
+// the field or heading concerned (0 when there is none, e.g. a missing
+// section); reports without front matter wrap ErrNoFrontMatter. A UTF-8
+// byte-order mark and CRLF line ends are accepted. CheckReport never
+// returns another error type and never panics on any input.
 func CheckReport(name string, data []byte, wantTopic string) (ReportMeta, error) {
 	meta := ReportMeta{Bytes: int64(len(data))}
 	fail := func(line int, format string, args ...any) (ReportMeta, error) {
@@ -109,60 +152,49 @@ func CheckReport(name string, data []byte, wantTopic string) (ReportMeta, error)
 	if len(bytes.TrimSpace(data)) == 0 {
 		return fail(0, "empty file")
 	}
-	fmText, body, bodyLine, ok := splitFrontMatter(data)
-	if !ok {
-		reason := "no front matter: the file must start with a --- line, YAML, and a closing --- line"
-		if len(LegacyMetadata(data)) > 0 {
-			reason = "no front matter (legacy **Key**: value metadata style)"
+	fm, body, bodyLine, reason := splitFrontMatter(data)
+	if reason != "" {
+		if reason == reasonNoOpening && len(LegacyMetadata(data)) > 0 {
+			reason = reasonLegacy
 		}
 		return meta, &ContractError{Path: name, Line: 1, Reason: reason, Err: ErrNoFrontMatter}
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(fmText, &doc); err != nil {
-		return fail(2, "front matter is not YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+	fields, line, reason := decodeFields(fm)
+	if reason != "" {
+		return fail(line, "%s", reason)
 	}
-	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
-		return fail(2, "front matter is not a YAML mapping of fields")
-	}
-	fm := frontMatter{}
-	m := doc.Content[0]
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		fm[m.Content[i].Value] = *m.Content[i+1]
-	}
-	line := func(n yaml.Node) int { return n.Line + 1 } // +1: the opening ---
+
 	str := func(key string) (string, int, error) {
-		n, ok := fm[key]
+		n, ok := fields[key]
 		if !ok {
 			return "", 2, fmt.Errorf("front matter has no %s field", key)
 		}
 		if n.Kind != yaml.ScalarNode {
-			return "", line(n), fmt.Errorf("%s is not a single value", key)
+			return "", n.Line + 1, fmt.Errorf("%s is not a single value", key)
 		}
-		return strings.TrimSpace(n.Value), line(n), nil
+		return strings.TrimSpace(n.Value), n.Line + 1, nil
 	}
 	num := func(key string) (int, int, error) {
 		v, l, err := str(key)
 		if err != nil {
 			return 0, l, err
 		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
+		if !isDigits(v) || len(v) > 9 {
 			return 0, l, fmt.Errorf("%s %q is not a non-negative integer", key, v)
 		}
+		n, _ := strconv.Atoi(v)
 		return n, l, nil
 	}
 	var err error
 	var l, topicLine, fLine, rLine int
 	if meta.ReportType, l, err = str("report_type"); err != nil {
 		return fail(l, "%v", err)
-	}
-	if meta.ReportType == "" {
+	} else if meta.ReportType == "" {
 		return fail(l, "report_type is empty")
 	}
 	if meta.Topic, topicLine, err = str("topic"); err != nil {
 		return fail(topicLine, "%v", err)
-	}
-	if meta.Topic == "" {
+	} else if meta.Topic == "" {
 		return fail(topicLine, "topic is empty")
 	}
 	if meta.FindingsCount, fLine, err = num("findings_count"); err != nil {
@@ -173,25 +205,22 @@ func CheckReport(name string, data []byte, wantTopic string) (ReportMeta, error)
 	}
 	if meta.CreatedDate, l, err = str("created_date"); err != nil {
 		return fail(l, "%v", err)
-	}
-	if _, perr := time.Parse("2006-01-02", meta.CreatedDate); perr != nil {
+	} else if !isDate(meta.CreatedDate) {
 		return fail(l, "created_date %q is not a date YYYY-MM-DD", meta.CreatedDate)
 	}
 	if meta.Status, l, err = str("status"); err != nil {
 		return fail(l, "%v", err)
-	}
-	if meta.Status != "complete" {
+	} else if meta.Status != "complete" {
 		return fail(l, "status is %q, want complete", meta.Status)
 	}
-	if _, ok := fm["research_complexity"]; ok {
+	if _, ok := fields["research_complexity"]; ok {
 		if meta.ResearchComplexity, l, err = num("research_complexity"); err != nil {
 			return fail(l, "%v", err)
-		}
-		if meta.ResearchComplexity < 1 || meta.ResearchComplexity > 4 {
+		} else if meta.ResearchComplexity < 1 || meta.ResearchComplexity > 4 {
 			return fail(l, "research_complexity %d is not in 1–4", meta.ResearchComplexity)
 		}
 	}
-	if _, ok := fm["workflow_type"]; ok {
+	if _, ok := fields["workflow_type"]; ok {
 		if meta.WorkflowType, l, err = str("workflow_type"); err != nil {
 			return fail(l, "%v", err)
 		}
@@ -203,16 +232,15 @@ func CheckReport(name string, data []byte, wantTopic string) (ReportMeta, error)
 			return fail(0, "missing ## %s section", h)
 		}
 	}
-	_, hasRecs := heads["Recommendations"]
-	if meta.RecommendationsCount > 0 && !hasRecs {
+	if _, ok := heads["Recommendations"]; !ok && meta.RecommendationsCount > 0 {
 		return fail(rLine, "recommendations_count is %d but there is no ## Recommendations section", meta.RecommendationsCount)
 	}
 	items := sectionItems(body, "Findings")
 	if len(items) != meta.FindingsCount {
-		return fail(fLine, "findings_count is %d but ## Findings has %s", meta.FindingsCount, plural(len(items), "item"))
+		return fail(fLine, "findings_count is %d but ## Findings has %s", meta.FindingsCount, pluralN(len(items), "item"))
 	}
 	if n := len(sectionItems(body, "Recommendations")); n != meta.RecommendationsCount {
-		return fail(rLine, "recommendations_count is %d but ## Recommendations has %s", meta.RecommendationsCount, plural(n, "item"))
+		return fail(rLine, "recommendations_count is %d but ## Recommendations has %s", meta.RecommendationsCount, pluralN(n, "item"))
 	}
 	findingsLine := bodyLine + heads["Findings"]
 	if len(items) == 0 {
@@ -225,67 +253,129 @@ func CheckReport(name string, data []byte, wantTopic string) (ReportMeta, error)
 		}
 	}
 	if placeholders == len(items) {
-		return fail(findingsLine, "stub: every item under ## Findings is placeholder text")
+		return fail(findingsLine, "stub: every item under ## Findings is placeholder text such as %q", strings.TrimSpace(items[0]))
 	}
 	if wantTopic != "" && !TopicMatches(meta.Topic, wantTopic) {
-		return fail(topicLine, "topic %q does not match the plan topic %q", meta.Topic, wantTopic)
+		return fail(topicLine, "topic %q does not match the plan topic %q", meta.Topic, oneLine(wantTopic))
 	}
 	return meta, nil
 }
 
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
-}
+// yamlFrontMatter is the only front-matter format a report may use:
+// "---" lines around YAML. Its unmarshal step keeps a copy of the raw
+// YAML, which decodeFields then decodes with line numbers.
+var yamlFrontMatter = frontmatter.NewFormat("---", "---", func(data []byte, v any) error {
+	*v.(*[]byte) = bytes.Clone(data)
+	return nil
+})
 
-// splitFrontMatter returns the YAML between a first "---" line and the next
-// "---" (or "...") line, the rest, and the 1-based line where the rest starts.
-func splitFrontMatter(data []byte) (fm, body []byte, bodyLine int, ok bool) {
+// splitFrontMatter splits data into the YAML between a first "---" line and
+// the next "---" line, and the body after it; bodyLine is the 1-based file
+// line where the body starts. A UTF-8 byte-order mark is skipped. When
+// there is no front matter, reason says why (reasonNoOpening or
+// reasonNoClosing).
+func splitFrontMatter(data []byte) (fm, body []byte, bodyLine int, reason string) {
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
-	lines := bytes.SplitAfter(data, []byte("\n"))
-	if len(lines) == 0 || string(bytes.TrimRight(lines[0], " \r\n")) != "---" {
-		return nil, nil, 0, false
+	first, _, _ := bytes.Cut(data, []byte("\n"))
+	if string(bytes.TrimRight(first, " \t\r")) != "---" {
+		return nil, nil, 0, reasonNoOpening
 	}
-	off := len(lines[0])
-	for i := 1; i < len(lines); i++ {
-		t := string(bytes.TrimRight(lines[i], " \r\n"))
-		if t == "---" || t == "..." {
-			return data[len(lines[0]):off], data[off+len(lines[i]):], i + 2, true
-		}
-		off += len(lines[i])
+	var raw []byte
+	rest, err := frontmatter.MustParse(bytes.NewReader(data), &raw, yamlFrontMatter)
+	if err != nil {
+		return nil, nil, 0, reasonNoClosing
 	}
-	return nil, nil, 0, false
+	consumed := data[:len(data)-len(rest)]
+	return raw, rest, bytes.Count(consumed, []byte("\n")) + 1, ""
 }
 
-var (
-	itemRE  = regexp.MustCompile(`^(?:[0-9]+[.)]|[-*+])\s+(.*)$`)
-	fenceRE = regexp.MustCompile("^(```|~~~)")
-)
+var yamlErrRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
-// headings maps each "## Name" heading of body to its 0-based line.
+// decodeFields decodes front-matter YAML into its top-level fields, keeping
+// each value's node for its line (node line + 1 is the file line, as the
+// YAML starts on file line 2). On failure it returns the file line and a
+// reason: not YAML, empty, not a mapping, or a field set twice.
+func decodeFields(fm []byte) (map[string]*yaml.Node, int, string) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(fm, &doc); err != nil {
+		msg := strings.TrimPrefix(err.Error(), "yaml: ")
+		line := 2
+		if m := yamlErrRE.FindStringSubmatch(err.Error()); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			line, msg = n+1, m[2]
+		}
+		return nil, line, "front matter is not YAML: " + msg
+	}
+	if len(doc.Content) == 0 {
+		return nil, 2, "front matter is empty, want a YAML mapping of fields"
+	}
+	m := doc.Content[0]
+	if m.Kind != yaml.MappingNode {
+		return nil, m.Line + 1, "front matter is not a YAML mapping of fields"
+	}
+	fields := make(map[string]*yaml.Node, len(m.Content)/2)
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k := m.Content[i]
+		if prev, ok := fields[k.Value]; ok {
+			return nil, k.Line + 1, fmt.Sprintf("%s is set twice (lines %d and %d)", k.Value, prev.Line+1, k.Line+1)
+		}
+		fields[k.Value] = m.Content[i+1]
+	}
+	return fields, 0, ""
+}
+
+func isDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// isDate reports whether s is a real calendar date written YYYY-MM-DD.
+func isDate(s string) bool {
+	t, err := time.Parse("2006-01-02", s)
+	return err == nil && t.Format("2006-01-02") == s
+}
+
+// heading returns the level (1 for "# ", 2 for "## ", 0 otherwise) and the
+// trimmed name of a line.
+func heading(line string) (int, string) {
+	if h, ok := strings.CutPrefix(line, "## "); ok {
+		return 2, strings.TrimSpace(h)
+	}
+	if h, ok := strings.CutPrefix(line, "# "); ok {
+		return 1, strings.TrimSpace(h)
+	}
+	return 0, ""
+}
+
+// headings maps the name of each "## Name" heading of body, outside fenced
+// code blocks, to its first 0-based line.
 func headings(body []byte) map[string]int {
 	out := map[string]int{}
 	inFence := ""
 	for i, line := range strings.Split(string(body), "\n") {
 		line = strings.TrimRight(line, "\r")
-		if inFence, _ = fence(line, inFence); inFence != "" {
+		var fenced bool
+		if inFence, fenced = fence(line, inFence); fenced {
 			continue
 		}
-		if h, ok := strings.CutPrefix(line, "## "); ok {
-			h = strings.TrimSpace(h)
-			if _, seen := out[h]; !seen {
-				out[h] = i
+		if level, name := heading(line); level == 2 {
+			if _, seen := out[name]; !seen {
+				out[name] = i
 			}
 		}
 	}
 	return out
 }
 
-// fence tracks fenced code blocks: given a line and the open fence ("" if
-// none), it returns the fence open after the line and whether the line
-// itself is a fence marker or inside a block.
+// fence tracks fenced code blocks (``` or ~~~, optionally indented, with an
+// info string): given a line and the fence open before it ("" if none), it
+// returns the fence open after the line and whether the line is a fence
+// marker or inside a block. A block closes on a line of only the same
+// character, at least as many times; an unclosed block runs to the end.
 func fence(line, open string) (string, bool) {
 	t := strings.TrimSpace(line)
 	if open != "" {
@@ -294,21 +384,31 @@ func fence(line, open string) (string, bool) {
 		}
 		return open, true
 	}
-	if m := fenceRE.FindString(t); m != "" {
-		n := len(t) - len(strings.TrimLeft(t, m[:1]))
-		return strings.Repeat(m[:1], n), true
+	for _, c := range []string{"`", "~"} {
+		if strings.HasPrefix(t, c+c+c) {
+			return strings.Repeat(c, len(t)-len(strings.TrimLeft(t, c))), true
+		}
 	}
 	return "", false
 }
 
-// CountItems returns the number of top-level list items under "## section"
-// in body. A top-level item is a line that starts at column 0 with "N. ",
-// "N) ", "- ", "* " or "+ ", outside fenced code blocks, between the
-// section's heading and the next line starting with "## " or "# ".
-// Indented lines (continuations, nested lists, indented code) never count.
-// This is the rule findings_count and recommendations_count are held to.
+// itemRE is a top-level list item: at column 0, "N. ", "N) ", "- ", "* "
+// or "+ " (one space), then the item text.
+var itemRE = regexp.MustCompile(`^(?:[0-9]+[.)]|[-*+]) (.*)$`)
+
+// CountItems returns the number of top-level list items under "##
+// <section>" in body (a report without its front matter). This is the
+// counting rule findings_count and recommendations_count are held to, and
+// report writers rely on it exactly: a top-level item is a line that
+// starts at column 0 with "N. " or "N) " (N digits), "- ", "* " or "+ ",
+// outside fenced code blocks (``` or ~~~), between the "## <section>"
+// heading line and the next line starting with "## " or "# ". Indented
+// lines (continuations, nested lists, indented code) never count. Several
+// sections with the same heading add up; a missing section counts 0. The
+// section name is matched exactly, after trimming the heading's spaces.
 func CountItems(body []byte, section string) int { return len(sectionItems(body, section)) }
 
+// sectionItems returns the text of the top-level items CountItems counts.
 func sectionItems(body []byte, section string) []string {
 	var items []string
 	in, inFence := false, ""
@@ -318,8 +418,8 @@ func sectionItems(body []byte, section string) []string {
 		if inFence, fenced = fence(line, inFence); fenced {
 			continue
 		}
-		if strings.HasPrefix(line, "## ") || strings.HasPrefix(line, "# ") {
-			in = strings.TrimSpace(strings.TrimLeft(line, "# ")) == section && strings.HasPrefix(line, "## ")
+		if level, name := heading(line); level > 0 {
+			in = level == 2 && name == section
 			continue
 		}
 		if in {
@@ -331,41 +431,48 @@ func sectionItems(body []byte, section string) []string {
 	return items
 }
 
-var placeholderRE = regexp.MustCompile(`(?i)^(\[[^\]]*\]|todo|tbd|\.\.\.|…|n/?a|none|placeholder|finding \d+|-)?\s*[.:]?$`)
+// placeholderRE is template text left in an item: "[Finding 1]" or any
+// wholly bracketed text, "Finding 1", "TODO", "TBD", "FIXME", "...", "…",
+// "N/A", "none", "placeholder", "-", or nothing; "TODO: …" and "TBD: …"
+// as well.
+var placeholderRE = regexp.MustCompile(`(?i)^(?:\[[^\]]*\]|finding \d+|todo|tbd|fixme|xxx|\.\.\.|…|n/?a|none|placeholder|-)?\s*[.:]?$|^(?i:todo|tbd|fixme)\s*[:\-—]`)
 
 func isPlaceholder(item string) bool {
 	return placeholderRE.MatchString(strings.Trim(strings.TrimSpace(item), "*_`"))
 }
 
-// TopicMatches reports whether a report's topic names the plan's topic:
-// equal after case folding, collapsing whitespace and trimming quotes; or
-// equal to the plan topic's title before its first ": " (real plans write
-// "Title: long description" and reports keep the title); or a prefix of
-// the plan topic followed by ":".
+// TopicMatches reports whether a report's topic names the plan's topic
+// (PRODUCT.md section 3: "topic matches the plan's topic"). Both are
+// compared case-insensitively after trimming spaces and quotes (straight
+// and curly) and collapsing runs of white space. They match when equal;
+// when the report topic equals the plan topic's title, the part before
+// its first ": " (real plans write "Title: long description" and reports
+// keep the title); or when the plan topic starts with the report topic
+// followed by ":". An empty report topic matches nothing.
 func TopicMatches(reportTopic, planTopic string) bool {
-	norm := func(s string) string {
-		return strings.ToLower(strings.Join(strings.Fields(strings.Trim(s, "\"' ")), " "))
-	}
-	r, p := norm(reportTopic), norm(planTopic)
+	r, p := normTopic(reportTopic), normTopic(planTopic)
 	if r == "" {
 		return false
 	}
-	if r == p {
-		return true
-	}
-	if title, _, ok := strings.Cut(p, ": "); ok && r == title {
-		return true
-	}
-	return strings.HasPrefix(p, r+":")
+	// Equal, or a prefix followed by ":"; the latter includes the title
+	// before the first ": ".
+	return r == p || strings.HasPrefix(p, r+":")
+}
+
+func normTopic(s string) string {
+	s = strings.Trim(strings.TrimSpace(s), "\"'“”‘’")
+	return strings.ToLower(strings.Join(strings.Fields(s), " "))
 }
 
 var legacyRE = regexp.MustCompile(`^\s*(?:[-*]\s+)?\*\*([^*]+?):?\*\*:?\s*(.*)$`)
 
 // LegacyMetadata reads the metadata of the older report styles found in
-// real trees (most corpus reports): "- **Key**: value" bullets under a
-// "## Metadata" heading, and "**Key**: value" lines between the title and
-// the first "## " heading. They fail the contract, but their metadata can
-// still be shown. Keys are as written; nil when there is none.
+// real trees (most corpus reports), which have no front matter: "- **Key**:
+// value" bullets under a "## Metadata" heading, and "**Key**: value" lines
+// between the title and the first "## " heading. Such reports fail the
+// contract ("no front matter (legacy ## Metadata style)"), but their
+// metadata can still be shown. Keys and values are as written, trimmed;
+// a later key replaces an earlier one. It returns nil when there is none.
 func LegacyMetadata(data []byte) map[string]string {
 	var out map[string]string
 	section := "" // the current "## " heading; "" before the first

@@ -15,19 +15,22 @@ import (
 
 // OverviewInput is everything OVERVIEW.md is made of: run metadata and the
 // completed reports' front matter, never their bodies (seed 004, Phase 3
-// STEP 6–7: metadata extraction, "not full report reads").
+// STEP 6–7: metadata extraction, "not full report reads"). Paths in it are
+// names, never absolute: OVERVIEW.md sits in reports/ beside the reports.
 type OverviewInput struct {
-	Request     string             // the research request
-	Date        string             // YYYY-MM-DD, the run's date
-	SpecDirName string             // e.g. 007_token_refresh
-	Run         RunState           // verdict, counts and topics
-	Reports     map[int]ReportMeta // front matter of completed reports, by topic index
-	Files       []string           // names in reports/ (OVERVIEW.md included), for the directory structure
-	HasRequest  bool               // whether the topic directory holds REQUEST.md
+	Request     string             // the research request; white space is collapsed to one line
+	Date        string             // YYYY-MM-DD, the run's date: the only date in the file
+	SpecDirName string             // the topic directory's name, e.g. 007_token_refresh
+	Run         RunState           // verdict, counts, workflow id and topics (Topic, Report, Outcome, Reason, Sources)
+	Reports     map[int]ReportMeta // front matter of the completed reports only, by topic index
+	Files       []string           // names present in reports/ (OVERVIEW.md too when the caller lists it); sorted on output
+	HasRequest  bool               // whether the topic directory holds REQUEST.md, shown in the directory structure
 }
 
-// StatusLine is the OVERVIEW status: "SUCCESS", "PARTIAL SUCCESS (3/4, 75%)"
-// or "FAILED (1/4, 25%)" (seed 004, Phase 5: "Partial Success" marker).
+// StatusLine is the OVERVIEW status from rs.Verdict, rs.Completed,
+// rs.Expected and rs.Rate: "SUCCESS", "PARTIAL SUCCESS (3/4, 75%)" or
+// "FAILED (1/4, 25%)" (seed 004, Phase 5: the "Partial Success" marker).
+// A run without a verdict shows as FAILED.
 func StatusLine(rs RunState) string {
 	switch rs.Verdict {
 	case VerdictSuccess:
@@ -39,12 +42,29 @@ func StatusLine(rs RunState) string {
 	}
 }
 
-// RenderOverview renders OVERVIEW.md: the title, date, status and workflow
-// id; an executive summary of 3–5 sentences made from metadata; one entry
-// per completed report in plan order with its counts and a relative link;
-// the failed topics with their outcome and reason; and the directory
-// structure. The output depends only on in (no clock, no map order, no
-// absolute path), so the same inputs give the same bytes.
+// RenderOverview renders OVERVIEW.md (PRODUCT.md section 3, "Outputs of a
+// run"; seed 004, Phase 3 STEP 7 and Phase 5) from metadata only:
+//
+//	# Research Overview: <request>
+//	**Date**: <date>
+//	**Status**: SUCCESS | PARTIAL SUCCESS (c/e, r%) | FAILED (c/e, r%)
+//	**Workflow**: <workflow id>
+//	## Executive Summary   3–5 sentences: topics run and completed, total
+//	                       findings and recommendations, the topic with the
+//	                       most findings, what did not complete and its
+//	                       outcome, a pointer to the linked reports
+//	## Reports             per report in Reports, in plan order:
+//	                       "### N. <topic>", "- Findings: F | Recommendations: R",
+//	                       "- Sources: …" when scored, "- Report: [file](file)"
+//	## Failed Topics       "- [i] <topic> — <outcome>: <reason> (<file>)" for
+//	                       each topic not in Reports, or "None."
+//	## Source Quality      a table, only when some report's sources were scored
+//	## Directory Structure a fenced tree: <SpecDirName>/, REQUEST.md, reports/, Files
+//
+// N counts the listed reports from 1; i is the plan's 0-based index. The
+// output depends only on in: no clock, no map iteration order (topics are
+// sorted by index, Files by name), no absolute path; the same inputs give
+// the same bytes. It cannot fail.
 func RenderOverview(in OverviewInput) []byte {
 	var b bytes.Buffer
 	rs := in.Run
@@ -56,8 +76,7 @@ func RenderOverview(in OverviewInput) []byte {
 	b.WriteString("## Executive Summary\n\n")
 	b.WriteString(executiveSummary(in))
 	b.WriteString("\n\n## Reports\n\n")
-	topics := append([]TopicState(nil), rs.Topics...)
-	sort.SliceStable(topics, func(i, j int) bool { return topics[i].Index < topics[j].Index })
+	topics := sortedTopics(rs.Topics)
 	n := 0
 	for _, t := range topics {
 		m, ok := in.Reports[t.Index]
@@ -82,7 +101,11 @@ func RenderOverview(in OverviewInput) []byte {
 			continue
 		}
 		failed++
-		fmt.Fprintf(&b, "- [%d] %s — %s: %s (%s)\n", t.Index, oneLine(t.Topic), t.Outcome, oneLine(t.Reason), t.Report)
+		reason := oneLine(t.Reason)
+		if reason == "" {
+			reason = "no reason recorded"
+		}
+		fmt.Fprintf(&b, "- [%d] %s — %s: %s (%s)\n", t.Index, oneLine(t.Topic), t.Outcome, reason, t.Report)
 	}
 	if failed == 0 {
 		b.WriteString("None.\n")
@@ -149,21 +172,20 @@ func executiveSummary(in OverviewInput) string {
 	var s []string
 	s = append(s, fmt.Sprintf("This research ran %d %s for the request %q; %d completed with a report that passed the contract (%d%%).",
 		rs.Expected, pluralWord(rs.Expected, "topic"), oneLine(in.Request), rs.Completed, rs.Rate))
-	findings, recs, best, bestN := 0, 0, "", -1
-	idx := make([]int, 0, len(in.Reports))
-	for i := range in.Reports {
-		idx = append(idx, i)
-	}
-	sort.Ints(idx)
-	for _, i := range idx {
-		m := in.Reports[i]
+	findings, recs, best, bestN, n := 0, 0, "", -1, 0
+	for _, t := range sortedTopics(rs.Topics) { // plan order: the first of equals wins
+		m, ok := in.Reports[t.Index]
+		if !ok {
+			continue
+		}
+		n++
 		findings += m.FindingsCount
 		recs += m.RecommendationsCount
 		if m.FindingsCount > bestN {
-			best, bestN = topicOf(rs, i), m.FindingsCount
+			best, bestN = oneLine(t.Topic), m.FindingsCount
 		}
 	}
-	if len(idx) == 0 {
+	if n == 0 {
 		s = append(s, "No report is available, so there are no findings to read.")
 	} else {
 		s = append(s, fmt.Sprintf("The completed reports hold %s and %s in total.",
@@ -171,7 +193,7 @@ func executiveSummary(in OverviewInput) string {
 		s = append(s, fmt.Sprintf("The most findings (%d) are in the report on %q.", bestN, best))
 	}
 	var fails []string
-	for _, t := range rs.Topics {
+	for _, t := range sortedTopics(rs.Topics) {
 		if _, ok := in.Reports[t.Index]; !ok {
 			fails = append(fails, fmt.Sprintf("[%d] %s", t.Index, t.Outcome))
 		}
@@ -184,13 +206,11 @@ func executiveSummary(in OverviewInput) string {
 	return strings.Join(s, " ")
 }
 
-func topicOf(rs RunState, index int) string {
-	for _, t := range rs.Topics {
-		if t.Index == index {
-			return oneLine(t.Topic)
-		}
-	}
-	return ""
+// sortedTopics returns a copy of topics in plan (index) order.
+func sortedTopics(topics []TopicState) []TopicState {
+	out := append([]TopicState(nil), topics...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Index < out[j].Index })
+	return out
 }
 
 func pluralWord(n int, w string) string {
@@ -214,7 +234,7 @@ var (
 // a status line, the Executive Summary, Reports, Failed Topics and
 // Directory Structure sections, and that every report link is relative and
 // names an existing regular file beside it. Errors are *ContractError with
-// the line.
+// the line (0 for a missing section or status line), or the read error.
 func ValidateOverview(path string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {

@@ -2,35 +2,76 @@ package specs
 
 import (
 	"bytes"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/specd-dev/specd/internal/golden"
 	"github.com/specd-dev/specd/sources"
 )
 
-// run builds a finished RunState from outcomes, with fixed numbers.
+// The golden cases: 4/4 SUCCESS, 3/4 PARTIAL SUCCESS, 1/3 FAILED.
+var goldenRuns = []struct {
+	name     string
+	outcomes []Outcome
+}{
+	{"success-4of4", []Outcome{OutcomeCompleted, OutcomeCompleted, OutcomeCompleted, OutcomeCompleted}},
+	{"partial-3of4", []Outcome{OutcomeCompleted, OutcomeCompleted, OutcomeMissing, OutcomeCompleted}},
+	{"failed-1of3", []Outcome{OutcomeTimeout, OutcomeCompleted, OutcomeInvalid}},
+}
+
+var sampleTopics = []struct{ topic, report string }{
+	{"OAuth2 token refresh: how refresh tokens rotate", "001_oauth2_token_refresh.md"},
+	{"Session storage", "002_session_storage.md"},
+	{"Audit logging", "003_audit_logging.md"},
+	{"Key rotation", "004_key_rotation.md"},
+}
+
+// sampleReason is the barrier's reason for a topic that did not complete.
+func sampleReason(o Outcome, report string) string {
+	switch o {
+	case OutcomeTimeout:
+		return "killed after the 15m0s topic timeout"
+	case OutcomeInvalid:
+		return report + ":4: invalid: findings_count is 3 but ## Findings has 2 items"
+	case OutcomeCrashed:
+		return "exit status 1"
+	case OutcomeRunning:
+		return ""
+	}
+	return "no report at the pre-calculated path"
+}
+
+// sampleRun builds a finished run from outcomes with fixed numbers: topic i
+// completed has 3+i findings and 1 recommendation, and scored sources when
+// i is even.
 func sampleRun(outcomes ...Outcome) (RunState, map[int]ReportMeta) {
-	topics := []string{"OAuth2 token refresh: how refresh tokens rotate", "Session storage", "Audit logging", "Key rotation"}
 	rs := RunState{
 		SchemaVersion: 1, WorkflowID: "specd_007_1795341600000000000", SpecDir: ".opencode/specs/007_token_refresh",
 		Plan: ".opencode/specs/007_token_refresh/reports/.invocation-plan.txt", Request: "How does token refresh work?",
-		Date: "2026-11-22", State: "finished", Expected: len(outcomes),
+		Date: "2026-11-22", State: "finished", StartedAt: "2026-11-22T10:00:00Z", FinishedAt: "2026-11-22T10:00:13Z",
+		Expected:       len(outcomes),
 		Phases:         []Phase{{"plan", 3}, {"specialists", 12345}, {"barrier", 4}, {"overview", 1}},
 		MetadataTokens: 440, FullTokens: 10000,
 	}
 	metas := map[int]ReportMeta{}
 	for i, o := range outcomes {
-		t := TopicState{Index: i, Topic: topics[i], Report: filepath.Base(Slug(topics[i])) + ".md", Outcome: o}
+		s := sampleTopics[i]
+		t := TopicState{Index: i, Topic: s.topic, Report: s.report, Outcome: o, Attempts: 1, DurationMS: 1000 + int64(i)}
 		if o == OutcomeCompleted {
 			rs.Completed++
-			t.FindingsCount, t.RecommendationsCount = 3+i, 1
-			t.Sources = &sources.Summary{Sources: 2 + i, Tiers: map[sources.Tier]int{1: 1, 3: 1 + i}, AvgScore: 70 - i, Conflicts: i,
-				Gaps: []sources.Gap{{Type: sources.GapOutdatedSources}}[:i%2]}
-			metas[i] = ReportMeta{Topic: topics[i], FindingsCount: 3 + i, RecommendationsCount: 1}
+			t.FindingsCount, t.RecommendationsCount, t.ReportBytes = 3+i, 1, 10000
+			if i%2 == 0 {
+				t.Sources = &sources.Summary{Sources: 2 + i, Tiers: map[sources.Tier]int{1: 1, 3: 1 + i}, AvgScore: 70 - i, Conflicts: i / 2,
+					Gaps: []sources.Gap{{Type: sources.GapOutdatedSources}}[:i/2]}
+			}
+			metas[i] = ReportMeta{ReportType: "research", Topic: strings.SplitN(s.topic, ":", 2)[0], FindingsCount: 3 + i, RecommendationsCount: 1,
+				CreatedDate: "2026-11-22", Status: "complete", Bytes: 10000}
 		} else {
-			t.Reason = "no report at the pre-calculated path"
+			t.Reason = sampleReason(o, s.report)
 		}
 		rs.Topics = append(rs.Topics, t)
 	}
@@ -38,82 +79,163 @@ func sampleRun(outcomes ...Outcome) (RunState, map[int]ReportMeta) {
 	return rs, metas
 }
 
+// sampleInput is the OVERVIEW input of sampleRun: reports/ holds the
+// completed and the invalid reports, and OVERVIEW.md.
+func sampleInput(outcomes ...Outcome) OverviewInput {
+	rs, metas := sampleRun(outcomes...)
+	files := []string{Overview}
+	for _, t := range rs.Topics {
+		if t.Outcome == OutcomeCompleted || t.Outcome == OutcomeInvalid {
+			files = append(files, t.Report)
+		}
+	}
+	return OverviewInput{Request: rs.Request, Date: rs.Date, SpecDirName: "007_token_refresh", Run: rs, Reports: metas, Files: files, HasRequest: true}
+}
+
 func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	golden.Check(t, filepath.Join("testdata", name+".golden"), got)
 }
 
-func TestOverviewAndSummaryGolden(t *testing.T) {
-	for name, outcomes := range map[string][]Outcome{
-		"success-4of4": {OutcomeCompleted, OutcomeCompleted, OutcomeCompleted, OutcomeCompleted},
-		"partial-3of4": {OutcomeCompleted, OutcomeCompleted, OutcomeMissing, OutcomeCompleted},
-		"failed-1of3":  {OutcomeTimeout, OutcomeCompleted, OutcomeInvalid},
-	} {
-		t.Run(name, func(t *testing.T) {
-			rs, metas := sampleRun(outcomes...)
-			in := OverviewInput{Request: rs.Request, Date: rs.Date, SpecDirName: "007_token_refresh", Run: rs, Reports: metas,
-				Files: []string{"OVERVIEW.md", "004_key_rotation.md", "001_oauth2_token_refresh_refresh_tokens.md"}, HasRequest: true}
+func TestOverviewGolden(t *testing.T) {
+	for _, g := range goldenRuns {
+		t.Run(g.name, func(t *testing.T) {
+			in := sampleInput(g.outcomes...)
 			out := RenderOverview(in)
-			checkGolden(t, "overview-"+name, out)
-			for i := 0; i < 20; i++ { // map order must not leak
-				if again := RenderOverview(in); !bytes.Equal(again, out) {
-					t.Fatal("RenderOverview is not deterministic")
+			checkGolden(t, "overview-"+g.name, out)
+
+			s := string(out)
+			if want := "**Status**: " + StatusLine(in.Run) + "\n"; !strings.Contains(s, want) {
+				t.Errorf("no %q", want)
+			}
+			// Relative only: neither the project-relative spec dir nor an absolute path.
+			if strings.Contains(s, in.Run.SpecDir) || strings.Contains(s, "](/") || strings.Contains(s, "/home/") {
+				t.Errorf("a path that is not relative to reports/:\n%s", s)
+			}
+			// No wall-clock value other than the date.
+			if strings.Contains(s, "T10:00") || strings.Contains(s, "12345") {
+				t.Errorf("a time or duration leaked:\n%s", s)
+			}
+			sentences := strings.Count(section(s, "Executive Summary"), ". ") + 1
+			if sentences < 3 || sentences > 5 {
+				t.Errorf("executive summary has %d sentences, want 3–5", sentences)
+			}
+			for i, tp := range in.Run.Topics {
+				entry := "- Report: [" + tp.Report + "](" + tp.Report + ")"
+				failed := fmt.Sprintf("- [%d] %s — %s: %s (%s)", i, tp.Topic, tp.Outcome, tp.Reason, tp.Report)
+				if completed := tp.Outcome == OutcomeCompleted; strings.Contains(s, entry) != completed || strings.Contains(s, failed) == completed {
+					t.Errorf("topic %d (%s): report entry %v, failed entry %v", i, tp.Outcome, strings.Contains(s, entry), strings.Contains(s, failed))
 				}
 			}
-			var sum bytes.Buffer
-			if err := RenderSummary(&sum, rs); err != nil {
-				t.Fatal(err)
+			if none := strings.Contains(section(s, "Failed Topics"), "None."); none != (in.Run.Completed == in.Run.Expected) {
+				t.Errorf("Failed Topics says None.: %v", none)
 			}
-			checkGolden(t, "summary-"+name, sum.Bytes())
 		})
+	}
+}
+
+// section returns the text of "## name" up to the next "## " heading.
+func section(s, name string) string {
+	_, after, ok := strings.Cut(s, "\n## "+name+"\n")
+	if !ok {
+		return ""
+	}
+	body, _, _ := strings.Cut(after, "\n## ")
+	return strings.TrimSpace(body)
+}
+
+// The same inputs give the same bytes however the maps were filled and the
+// slices ordered.
+func TestOverviewDeterministic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, g := range goldenRuns {
+		in := sampleInput(g.outcomes...)
+		want := RenderOverview(in)
+		if again := RenderOverview(in); !bytes.Equal(again, want) {
+			t.Fatalf("%s: two renders differ", g.name)
+		}
+		for range 50 {
+			shuffled := in
+			shuffled.Reports = map[int]ReportMeta{}
+			for _, k := range rng.Perm(len(g.outcomes)) {
+				if m, ok := in.Reports[k]; ok {
+					shuffled.Reports[k] = m
+				}
+			}
+			shuffled.Run.Topics = append([]TopicState(nil), in.Run.Topics...)
+			rng.Shuffle(len(shuffled.Run.Topics), func(i, j int) {
+				shuffled.Run.Topics[i], shuffled.Run.Topics[j] = shuffled.Run.Topics[j], shuffled.Run.Topics[i]
+			})
+			shuffled.Files = append([]string(nil), in.Files...)
+			rng.Shuffle(len(shuffled.Files), func(i, j int) { shuffled.Files[i], shuffled.Files[j] = shuffled.Files[j], shuffled.Files[i] })
+			if got := RenderOverview(shuffled); !bytes.Equal(got, want) {
+				t.Fatalf("%s: shuffled input renders differently:\n%s", g.name, got)
+			}
+		}
+	}
+}
+
+func TestOverviewEdges(t *testing.T) {
+	in := sampleInput(OutcomeCompleted, OutcomeCrashed)
+	in.Run.Topics[1].Reason = ""
+	in.Request = "How does\n  token refresh\twork?"
+	in.HasRequest = false
+	in.Files = nil
+	s := string(RenderOverview(in))
+	for _, want := range []string{
+		"# Research Overview: How does token refresh work?\n",
+		"- [1] Session storage — crashed: no reason recorded (002_session_storage.md)\n",
+		"```\n007_token_refresh/\n  reports/\n```\n",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("no %q in\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, RequestFile) {
+		t.Error("REQUEST.md listed without HasRequest")
+	}
+
+	none := sampleInput(OutcomeMissing, OutcomeMissing)
+	s = string(RenderOverview(none))
+	if !strings.Contains(s, "**Status**: FAILED (0/2, 0%)\n") || !strings.Contains(s, "No report passed the report contract.") {
+		t.Errorf("0/2:\n%s", s)
+	}
+
+	// Link targets are escaped; the text keeps the name.
+	odd := sampleInput(OutcomeCompleted)
+	odd.Run.Topics[0].Report = "001 a (b).md"
+	if s := string(RenderOverview(odd)); !strings.Contains(s, "- Report: [001 a (b).md](001%20a%20%28b%29.md)\n") {
+		t.Errorf("link not escaped:\n%s", s)
 	}
 }
 
 func TestValidateOverview(t *testing.T) {
 	dir := t.TempDir()
-	rs, metas := sampleRun(OutcomeCompleted, OutcomeMissing)
-	for _, tp := range rs.Topics {
+	in := sampleInput(OutcomeCompleted, OutcomeMissing)
+	for _, tp := range in.Run.Topics {
 		if tp.Outcome == OutcomeCompleted {
-			os.WriteFile(filepath.Join(dir, tp.Report), []byte("x"), 0o644)
+			if err := os.WriteFile(filepath.Join(dir, tp.Report), []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	p := filepath.Join(dir, Overview)
-	os.WriteFile(p, RenderOverview(OverviewInput{Request: "r", Date: "2026-11-22", SpecDirName: "007_x", Run: rs, Reports: metas}), 0o644)
+	if err := os.WriteFile(p, RenderOverview(in), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if err := ValidateOverview(p); err != nil {
 		t.Fatal(err)
 	}
-	os.Remove(filepath.Join(dir, rs.Topics[0].Report))
-	if err := ValidateOverview(p); err == nil {
-		t.Error("a link to a missing report passed")
+	if err := os.Remove(filepath.Join(dir, in.Run.Topics[0].Report)); err != nil {
+		t.Fatal(err)
 	}
-	os.WriteFile(p, []byte("# Something else\n"), 0o644)
-	if err := ValidateOverview(p); err == nil {
-		t.Error("a foreign file passed")
+	if err := ValidateOverview(p); err == nil || !strings.Contains(err.Error(), "names no regular file") {
+		t.Errorf("a link to a missing report: %v", err)
 	}
-}
-
-func TestThreshold(t *testing.T) {
-	for _, tc := range []struct {
-		c, e    int
-		verdict Verdict
-		rate    int
-	}{
-		{4, 4, VerdictSuccess, 100}, {3, 4, VerdictPartialSuccess, 75}, {2, 4, VerdictPartialSuccess, 50},
-		{1, 2, VerdictPartialSuccess, 50}, {1, 4, VerdictFailed, 25}, {1, 3, VerdictFailed, 33},
-		{2, 3, VerdictPartialSuccess, 66}, {0, 4, VerdictFailed, 0}, {0, 0, VerdictFailed, 0},
-	} {
-		v, r := Threshold(tc.c, tc.e)
-		if v != tc.verdict || r != tc.rate {
-			t.Errorf("Threshold(%d, %d) = %s %d, want %s %d", tc.c, tc.e, v, r, tc.verdict, tc.rate)
-		}
+	if err := os.WriteFile(p, []byte("# Something else\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
-}
-
-func TestContextReduction(t *testing.T) {
-	if got := ContextReduction(440, 10000); got != 95 {
-		t.Errorf("seed example: %d%%, want 95%% ((10000-440)/10000 = 95.6%%, rounded down)", got)
-	}
-	if ContextReduction(100, 0) != 0 || ContextReduction(100, 50) != 0 || EstimateTokens(4003) != 1000 {
-		t.Error("edge cases")
+	if err := ValidateOverview(p); err == nil || !strings.Contains(err.Error(), ":1: invalid: first line") {
+		t.Errorf("a foreign file: %v", err)
 	}
 }

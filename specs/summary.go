@@ -8,14 +8,18 @@ import (
 	"strings"
 )
 
-// EstimateTokens is the token estimator of the context-reduction figure:
-// bytes/4 (rounded down), the usual rule of thumb for English text.
+// EstimateTokens is the token estimator of the context-reduction figure
+// (seed 004, "Context Reduction Calculations"): bytes/4, rounded down, the
+// usual rule of thumb for English text. bytes is a size in bytes; the
+// result is a number of tokens, 0 for 0–3 bytes.
 func EstimateTokens(bytes int64) int { return int(bytes / 4) }
 
 // ContextReduction is the share of tokens an agent saves by reading the
-// metadata (OVERVIEW.md) instead of the full reports, in whole percent:
-// (full − metadata) × 100 / full (seed 004, "Context Reduction
-// Calculations"). It is 0 when full is 0 or smaller than metadata.
+// metadata (OVERVIEW.md, metadataTokens) instead of the full reports
+// (fullTokens), in whole percent rounded down: (full − metadata) × 100 /
+// full (seed 004, "Context Reduction Calculations": (10,000 − 440) /
+// 10,000 = 95.6 % prints 95). It is 0 when full is 0, and 0 rather than a
+// negative number when the metadata is as large as the reports or larger.
 func ContextReduction(metadataTokens, fullTokens int) int {
 	if fullTokens <= 0 || metadataTokens >= fullTokens {
 		return 0
@@ -23,30 +27,52 @@ func ContextReduction(metadataTokens, fullTokens int) int {
 	return (fullTokens - metadataTokens) * 100 / fullTokens
 }
 
-// RenderSummary prints the console summary of a run in the seed's four
-// sections, Summary, Phases, Artifacts and Next Steps (seed 004, Phase 3
-// STEP 8 and Phase 5), with the context-reduction figure. Paths are
-// relative to the project root. The output depends only on rs. It returns
-// the writer's error.
+// RenderSummary writes the console summary of a run to w in the seed's
+// four sections (seed 004, Phase 3 STEP 8 and Phase 5; PRODUCT.md section
+// 3, "Outputs of a run"), plain text without colours:
+//
+//	Summary      "Research complete: 3/4 topics (75% success)", then
+//	             "RESEARCH_COORDINATOR_COMPLETE: <verdict>", a warning for
+//	             PARTIAL_SUCCESS, an error naming "HARD BARRIER FAILED" for
+//	             FAILED (or the plan error), and "Context reduction: N% (…;
+//	             estimator: bytes/4)" from rs.MetadataTokens and rs.FullTokens
+//	Phases       each of rs.Phases with its duration ("850 ms", "12.3 s")
+//	Artifacts    the spec dir, the plan, OVERVIEW.md, each completed report
+//	             and the trace log, relative to the project root as in rs
+//	Next Steps   read OVERVIEW.md; with failures, each failed topic, `specd
+//	             errors --workflow <id>` and `specd rerun NNN`
+//
+// Section content is indented by two spaces. A run that has not finished
+// (no verdict yet) says "Research running: c/e topics completed so far"
+// instead and has no completion signal, reduction or OVERVIEW. The output
+// depends only on rs. It returns the writer's error.
 func RenderSummary(w io.Writer, rs RunState) error {
 	bw := bufio.NewWriter(w)
 	p := func(format string, args ...any) { fmt.Fprintf(bw, format+"\n", args...) }
 	reports := path.Join(rs.SpecDir, ReportsDir)
 	failed := rs.Expected - rs.Completed
+	running := rs.Verdict == ""
 
 	p("Summary")
-	p("  Research complete: %d/%d topics (%d%% success)", rs.Completed, rs.Expected, rs.Rate)
-	p("  RESEARCH_COORDINATOR_COMPLETE: %s", rs.Verdict)
+	if running {
+		p("  Research running: %d/%d topics completed so far", rs.Completed, rs.Expected)
+	} else {
+		p("  Research complete: %d/%d topics (%d%% success)", rs.Completed, rs.Expected, rs.Rate)
+		p("  RESEARCH_COORDINATOR_COMPLETE: %s", rs.Verdict)
+	}
 	switch {
 	case rs.PlanError != "":
 		p("  Error: the plan was rejected: %s", rs.PlanError)
+	case running:
 	case rs.Verdict == VerdictPartialSuccess:
 		p("  Warning: %s did not complete; the run passes the 50%% threshold.", pluralN(failed, "topic"))
 	case rs.Verdict == VerdictFailed:
 		p("  Error: HARD BARRIER FAILED: %d%% is below the 50%% threshold.", rs.Rate)
 	}
-	p("  Context reduction: %d%% (metadata ~%d tokens vs full reports ~%d tokens; estimator: bytes/4)",
-		ContextReduction(rs.MetadataTokens, rs.FullTokens), rs.MetadataTokens, rs.FullTokens)
+	if !running {
+		p("  Context reduction: %d%% (metadata ~%d tokens vs full reports ~%d tokens; estimator: bytes/4)",
+			ContextReduction(rs.MetadataTokens, rs.FullTokens), rs.MetadataTokens, rs.FullTokens)
+	}
 
 	p("")
 	p("Phases")
@@ -63,7 +89,7 @@ func RenderSummary(w io.Writer, rs RunState) error {
 	if rs.Plan != "" {
 		p("  %s", rs.Plan)
 	}
-	if rs.PlanError == "" {
+	if rs.PlanError == "" && !running {
 		p("  %s", path.Join(reports, Overview))
 	}
 	for _, t := range rs.Topics {
@@ -78,15 +104,22 @@ func RenderSummary(w io.Writer, rs RunState) error {
 	p("")
 	p("Next Steps")
 	num, _, _ := strings.Cut(path.Base(rs.SpecDir), "_")
-	if rs.PlanError != "" {
+	switch {
+	case rs.PlanError != "":
 		p("  - Fix the plan (%s); specd reads it again when it changes.", rs.Plan)
-	} else {
+	case running:
+		p("  - Wait for the run to finish: specd status %s --wait", num)
+	default:
 		p("  - Read %s, then the reports it links.", path.Join(reports, Overview))
 	}
-	if failed > 0 && rs.PlanError == "" {
+	if failed > 0 && rs.PlanError == "" && !running {
 		for _, t := range rs.Topics {
 			if t.Outcome != OutcomeCompleted {
-				p("  - Topic [%d] %s: %s", t.Index, t.Outcome, oneLine(t.Reason))
+				reason := oneLine(t.Reason)
+				if reason == "" {
+					reason = "no reason recorded"
+				}
+				p("  - Topic [%d] %s: %s", t.Index, t.Outcome, reason)
 			}
 		}
 		p("  - See every entry of this run: specd errors --workflow %s", rs.WorkflowID)
