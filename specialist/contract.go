@@ -25,6 +25,17 @@ type Input struct {
 	WorkflowID         string `json:"workflow_id"`         // the run's workflow_id (seed 004, Phase 4)
 	ProjectRoot        string `json:"project_root"`        // the project directory (the specialist's working directory)
 	Guidance           string `json:"guidance,omitempty"`  // what to improve on a re-run, e.g. a source gap to close
+	// ResultPath is where a specialist may write a structured result
+	// instead of the report (PRODUCT.md section 8): reports/.results/<report
+	// stem>.json for seed 002 JSON; the same stem with .md for a seed 000/001
+	// envelope. specd then checks it and writes the report itself.
+	ResultPath string `json:"result_path"`
+	// CorrelationID is the run's workflow_id, to be echoed as an envelope's
+	// correlation_id (seed 000); an envelope naming another one is invalid.
+	CorrelationID string `json:"correlation_id"`
+	// AnalysisDepth is the plan's seed 001 depth: execution_only, focused or
+	// comprehensive ("" when the plan names none: comprehensive).
+	AnalysisDepth string `json:"analysis_depth,omitempty"`
 }
 
 // Environment variable names of the input contract.
@@ -39,6 +50,9 @@ const (
 	EnvWorkflowID         = "SPECD_WORKFLOW_ID"
 	EnvProjectRoot        = "SPECD_PROJECT_ROOT"
 	EnvGuidance           = "SPECD_GUIDANCE"
+	EnvResultPath         = "SPECD_RESULT_PATH"
+	EnvCorrelationID      = "SPECD_CORRELATION_ID"
+	EnvAnalysisDepth      = "SPECD_ANALYSIS_DEPTH"
 )
 
 // Env returns the input as NAME=value pairs, ready to append to a child's
@@ -55,6 +69,9 @@ func (in Input) Env() []string {
 		EnvWorkflowID + "=" + in.WorkflowID,
 		EnvProjectRoot + "=" + in.ProjectRoot,
 		EnvGuidance + "=" + in.Guidance,
+		EnvResultPath + "=" + in.ResultPath,
+		EnvCorrelationID + "=" + in.CorrelationID,
+		EnvAnalysisDepth + "=" + in.AnalysisDepth,
 	}
 }
 
@@ -101,5 +118,8 @@ func InputFromEnv() (Input, error) {
 	str(EnvWorkflowID, &in.WorkflowID, false)
 	str(EnvProjectRoot, &in.ProjectRoot, false)
 	str(EnvGuidance, &in.Guidance, false)
+	str(EnvResultPath, &in.ResultPath, false)
+	str(EnvCorrelationID, &in.CorrelationID, false)
+	str(EnvAnalysisDepth, &in.AnalysisDepth, false)
 	return in, err
 }

@@ -30,6 +30,15 @@ type ReportMeta struct {
 	ResearchComplexity   int    // research_complexity 1–4; 0 when absent
 	WorkflowType         string // workflow_type; "" when absent
 	Bytes                int64  // size of the report file in bytes
+
+	// Written by specd when it renders a structured result (PRODUCT.md
+	// section 8); zero values when absent.
+	ResultFormat    string // result_format: web_research_json, research_envelope, analysis_envelope
+	Confidence      string // confidence: HIGH, MEDIUM, LOW or NONE (seed 000)
+	UncitedRemoved  int    // uncited_removed: claims removed for want of a citation (seed 002 invariant 3)
+	CitationsFailed int    // citations_failed: code citations whose excerpt is not at that line
+	Quarantined     int    // quarantined: texts moved to the quarantine file (seed 002 invariants 1–2)
+	Contradictions  bool   // contradictions: sources disagree (seed 002 invariant 4)
 }
 
 // ContractError is a report that fails the report contract (PRODUCT.md
@@ -226,6 +235,36 @@ func CheckReport(name string, data []byte, wantTopic string) (ReportMeta, error)
 		}
 	}
 
+	for key, dst := range map[string]*string{"result_format": &meta.ResultFormat, "confidence": &meta.Confidence} {
+		if _, ok := fields[key]; ok {
+			if *dst, l, err = str(key); err != nil {
+				return fail(l, "%v", err)
+			}
+		}
+	}
+	for key, dst := range map[string]*int{"uncited_removed": &meta.UncitedRemoved, "citations_failed": &meta.CitationsFailed, "quarantined": &meta.Quarantined} {
+		if _, ok := fields[key]; ok {
+			if *dst, l, err = num(key); err != nil {
+				return fail(l, "%v", err)
+			}
+		}
+	}
+	if _, ok := fields["contradictions"]; ok {
+		var v string
+		if v, l, err = str("contradictions"); err != nil {
+			return fail(l, "%v", err)
+		} else if v != "true" && v != "false" {
+			return fail(l, "contradictions %q is not true or false", v)
+		}
+		meta.Contradictions = v == "true"
+	}
+
+	topicCheck := func() error {
+		if wantTopic != "" && !TopicMatches(meta.Topic, wantTopic) {
+			return &ContractError{Path: name, Line: topicLine, Reason: fmt.Sprintf("topic %q does not match the plan topic %q", meta.Topic, oneLine(wantTopic))}
+		}
+		return nil
+	}
 	heads := headings(body)
 	for _, h := range []string{"Summary", "Findings", "Sources"} {
 		if _, ok := heads[h]; !ok {
@@ -244,7 +283,11 @@ func CheckReport(name string, data []byte, wantTopic string) (ReportMeta, error)
 	}
 	findingsLine := bodyLine + heads["Findings"]
 	if len(items) == 0 {
-		return fail(findingsLine, "stub: ## Findings has no list items")
+		// Seed 000's honest "nothing found": confidence NONE with next steps.
+		if meta.Confidence == "NONE" && meta.RecommendationsCount > 0 {
+			return meta, topicCheck()
+		}
+		return fail(findingsLine, "stub: ## Findings has no list items (only a confidence: NONE report with recommendations may have none)")
 	}
 	placeholders := 0
 	for _, it := range items {
@@ -255,10 +298,7 @@ func CheckReport(name string, data []byte, wantTopic string) (ReportMeta, error)
 	if placeholders == len(items) {
 		return fail(findingsLine, "stub: every item under ## Findings is placeholder text such as %q", strings.TrimSpace(items[0]))
 	}
-	if wantTopic != "" && !TopicMatches(meta.Topic, wantTopic) {
-		return fail(topicLine, "topic %q does not match the plan topic %q", meta.Topic, oneLine(wantTopic))
-	}
-	return meta, nil
+	return meta, topicCheck()
 }
 
 // yamlFrontMatter is the only front-matter format a report may use:

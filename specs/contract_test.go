@@ -76,6 +76,8 @@ func TestCheckReportValidVariants(t *testing.T) {
 		"no recommendations": noRecs,
 		"quoted count":       strings.Replace(base, "findings_count: 3", `findings_count: "3"`, 1),
 		"delimiter spaces":   strings.Replace(base, "---\n", "---  \n", 2),
+		"no results (seed 000)": withFindings(t, strings.Replace(strings.Replace(base, "findings_count: 3", "findings_count: 0", 1),
+			"status: complete", "status: complete\nconfidence: NONE", 1), "## Findings\nNo definitive answer found.\n\n"),
 	} {
 		if _, err := CheckReport("r.md", []byte(in), "OAuth2 token refresh"); err != nil {
 			t.Errorf("%s: %v", name, err)
@@ -132,7 +134,10 @@ func TestCheckReportFailures(t *testing.T) {
 		{name: "scalar front matter", in: "---\njust some text\n---\n" + body, line: 2, reason: "front matter is not a YAML mapping of fields"},
 		{name: "empty front matter", in: "---\n---\n" + body, line: 2, reason: "front matter is empty, want a YAML mapping of fields"},
 		{name: "not yaml", in: sub(base, "findings_count: 3", "findings_count: 3: 4"), line: 4, reason: "front matter is not YAML: mapping values are not allowed in this context"},
-		{name: "stub without items", in: stubNone, line: 17, reason: "stub: ## Findings has no list items"},
+		{name: "stub without items", in: stubNone, line: 17, reason: "stub: ## Findings has no list items (only a confidence: NONE report with recommendations may have none)"},
+		{name: "confidence NONE without recommendations", in: sub(sub(stubNone, "status: complete", "status: complete\nconfidence: NONE"), "recommendations_count: 2", "recommendations_count: 0"), line: 5, reason: "recommendations_count is 0 but ## Recommendations has 2 items"},
+		{name: "contradictions not bool", in: sub(base, "status: complete", "status: complete\ncontradictions: maybe"), line: 8, reason: `contradictions "maybe" is not true or false`},
+		{name: "quarantined count", in: sub(base, "status: complete", "status: complete\nquarantined: -1"), line: 8, reason: `quarantined "-1" is not a non-negative integer`},
 		{name: "stub of placeholders", in: stubPlaceholders, line: 17, reason: `stub: every item under ## Findings is placeholder text such as "[Finding 1]"`},
 		{name: "empty file", in: "", reason: "empty file"},
 		{name: "blank file", in: " \n\n\t\n", reason: "empty file"},
