@@ -21,6 +21,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -56,7 +57,13 @@ type Plan struct {
 	Topics    []Topic // sorted by Index
 	Status    string  // first word of the last "Status:" line, e.g. PLAN_COMPLETE; "" if none
 	HasStatus bool    // whether the plan has any "Status:" line
+	// AnalysisDepth is the "Analysis Depth: <depth>" header (seed 001):
+	// execution_only, focused or comprehensive; "" when absent.
+	AnalysisDepth string
 }
+
+// The seed 001 analysis depths a plan may name.
+var AnalysisDepths = []string{"execution_only", "focused", "comprehensive"}
 
 // ParseError is a plan that cannot be used, with the line that shows why.
 // Parse returns every plan error as a *ParseError; use errors.As to get it.
@@ -102,6 +109,7 @@ var (
 	blockRE     = regexp.MustCompile(`^Topic \[(\d+)/(\d+)\]:(.*)$`)
 	generatedRE = regexp.MustCompile(`^#?\s*Generated:(.*)$`)
 	topicsHdrRE = regexp.MustCompile(`^(?i)(?:topics|topic assignments):$`)
+	depthRE     = regexp.MustCompile(`^(?i)analysis[ _]depth\s*[:=]\s*(.*)$`)
 )
 
 const (
@@ -126,6 +134,8 @@ const (
 //     1..n in any order, returned sorted and 0-based;
 //   - "Expected Invocations: N" or "EXPECTED_INVOCATIONS=N" (the last one
 //     wins); when absent, Expected is len(Topics);
+//   - "Analysis Depth: execution_only|focused|comprehensive" (seed 001;
+//     the last one wins);
 //   - any number of "Status:" lines (also "STATUS:" or "STATUS="): the last
 //     one wins, and its first word is the status ("Status: PLAN_COMPLETE (ready …)" gives PLAN_COMPLETE);
 //   - appended blocks "Topic [k/N]: <title>", "Report Path: <path>",
@@ -196,6 +206,14 @@ func Parse(r io.Reader, name string) (*Plan, error) {
 				return fail(n, "expected invocations %q is not a non-negative integer", strings.TrimSpace(m[1]))
 			}
 			p.Expected, expectedLine = v, n
+			continue
+		}
+		if m := depthRE.FindStringSubmatch(line); m != nil {
+			v := strings.ToLower(strings.TrimSpace(m[1]))
+			if !slices.Contains(AnalysisDepths, v) {
+				return fail(n, "analysis depth %q is not one of %s", abbrev(strings.TrimSpace(m[1])), strings.Join(AnalysisDepths, ", "))
+			}
+			p.AnalysisDepth = v
 			continue
 		}
 		if m := statusRE.FindStringSubmatch(line); m != nil {
@@ -318,6 +336,7 @@ func ParseFile(path string) (*Plan, error) {
 //	# Generated: <p.Generated>
 //
 //	Expected Invocations: <len(p.Topics)>
+//	Analysis Depth: <p.AnalysisDepth>      (only when set)
 //
 //	Topics:
 //	[0] <title> -> <report path>
@@ -341,7 +360,11 @@ func Format(p *Plan) []byte {
 	var b bytes.Buffer
 	b.WriteString("# Research Coordinator Invocation Plan\n")
 	fmt.Fprintf(&b, "# Generated: %s\n\n", oneLine(p.Generated))
-	fmt.Fprintf(&b, "Expected Invocations: %d\n\nTopics:\n", len(p.Topics))
+	fmt.Fprintf(&b, "Expected Invocations: %d\n", len(p.Topics))
+	if p.AnalysisDepth != "" {
+		fmt.Fprintf(&b, "Analysis Depth: %s\n", oneLine(p.AnalysisDepth))
+	}
+	b.WriteString("\nTopics:\n")
 	for i, t := range p.Topics {
 		fmt.Fprintf(&b, "[%d] %s -> %s\n", i, oneLine(t.Title), oneLine(t.ReportPath))
 	}

@@ -441,3 +441,20 @@ func FuzzParse(f *testing.F) {
 		checkRoundTrip(t, "fuzz", p)
 	})
 }
+
+// The seed 001 depth header is read, written back by Format, and a depth
+// that is not one of the three names its line.
+func TestAnalysisDepth(t *testing.T) {
+	p, err := Parse(strings.NewReader("Expected Invocations: 1\nAnalysis Depth: Focused\n[0] Auth flow -> 001_auth.md\nStatus: PLAN_COMPLETE\n"), "plan")
+	if err != nil || p.AnalysisDepth != "focused" {
+		t.Fatalf("Parse = %+v, %v", p, err)
+	}
+	q, err := Parse(bytes.NewReader(Format(p)), "again")
+	if err != nil || q.AnalysisDepth != "focused" {
+		t.Errorf("Format does not keep the depth: %+v, %v\n%s", q, err, Format(p))
+	}
+	_, err = Parse(strings.NewReader("[0] a -> a.md\nanalysis_depth: deep\n"), "plan")
+	if err == nil || err.Error() != `plan:2: analysis depth "deep" is not one of execution_only, focused, comprehensive` {
+		t.Errorf("Parse = %v", err)
+	}
+}

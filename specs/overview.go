@@ -89,6 +89,15 @@ func RenderOverview(in OverviewInput) []byte {
 		if t.Sources != nil {
 			fmt.Fprintf(&b, "- Sources: %s\n", t.Sources.Line())
 		}
+		if m.Confidence == "NONE" {
+			b.WriteString("- No definitive answer found (confidence NONE); next steps under Recommendations\n")
+		}
+		if m.UncitedRemoved+m.CitationsFailed+m.Quarantined > 0 {
+			fmt.Fprintf(&b, "- Removed by the seed 002 gate: %d uncited, %d citations failed, %d quarantined\n", m.UncitedRemoved, m.CitationsFailed, m.Quarantined)
+		}
+		if m.Contradictions {
+			b.WriteString("- Contradictions: the sources disagree; see the report's Notes\n")
+		}
 		fmt.Fprintf(&b, "- Report: [%s](%s)\n\n", t.Report, linkTarget(t.Report))
 	}
 	if n == 0 {

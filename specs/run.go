@@ -16,6 +16,7 @@ const (
 	OutcomeTimeout         Outcome = "timeout"          // killed by the per-topic timeout
 	OutcomeCrashed         Outcome = "crashed"          // signal death or non-zero exit, no valid report
 	OutcomeSpecialistError Outcome = "specialist_error" // the specialist printed TASK_ERROR
+	OutcomeDeclined        Outcome = "declined"         // the specialist printed TASK_ERROR: declined - … (seed 002); never retried
 )
 
 // Verdict is the run's result after the ≥50 % threshold (seed 004, Phase 5).
@@ -97,6 +98,14 @@ type TopicState struct {
 	FindingsCount        int   `json:"findings_count"`
 	RecommendationsCount int   `json:"recommendations_count"`
 	ReportBytes          int64 `json:"report_bytes"`
+	// What the seed 002 gate did to a structured result (PRODUCT.md
+	// section 8), from the report's front matter; absent for plain reports.
+	ResultFormat    string `json:"result_format,omitempty"`
+	Confidence      string `json:"confidence,omitempty"`
+	UncitedRemoved  int    `json:"uncited_removed,omitempty"`
+	CitationsFailed int    `json:"citations_failed,omitempty"`
+	Quarantined     int    `json:"quarantined,omitempty"`
+	Contradictions  bool   `json:"contradictions,omitempty"`
 
 	// Source quality of a completed report (seed 003): tiers, scores, gaps.
 	Sources *sources.Summary `json:"sources,omitempty"`
