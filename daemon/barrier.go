@@ -13,8 +13,9 @@ import (
 // Classify gives a topic its one outcome at the hard barrier (PRODUCT.md
 // section 3, "Hard barrier"), after its specialist has exited. The file at
 // reportPath is the truth: a valid report is completed whatever the process
-// printed or how it ended. Otherwise, in order: timeout, specialist_error
-// (TASK_ERROR printed), crashed (could not start, died by a signal or exited
+// printed or how it ended. Otherwise, in order: timeout, invalid (a
+// structured result that was refused), declined (TASK_ERROR: declined - …,
+// seed 002), specialist_error (TASK_ERROR printed), crashed (could not start, died by a signal or exited
 // non-zero), invalid (a file that fails the report contract), missing.
 // It returns the outcome, a one-line reason ("" when completed) and the
 // report's metadata when completed.
@@ -34,6 +35,10 @@ func Classify(res Result, reportPath, topic string) (specs.Outcome, string, spec
 		return specs.OutcomeMissing, "not started: " + res.NotStarted, meta
 	case res.TimedOut:
 		return specs.OutcomeTimeout, "killed after the per-topic timeout; " + fileReason, meta
+	case res.ResultInvalid != "":
+		return specs.OutcomeInvalid, res.ResultInvalid, meta
+	case res.Signals.TaskError != nil && res.Signals.TaskError.ErrorType == DeclinedType:
+		return specs.OutcomeDeclined, "declined: " + res.Signals.TaskError.Message, meta
 	case res.Signals.TaskError != nil:
 		te := res.Signals.TaskError
 		return specs.OutcomeSpecialistError, fmt.Sprintf("TASK_ERROR: %s - %s", te.ErrorType, te.Message), meta
@@ -56,6 +61,11 @@ func Classify(res Result, reportPath, topic string) (specs.Outcome, string, spec
 
 // shortReason words a contract failure without the absolute path, so the
 // reason can go into OVERVIEW.md and errors.jsonl: "001_x.md:4: invalid: …".
+// DeclinedType is the TASK_ERROR error_type of a specialist that declines
+// a dispatch it may not do, e.g. one that needs write or execute rights
+// (seed 002, "Decline dispatch"): "TASK_ERROR: declined - <reason>".
+const DeclinedType = "declined"
+
 func shortReason(err error) string {
 	var ce *specs.ContractError
 	if !errors.As(err, &ce) {

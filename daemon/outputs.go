@@ -39,6 +39,8 @@ func (r *run) barrier() (specs.RunState, error) {
 		t.Outcome, t.Reason = outcome, reason
 		if outcome == specs.OutcomeCompleted {
 			t.FindingsCount, t.RecommendationsCount, t.ReportBytes = meta.FindingsCount, meta.RecommendationsCount, meta.Bytes
+			t.ResultFormat, t.Confidence, t.Contradictions = meta.ResultFormat, meta.Confidence, meta.Contradictions
+			t.UncitedRemoved, t.CitationsFailed, t.Quarantined = meta.UncitedRemoved, meta.CitationsFailed, meta.Quarantined
 			metas[t.Index] = meta
 			r.rs.Completed++
 			r.trace(r.traceLine(i, "COMPLETED"), false)
@@ -171,6 +173,8 @@ func (r *run) topicFailed(i int) {
 		typ, hint = jsonl.TypeTimeout, "Raise specialist.timeout in .opencode/specd.yaml or narrow the topic, then `specd rerun "+r.number()+"`."
 	case specs.OutcomeCrashed:
 		typ, hint = jsonl.TypeExecution, "Read the specialist's output in reports/.logs/ and check specialist.command, then `specd rerun "+r.number()+"`."
+	case specs.OutcomeDeclined:
+		typ, hint = jsonl.TypeAgent, "The specialist declined the dispatch (it is read-only by design); give the topic to a specialist with the rights it needs, or reword it, then `specd rerun "+r.number()+"`."
 	case specs.OutcomeSpecialistError:
 		typ, hint = jsonl.TypeAgent, "Read the specialist's TASK_ERROR and its ERROR_CONTEXT in reports/.logs/, fix the cause, then `specd rerun "+r.number()+"`."
 	case specs.OutcomeInvalid:

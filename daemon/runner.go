@@ -40,15 +40,18 @@ type Job struct {
 
 // Result is how a specialist process ended.
 type Result struct {
-	StartErr    error              // the process could not be started (not found, not executable, …)
-	ExitCode    int                // exit status; -1 when killed by a signal or never started
-	Signal      string             // the signal that ended it, e.g. "killed"; "" if it exited
-	TimedOut    bool               // Job.Timeout passed and the group was signalled
-	Interrupted bool               // the caller's context ended first (daemon shutdown): not a verdict
-	Skipped     bool               // Job.Skip said the topic needs no process; nothing was started
-	NotStarted  string             // why specd did not start it (a limit); set by the caller, not the runner
-	Signals     specialist.Signals // what it printed on stdout (seed 004, Appendix D)
-	Duration    time.Duration
+	StartErr    error  // the process could not be started (not found, not executable, …)
+	ExitCode    int    // exit status; -1 when killed by a signal or never started
+	Signal      string // the signal that ended it, e.g. "killed"; "" if it exited
+	TimedOut    bool   // Job.Timeout passed and the group was signalled
+	Interrupted bool   // the caller's context ended first (daemon shutdown): not a verdict
+	Skipped     bool   // Job.Skip said the topic needs no process; nothing was started
+	NotStarted  string // why specd did not start it (a limit); set by the caller, not the runner
+	// ResultInvalid is why the specialist's structured result was refused
+	// ("" when it gave none or it became the report); set by the caller.
+	ResultInvalid string
+	Signals       specialist.Signals // what it printed on stdout (seed 004, Appendix D)
+	Duration      time.Duration
 }
 
 // Runner runs specialist jobs. The process runner is the only one today;

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/specd-dev/specd/jsonl"
@@ -38,7 +39,10 @@ func (r *run) runTopic(ctx context.Context, plan *plans.Plan, i int) {
 		WorkflowID:         r.rs.WorkflowID,
 		ProjectRoot:        r.d.opts.Root,
 		Guidance:           t.Guidance,
+		CorrelationID:      r.rs.WorkflowID,
+		AnalysisDepth:      plan.AnalysisDepth,
 	}
+	in.ResultPath, _ = resultPaths(r.paths[i])
 	if p := filepath.Join(r.specDir, specs.RequestFile); fileExists(p) {
 		in.RequestFile = p
 	}
@@ -48,6 +52,9 @@ func (r *run) runTopic(ctx context.Context, plan *plans.Plan, i int) {
 	argv, err := r.d.argv(in)
 	if err == nil {
 		err = os.MkdirAll(logs, 0o755)
+	}
+	if err == nil {
+		err = os.MkdirAll(filepath.Dir(in.ResultPath), 0o755)
 	}
 	var res Result
 	for attempt := 0; ; attempt++ {
@@ -72,10 +79,20 @@ func (r *run) runTopic(ctx context.Context, plan *plans.Plan, i int) {
 			Timeout: sp.Timeout.Std(), Grace: sp.Grace.Std(),
 			Lock: stem + ".lock",
 			Skip: func() bool {
+				if t.Rerun {
+					return false
+				}
+				// A result an earlier specialist left (specd was killed
+				// before it rendered it) finishes the topic too.
+				r.deliver(i, "")
 				_, verr := specs.ValidateReport(r.paths[i], t.Topic)
-				return verr == nil && !t.Rerun
+				return verr == nil
 			},
 			OnStart: func() {
+				// This attempt's result is the only one that counts.
+				for _, p := range []string{in.ResultPath, strings.TrimSuffix(in.ResultPath, ".json") + ".md"} {
+					os.Remove(p)
+				}
 				r.mu.Lock()
 				r.rs.Topics[i].Outcome = specs.OutcomeRunning
 				r.rs.Topics[i].Attempts++
@@ -97,6 +114,7 @@ func (r *run) runTopic(ctx context.Context, plan *plans.Plan, i int) {
 			return
 		}
 		r.used.Add(int64(res.Duration))
+		res.ResultInvalid = r.deliver(i, stem+".stdout")
 		log.Info().Int("exit_code", res.ExitCode).Str("signal", res.Signal).Bool("timed_out", res.TimedOut).
 			Dur("duration", res.Duration).Msg("specialist exited")
 		kind := infraFailure(res)
@@ -132,6 +150,8 @@ func (r *run) runTopic(ctx context.Context, plan *plans.Plan, i int) {
 // report is not retried blindly).
 func infraFailure(res Result) string {
 	switch {
+	case res.Signals.TaskError != nil && res.Signals.TaskError.ErrorType == DeclinedType:
+		return "" // seed 002: a decline is an answer, never retried
 	case res.StartErr != nil:
 		return "could not start: " + res.StartErr.Error()
 	case res.TimedOut:

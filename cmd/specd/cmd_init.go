@@ -41,6 +41,7 @@ git_commit: false
 
 // gitignoreBlock is the managed block init keeps in the project's .gitignore:
 // runtime files only (the permanent lock files, .run.json, specialist logs,
+// raw structured results and their quarantine files,
 // temp files named ".<name><digits>" by the atomic writer, the validation
 // log); reports, plans, OVERVIEW.md, errors.jsonl and the memory file stay
 // tracked.
@@ -50,6 +51,7 @@ const (
 	gitignoreBody  = `.opencode/**/*.lock
 .opencode/specs/*/reports/.run.json
 .opencode/specs/*/reports/.logs/
+.opencode/specs/*/reports/.results/
 .opencode/**/.*[0-9]
 .opencode/logs/web-research-validation.log
 `
@@ -62,8 +64,8 @@ func newInitCommand(g *globalOptions) *cobra.Command {
 		Short: "Create the spec tree, a commented config and the .gitignore block",
 		Long: `Prepare a project for specd: create <specs-dir>/inbox/, write a commented
 .opencode/specd.yaml if there is none, and add (or refresh) a managed block in .gitignore
-that ignores specd's runtime files (locks, .run.json, .logs/, temp files, the validation
-log). Reports, plans, REQUEST.md, OVERVIEW.md and errors.jsonl stay tracked.
+that ignores specd's runtime files (locks, .run.json, .logs/, raw structured results in
+.results/, temp files, the validation log). Reports, plans, REQUEST.md, OVERVIEW.md and errors.jsonl stay tracked.
 Running init twice changes nothing.
 
 --systemd-user also installs the user unit template specd@.service (ExecStart set to

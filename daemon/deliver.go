@@ -1,0 +1,166 @@
+package daemon
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/specd-dev/specd/internal/atomicfile"
+	"github.com/specd-dev/specd/jsonl"
+	"github.com/specd-dev/specd/results"
+	"github.com/specd-dev/specd/specs"
+)
+
+// ResultsDir is where structured results live inside reports/ (PRODUCT.md
+// section 8): <report stem>.json or .md from the specialist, and
+// <report stem>.quarantine.json from specd. Ignored by git, like .logs/.
+const ResultsDir = ".results"
+
+// resultPaths are the two places a specialist may write its structured
+// result for a report: the seed 002 JSON and the seed 000/001 envelope.
+func resultPaths(reportPath string) (jsonPath, mdPath string) {
+	dir := filepath.Join(filepath.Dir(reportPath), ResultsDir)
+	stem := strings.TrimSuffix(filepath.Base(reportPath), filepath.Ext(reportPath))
+	return filepath.Join(dir, stem+".json"), filepath.Join(dir, stem+".md")
+}
+
+// deliver turns topic i's structured result into its report when the
+// specialist did not write a valid report itself (PRODUCT.md section 8).
+// It reads the result file (JSON first, then the envelope), else the
+// specialist's whole stdout when that is a result; Parse and Check it;
+// and writes the report (temp + fsync + rename), the quarantine file and
+// the <thinking> text in .logs/. It returns "" when there was no result or
+// the report was written, or why the result is invalid ("NAME:LINE:
+// invalid: …"), which the barrier reports as the topic's reason.
+func (r *run) deliver(i int, stdoutPath string) string {
+	t := r.rs.Topics[i]
+	report := r.paths[i]
+	if _, err := specs.ValidateReport(report, t.Topic); err == nil {
+		return "" // the specialist wrote its report; the file is the truth
+	}
+	reports := filepath.Dir(report)
+	var name string
+	var data []byte
+	jsonPath, mdPath := resultPaths(report)
+	for _, p := range []string{jsonPath, mdPath, stdoutPath} {
+		d, err := readRegular(p)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Sprintf("%s: %v", relTo(reports, p), err)
+			}
+			continue
+		}
+		if p == stdoutPath {
+			if _, ok := results.Detect(d); !ok {
+				continue // ordinary output, not a result
+			}
+		}
+		name, data = relTo(reports, p), d
+		break
+	}
+	if name == "" {
+		return ""
+	}
+	log := r.log.With().Int("topic", t.Index).Str("result", name).Logger()
+	invalid := func(err error) string {
+		reason := "structured result " + err.Error()
+		log.Warn().Msg(reason)
+		return reason
+	}
+	res, err := results.Parse(name, data)
+	if err != nil {
+		return invalid(err)
+	}
+	c, err := results.Check(name, res, results.Options{Root: r.d.opts.Root, CorrelationID: r.rs.WorkflowID})
+	if err != nil {
+		return invalid(err)
+	}
+	stem := filepath.Join(reports, specs.LogsDir, fmt.Sprintf("%03d", t.Index+1))
+	if res.Thinking != "" {
+		if err := atomicfile.WriteFile(stem+".thinking.md", []byte(res.Thinking+"\n"), 0o644); err != nil {
+			log.Warn().Err(err).Msg("could not keep the <thinking> text")
+		}
+	}
+	if q := c.Quarantine(); len(q) > 0 {
+		qPath := strings.TrimSuffix(jsonPath, ".json") + ".quarantine.json"
+		body, _ := json.MarshalIndent(map[string]any{"result": name, "quarantined": q}, "", "  ")
+		if err := os.MkdirAll(filepath.Dir(qPath), 0o755); err == nil {
+			err = atomicfile.WriteFile(qPath, append(body, '\n'), 0o644)
+		}
+		if err != nil {
+			return invalid(fmt.Errorf("%s: the quarantine file could not be written: %v", name, err))
+		}
+	}
+	if err := atomicfile.WriteFile(report, results.Render(c, t.Topic, r.rs.Date, r.rs.Complexity), 0o644); err != nil {
+		return invalid(fmt.Errorf("%s: the report could not be written: %v", name, err))
+	}
+	log.Info().Str("format", string(res.Format)).Int("findings", len(c.Findings)).Int("uncited_removed", c.Uncited).
+		Int("citations_failed", c.CitationsFailed).Int("quarantined", c.Quarantined).Msg("report rendered from a structured result")
+	if len(c.Removed) > 0 {
+		r.gateEntry(i, name, c)
+	}
+	return ""
+}
+
+// gateEntry logs what the seed 002 gate removed from one result as one
+// validation_error warning. Quarantined text is never logged: only the
+// field and the rule that caught it.
+func (r *run) gateEntry(i int, name string, c *results.Checked) {
+	t := r.rs.Topics[i]
+	var removed []map[string]string
+	for _, rm := range c.Removed {
+		e := map[string]string{"kind": rm.Kind, "field": rm.Field}
+		if rm.Kind == "quarantined" {
+			e["rule"], e["category"] = rm.Rule, rm.Category
+		} else {
+			e["reason"] = rm.Reason
+		}
+		removed = append(removed, e)
+	}
+	r.log.Warn().Int("topic", t.Index).Int("uncited_removed", c.Uncited).Int("citations_failed", c.CitationsFailed).
+		Int("quarantined", c.Quarantined).Msg("the seed 002 gate removed items from a structured result")
+	r.d.logError(jsonl.Entry{
+		WorkflowID: r.rs.WorkflowID, ErrorType: jsonl.TypeValidation, Source: "results", Severity: "warning",
+		Message: fmt.Sprintf("topic [%d] %s: %d uncited removed, %d citations failed, %d quarantined",
+			t.Index, name, c.Uncited, c.CitationsFailed, c.Quarantined),
+		Details: map[string]any{"spec_dir": r.rel, "topic_index": t.Index, "result": name, "removed": removed,
+			"uncited_removed": c.Uncited, "citations_failed": c.CitationsFailed, "quarantined": c.Quarantined},
+		RecoveryHint: "Nothing to do for the report; quarantined text is in reports/.results/*.quarantine.json for review, never in the report.",
+	})
+}
+
+// readRegular reads a regular file of at most results.MaxResultBytes,
+// refusing symlinks and other file types (rule 5: bad input loses nothing
+// and reads nothing it should not).
+func readRegular(path string) ([]byte, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, errors.New("is not a regular file (symlinks are refused)")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, results.MaxResultBytes+1))
+	if err == nil && len(data) > results.MaxResultBytes {
+		err = fmt.Errorf("is over the %d-byte limit", results.MaxResultBytes)
+	}
+	return data, err
+}
+
+// relTo names p relative to the reports/ directory for messages.
+func relTo(reports, p string) string {
+	if rel, err := filepath.Rel(reports, p); err == nil {
+		return rel
+	}
+	return filepath.Base(p)
+}

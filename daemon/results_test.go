@@ -1,0 +1,127 @@
+package daemon_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/specd-dev/specd/config"
+	"github.com/specd-dev/specd/specs"
+)
+
+// resultConfig runs testdata/result-specialist.sh, a read-only specialist
+// that hands specd structured results instead of reports.
+func resultConfig(t *testing.T) config.Config {
+	t.Helper()
+	c := fakeConfig(t)
+	script, _ := filepath.Abs("testdata/result-specialist.sh")
+	data, _ := filepath.Abs("../results/testdata")
+	t.Setenv("RESULTS_TESTDATA", data)
+	c.Specialist.Command = []string{script}
+	c.Specialist.Retries = 2
+	c.Specialist.RetryBackoff = config.Duration(10 * time.Millisecond)
+	return c
+}
+
+// TestStructuredResults: seed 002 JSON with an uncited and an injected
+// claim, a seed 000 envelope on stdout and a no-results envelope end
+// SUCCESS with three contract-valid reports rendered by specd; the
+// injected text is only in the quarantine file; the counts reach the run
+// state, OVERVIEW.md and errors.jsonl.
+func TestStructuredResults(t *testing.T) {
+	tr := newTree(t)
+	dir := writePlan(t, tr, "010_results", "json: Stripe payment intents", "envelope: Stripe confirmation", "noresults: totally-fake-library-xyz-123")
+	rs, err := newDaemon(t, tr, resultConfig(t), nil).RunPlan(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs.Verdict != specs.VerdictSuccess {
+		t.Fatalf("verdict %s; topics %+v", rs.Verdict, rs.Topics)
+	}
+	reports := filepath.Join(dir, "reports")
+	for _, tp := range rs.Topics {
+		if _, err := specs.ValidateReport(filepath.Join(reports, tp.Report), tp.Topic); err != nil {
+			t.Errorf("topic %d: %v", tp.Index, err)
+		}
+	}
+	j, e, n := rs.Topics[0], rs.Topics[1], rs.Topics[2]
+	if j.ResultFormat != "web_research_json" || j.FindingsCount != 3 || j.UncitedRemoved != 1 || j.Quarantined != 1 || !j.Contradictions {
+		t.Errorf("JSON topic state %+v", j)
+	}
+	if e.ResultFormat != "research_envelope" || e.FindingsCount != 2 || e.Quarantined != 0 {
+		t.Errorf("envelope topic state %+v", e)
+	}
+	if n.FindingsCount != 0 || n.Confidence != "NONE" || n.RecommendationsCount != 3 {
+		t.Errorf("no-results topic state %+v", n)
+	}
+	// The injected claim: in the quarantine file, nowhere else.
+	q, err := os.ReadFile(filepath.Join(reports, ".results", strings.TrimSuffix(j.Report, ".md")+".quarantine.json"))
+	if err != nil || !strings.Contains(string(q), "evil.example") {
+		t.Errorf("quarantine file: %v\n%s", err, q)
+	}
+	for _, f := range []string{j.Report, specs.Overview} {
+		b, _ := os.ReadFile(filepath.Join(reports, f))
+		if strings.Contains(string(b), "evil.example") || strings.Contains(string(b), "Search strategy") {
+			t.Errorf("%s holds quarantined or <thinking> text:\n%s", f, b)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(reports, ".logs", "002.thinking.md")); err != nil || !strings.Contains(string(b), "Search strategy") {
+		t.Errorf("the envelope's <thinking> is not kept in .logs: %v", err)
+	}
+	ov, _ := os.ReadFile(filepath.Join(reports, specs.Overview))
+	for _, want := range []string{"Contradictions: the sources disagree", "Removed by the seed 002 gate: 1 uncited, 0 citations failed, 1 quarantined", "No definitive answer found (confidence NONE)"} {
+		if !strings.Contains(string(ov), want) {
+			t.Errorf("OVERVIEW.md lacks %q:\n%s", want, ov)
+		}
+	}
+	gate := 0
+	for _, en := range readErrors(t, tr) {
+		if en.Source == "results" && en.ErrorType == "validation_error" && en.Severity == "warning" {
+			gate++
+			if strings.Contains(en.Message+en.RecoveryHint, "evil.example") {
+				t.Errorf("errors.jsonl echoes quarantined text: %+v", en)
+			}
+		}
+	}
+	if gate != 1 {
+		t.Errorf("%d gate entries in errors.jsonl, want 1", gate)
+	}
+}
+
+// TestStructuredResultFailures: a crossed correlation id and a schema
+// violation are invalid with the reason; a decline is declined and never
+// retried (retries are on).
+func TestStructuredResultFailures(t *testing.T) {
+	tr := newTree(t)
+	dir := writePlan(t, tr, "011_bad_results", "crossed: a", "broken: b", "decline: c", "json: d")
+	rs, err := newDaemon(t, tr, resultConfig(t), nil).RunPlan(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []struct {
+		outcome specs.Outcome
+		reason  string
+	}{
+		{specs.OutcomeInvalid, `structured result .logs/002.stdout: invalid: correlation_id "specd_999_000000000000" is not this run's "specd_011_`},
+		{specs.OutcomeInvalid, `structured result .logs/002.stdout:`},
+		{specs.OutcomeDeclined, "declined: the dispatch needs write access; this specialist is read-only"},
+		{specs.OutcomeCompleted, ""},
+	} {
+		tp := rs.Topics[i]
+		if tp.Outcome != want.outcome || !strings.HasPrefix(tp.Reason, strings.Replace(want.reason, "002", tp.Report[:3], 1)) {
+			t.Errorf("topic %d: %s %q, want %s %q", i, tp.Outcome, tp.Reason, want.outcome, want.reason)
+		}
+	}
+	if !strings.Contains(rs.Topics[1].Reason, "/findings/0/confidence") {
+		t.Errorf("schema reason %q does not name the value", rs.Topics[1].Reason)
+	}
+	if rs.Topics[2].Attempts != 1 {
+		t.Errorf("declined topic started %d times, want 1", rs.Topics[2].Attempts)
+	}
+	if rs.Verdict != specs.VerdictFailed {
+		t.Errorf("verdict %s, want FAILED (1/4)", rs.Verdict)
+	}
+}

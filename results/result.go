@@ -1,0 +1,120 @@
+// Package results reads the structured results a specialist may hand specd
+// instead of writing its report (PRODUCT.md section 8): the seed 002
+// WebResearcherResult JSON, the seed 000 research envelope and the seed 001
+// analysis envelope. Parse checks a result against its format (JSON Schema
+// for the JSON and for the envelopes' front matter), Check applies the
+// seed 002 invariants (every claim cited, fetched text quarantined,
+// contradictions disclosed) and Render writes the contract report that the
+// hard barrier, OVERVIEW.md and git then see like any other.
+package results
+
+import (
+	"bytes"
+	"strings"
+)
+
+// Format names a result format. It is written to the rendered report's
+// front matter as result_format.
+type Format string
+
+// The three formats.
+const (
+	WebResearch      Format = "web_research_json" // seed 002 WebResearcherResult
+	ResearchEnvelope Format = "research_envelope" // seed 000 RESEARCH_RESPONSE
+	AnalysisEnvelope Format = "analysis_envelope" // seed 001 ANALYSIS_RESPONSE
+)
+
+// Seed 001 analysis depths (PLAN-004).
+const (
+	DepthExecutionOnly = "execution_only"
+	DepthFocused       = "focused"
+	DepthComprehensive = "comprehensive"
+)
+
+// Finding is one claim with its citation.
+type Finding struct {
+	Claim string `json:"claim"`
+	// SourceURL is an http(s) URL, or a code citation "path:line" or
+	// "path:start-end" relative to the project root (seed 001).
+	SourceURL  string `json:"source_url"`
+	Confidence string `json:"confidence,omitempty"` // high | medium | low
+	// Excerpt is the 1–6 line code excerpt of a code citation (seed 001
+	// PLAN-002); it must be at that line of that file.
+	Excerpt string `json:"excerpt,omitempty"`
+	// Section is the seed 001 section the finding came from, e.g.
+	// "Execution Flow"; "" for web findings.
+	Section string `json:"section,omitempty"`
+}
+
+// Result is a parsed structured result, whatever its format.
+type Result struct {
+	Format        Format
+	Title         string // the subject: "Web Research Report: X" or "Logic Analysis: X"; "" for JSON
+	Summary       string // seed 000 Quick Answer; "" for the other formats (Render writes one)
+	Findings      []Finding
+	Sources       []string // URLs consulted, in order, without duplicates
+	SearchQueries []string
+	Notes         string   // seed 002 notes; for envelopes Version Compatibility and Warnings
+	NextSteps     []string // seed 000 Recommended Next Steps
+	Confidence    string   // envelopes: HIGH | MEDIUM | LOW | NONE; "" for JSON
+	CorrelationID string   // envelopes: as written; "" when absent
+	MessageID     string   // envelopes
+	Thinking      string   // the envelope's <thinking> text, for the topic's .logs/ only
+	Depth         string   // seed 001 analysis_depth
+	TargetFile    string   // seed 001 target_file
+	Component     string   // seed 001 target_component
+}
+
+// NoResults reports whether r is seed 000's honest "nothing found":
+// confidence NONE, no findings, at least one Recommended Next Step.
+func (r *Result) NoResults() bool {
+	return r.Confidence == "NONE" && len(r.Findings) == 0 && len(r.NextSteps) > 0
+}
+
+// Detect tells which format data is in, from its first bytes: "{" is seed
+// 002 JSON (also inside one ```json fence), "---" front matter is an
+// envelope. ok is false for anything else, such as a Markdown report.
+// It only looks; Parse validates.
+func Detect(data []byte) (f Format, ok bool) {
+	t := bytes.TrimSpace(bytes.TrimPrefix(data, []byte("\ufeff")))
+	if j, fenced := unfence(t); fenced {
+		t = j
+	}
+	switch {
+	case bytes.HasPrefix(t, []byte("{")):
+		return WebResearch, true
+	case bytes.HasPrefix(t, []byte("---")):
+		fm, _, _ := splitEnvelope(t)
+		if fm == nil { // no closing line: Parse says so
+			fm = t[:min(len(t), 4096)]
+		}
+		switch {
+		case bytes.Contains(fm, []byte("RESEARCH_RESPONSE")):
+			return ResearchEnvelope, true
+		case bytes.Contains(fm, []byte("ANALYSIS_RESPONSE")):
+			return AnalysisEnvelope, true
+		}
+	}
+	return "", false
+}
+
+// unfence returns the inside of data when data is exactly one fenced block
+// (``` or ```json), as agent CLIs often print JSON.
+func unfence(data []byte) ([]byte, bool) {
+	if !bytes.HasPrefix(data, []byte("```")) || !bytes.HasSuffix(data, []byte("```")) || len(data) < 6 {
+		return data, false
+	}
+	first, rest, ok := bytes.Cut(data, []byte("\n"))
+	if !ok {
+		return data, false
+	}
+	if info := strings.TrimSpace(string(first[3:])); info != "" && info != "json" {
+		return data, false
+	}
+	rest = bytes.TrimSuffix(bytes.TrimRight(rest, " \t\r\n"), []byte("```"))
+	return bytes.TrimSpace(rest), true
+}
+
+// oneLine collapses white space, so that a claim can never start a heading
+// or a list item of its own in the rendered report.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
