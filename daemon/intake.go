@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,6 +25,9 @@ type Request struct {
 	Text       string   // the request: the first prose line, or the whole argument of submit
 	Topics     []string // explicit topics; empty means the request is one topic
 	Complexity int      // research_complexity 1–4 (seed 004 Phase 3); 0 means the default, 2
+	// AnalysisDepth is the seed 001 depth written to the plan's "Analysis
+	// Depth:" line: execution_only, focused or comprehensive; "" for none.
+	AnalysisDepth string
 }
 
 // requestMeta is the optional front matter of a request file.
@@ -31,6 +35,7 @@ type requestMeta struct {
 	Topics     []string `yaml:"topics"`
 	Complexity int      `yaml:"research_complexity"`
 	Request    string   `yaml:"request"`
+	Depth      string   `yaml:"analysis_depth"`
 }
 
 var listItem = regexp.MustCompile(`^\s*(?:[-*+]|[0-9]+[.)])\s+(.+?)\s*$`)
@@ -47,7 +52,7 @@ func ParseRequest(name string, data []byte) (Request, error) {
 	if err != nil {
 		return Request{}, fmt.Errorf("request %s: front matter: %w", name, err)
 	}
-	r := Request{Text: strings.TrimSpace(meta.Request), Topics: meta.Topics, Complexity: meta.Complexity}
+	r := Request{Text: strings.TrimSpace(meta.Request), Topics: meta.Topics, Complexity: meta.Complexity, AnalysisDepth: meta.Depth}
 	var bullets, topicSection []string
 	inTopics := false
 	sc := bufio.NewScanner(bytes.NewReader(body))
@@ -84,6 +89,9 @@ func ParseRequest(name string, data []byte) (Request, error) {
 	if r.Complexity < 0 || r.Complexity > 4 {
 		return Request{}, fmt.Errorf("request %s: research_complexity %d is not in 1–4", name, r.Complexity)
 	}
+	if r.AnalysisDepth != "" && !slices.Contains(plans.AnalysisDepths, r.AnalysisDepth) {
+		return Request{}, fmt.Errorf("request %s: analysis_depth %q is not one of %s", name, r.AnalysisDepth, strings.Join(plans.AnalysisDepths, ", "))
+	}
 	return r, nil
 }
 
@@ -93,6 +101,9 @@ func requestDoc(r Request) []byte {
 	var b strings.Builder
 	b.WriteString("---\n")
 	fmt.Fprintf(&b, "research_complexity: %d\n", r.complexity())
+	if r.AnalysisDepth != "" {
+		fmt.Fprintf(&b, "analysis_depth: %s\n", r.AnalysisDepth)
+	}
 	if len(r.Topics) > 0 {
 		b.WriteString("topics:\n")
 		for _, t := range r.Topics {
@@ -124,6 +135,9 @@ func Submit(specsDir string, r Request, now time.Time) (string, error) {
 	if strings.TrimSpace(r.Text) == "" {
 		return "", errors.New("submit: empty request")
 	}
+	if r.AnalysisDepth != "" && !slices.Contains(plans.AnalysisDepths, r.AnalysisDepth) {
+		return "", fmt.Errorf("submit: analysis depth %q is not one of %s", r.AnalysisDepth, strings.Join(plans.AnalysisDepths, ", "))
+	}
 	topics := r.Topics
 	if len(topics) == 0 {
 		topics = []string{r.Text}
@@ -140,6 +154,8 @@ func Submit(specsDir string, r Request, now time.Time) (string, error) {
 		Expected:  len(topics),
 		Status:    plans.StatusComplete,
 		HasStatus: true,
+
+		AnalysisDepth: r.AnalysisDepth,
 	}
 	for i, t := range topics {
 		p.Topics = append(p.Topics, plans.Topic{

@@ -4,11 +4,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/specd-dev/specd/config"
+	"github.com/specd-dev/specd/sources"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -56,6 +58,9 @@ func TestStructuredResults(t *testing.T) {
 	}
 	if n.FindingsCount != 0 || n.Confidence != "NONE" || n.RecommendationsCount != 3 {
 		t.Errorf("no-results topic state %+v", n)
+	}
+	if n.Sources == nil || !slices.ContainsFunc(n.Sources.Gaps, func(g sources.Gap) bool { return g.Type == sources.GapInsufficientCoverage }) {
+		t.Errorf("no-results topic has no insufficient_coverage gap: %+v", n.Sources)
 	}
 	// The injected claim: in the quarantine file, nowhere else.
 	q, err := os.ReadFile(filepath.Join(reports, ".results", strings.TrimSuffix(j.Report, ".md")+".quarantine.json"))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/specd-dev/specd/daemon"
+	"github.com/specd-dev/specd/plans"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -21,6 +23,7 @@ func newSubmitCommand(g *globalOptions) *cobra.Command {
 	var (
 		topics     []string
 		complexity int
+		depth      string
 		wait       bool
 	)
 	c := &cobra.Command{
@@ -38,6 +41,9 @@ running on the tree, --wait runs the plan in this process.` + exitHelp,
 			if complexity < 0 || complexity > 4 {
 				return usageError{errors.New("--complexity: want 1 to 4")}
 			}
+			if depth != "" && !slices.Contains(plans.AnalysisDepths, depth) {
+				return usageError{fmt.Errorf("--depth: %q is not one of %s", depth, strings.Join(plans.AnalysisDepths, ", "))}
+			}
 			p, err := g.resolve()
 			if err != nil {
 				return err
@@ -47,7 +53,7 @@ running on the tree, --wait runs the plan in this process.` + exitHelp,
 					return err
 				}
 			}
-			dir, err := daemon.Submit(p.specsDir, daemon.Request{Text: args[0], Topics: topics, Complexity: complexity}, time.Now())
+			dir, err := daemon.Submit(p.specsDir, daemon.Request{Text: args[0], Topics: topics, Complexity: complexity, AnalysisDepth: depth}, time.Now())
 			if err != nil {
 				return err
 			}
@@ -65,6 +71,7 @@ running on the tree, --wait runs the plan in this process.` + exitHelp,
 	}
 	c.Flags().StringArrayVar(&topics, "topic", nil, "a topic to research (repeatable)")
 	c.Flags().IntVar(&complexity, "complexity", 0, "research_complexity 1-4 (default 2)")
+	c.Flags().StringVar(&depth, "depth", "", "seed 001 analysis depth for codebase analysis: execution_only, focused or comprehensive\n(written to the plan as \"Analysis Depth:\" and passed as SPECD_ANALYSIS_DEPTH)")
 	c.Flags().BoolVar(&wait, "wait", false, "wait for the run to finish and print its summary")
 	return c
 }

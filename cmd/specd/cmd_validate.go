@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/specd-dev/specd/plans"
+	"github.com/specd-dev/specd/results"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -22,6 +23,12 @@ The kind is taken from the name:
   *invocation-plan.txt    the plan format (PRODUCT.md section 3)
   *invocation-trace.log   the seed trace-line format
   OVERVIEW.md             the OVERVIEW layout, and that its report links exist
+  a structured result     seed 002 JSON ({...}) or a seed 000/001 envelope (front matter
+                          with message_type RESEARCH_RESPONSE / ANALYSIS_RESPONSE): its
+                          JSON Schema, sections and counts, then the seed 002 gate (every
+                          claim cited, code citations checked against the files under the
+                          current directory, prompt-injection quarantine); prints what
+                          the gate would remove
   anything else           the report contract (seed 004, Appendix C): front matter with
                           report_type, topic, findings_count, recommendations_count,
                           created_date, status: complete; ## Summary, ## Findings,
@@ -75,11 +82,33 @@ func validateFile(path, topic string) (string, error) {
 		}
 		return "overview", nil
 	}
+	if data, err := os.ReadFile(path); err == nil {
+		if _, ok := results.Detect(data); ok {
+			return validateResult(path, data)
+		}
+	}
 	m, err := specs.ValidateReport(path, topic)
 	if err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("report, %d findings, %d recommendations", m.FindingsCount, m.RecommendationsCount), nil
+}
+
+// validateResult checks a structured result (PRODUCT.md section 8) as the
+// daemon does, with the current directory as the project root for code
+// citations and no correlation id to match.
+func validateResult(path string, data []byte) (string, error) {
+	r, err := results.Parse(path, data)
+	if err != nil {
+		return "", err
+	}
+	format := r.Format
+	c, err := results.Check(path, r, results.Options{Root: "."})
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s, %d findings; gate: %d uncited, %d citations failed, %d quarantined", format,
+		len(c.Findings), c.Uncited, c.CitationsFailed, c.Quarantined), nil
 }
 
 func orNone(s string) string {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/specd-dev/specd/internal/golden"
 	"github.com/specd-dev/specd/specialist"
+	"github.com/specd-dev/specd/specs"
 )
 
 func fixedNow() time.Time { return time.Date(2026, 11, 23, 22, 30, 0, 0, time.FixedZone("X", -5*3600)) }
@@ -688,6 +690,41 @@ func BenchmarkRun(b *testing.B) {
 		var out bytes.Buffer
 		if err := Run(context.Background(), in, &out, Options{}); err != nil {
 			b.Fatal(err, out.String())
+		}
+	}
+}
+
+// The seed 001 depth picks the analysis sections (PLAN-005); no depth
+// leaves the report as it was.
+func TestAnalysisDepth(t *testing.T) {
+	root := project(t, false)
+	for depth, want := range map[string][]string{
+		"":               nil,
+		"execution_only": {"### 1. Execution Flow"},
+		"focused":        {"### 1. Execution Flow", "### 3. Dependencies"},
+		"comprehensive":  {"### 1. Execution Flow", "### 2. Data Model & State", "### 3. Dependencies", "### 4. Edge Cases Identified"},
+	} {
+		path := filepath.Join(root, reportsDir, "001_report.md")
+		in := specialist.Input{ReportPath: path, Topic: "refresh token rotation", TopicCount: 1, SpecDir: filepath.Join(root, specDir),
+			ResearchComplexity: 2, ProjectRoot: root, AnalysisDepth: depth}
+		if err := Run(context.Background(), in, io.Discard, Options{Now: fixedNow}); err != nil {
+			t.Fatal(err)
+		}
+		report, _ := os.ReadFile(path)
+		var got []string
+		for _, l := range strings.Split(string(report), "\n") {
+			if strings.HasPrefix(l, "### ") {
+				got = append(got, l)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("depth %q: sections %q, want %q", depth, got, want)
+		}
+		if _, err := specs.CheckReport("r.md", report, in.Topic); err != nil {
+			t.Errorf("depth %q: %v", depth, err)
+		}
+		if depth == "comprehensive" && !strings.Contains(string(report), "* **Step 1**: ") {
+			t.Errorf("no steps:\n%s", report)
 		}
 	}
 }

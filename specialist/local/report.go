@@ -79,6 +79,7 @@ func render(in specialist.Input, q query, c *corpus, hits []hit, reportDir, root
 		fmt.Fprintf(&buf, "   %s\n\n", fence)
 	}
 
+	buf.WriteString(analysis(in.AnalysisDepth, c, hits))
 	buf.WriteString("## Recommendations\n")
 	for i, r := range recs {
 		fmt.Fprintf(&buf, "%d. %s\n", i+1, r)
