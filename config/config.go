@@ -34,6 +34,13 @@ const (
 type Specialist struct {
 	Preset  string   `yaml:"preset"`  // local | opencode | claude | command
 	Command []string `yaml:"command"` // argv for preset command; Go-template fields ({{.ReportPath}}, {{.Topic}}, …) are expanded
+	// Model is passed to the opencode and claude presets as their model
+	// flag (opencode: provider/model); "" leaves the CLI's default.
+	Model string `yaml:"model"`
+	// Agent names an agent definition for the opencode and claude presets
+	// (`specd init --agents` writes research-specialist). With an agent the
+	// prompt asks for the seed 002 JSON result instead of a written report.
+	Agent string `yaml:"agent"`
 	Timeout Duration `yaml:"timeout"` // wall-clock limit per topic; then SIGTERM to the group, SIGKILL after Grace
 	Grace   Duration `yaml:"grace"`   // time between SIGTERM and SIGKILL
 	// Retries is how many times a topic is started again after an
@@ -165,6 +172,11 @@ func (c Config) Validate() error {
 		}
 	default:
 		return fmt.Errorf("specialist.preset: %q is not one of local, opencode, claude, command", c.Specialist.Preset)
+	}
+	for key, v := range map[string]string{"specialist.model": c.Specialist.Model, "specialist.agent": c.Specialist.Agent} {
+		if strings.ContainsAny(v, " \t\n") || strings.HasPrefix(v, "-") {
+			return fmt.Errorf("%s: %q must be one word that does not start with -", key, v)
+		}
 	}
 	for i, a := range c.Specialist.Command {
 		if _, err := template.New("arg").Option("missingkey=error").Parse(a); err != nil {

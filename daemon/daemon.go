@@ -208,6 +208,20 @@ Then the sections ## Summary, ## Findings (a numbered list; findings_count must 
 When done print: REPORT_CREATED: {{.ReportPath}}
 If you cannot do it print: TASK_ERROR: <error_type> - <message>`
 
+// agentPrompt is what an agent CLI preset is asked per topic when
+// specialist.agent names an agent definition such as the read-only
+// research-specialist of `specd init --agents` (seed 002): the result is
+// the JSON it prints, which specd checks and renders (PRODUCT.md section 8).
+const agentPrompt = `Research this topic for the project in the current directory:
+
+{{.Topic}}
+
+{{if .RequestFile}}The research request is in {{.RequestFile}}.
+{{end}}Correlation: {{.CorrelationID}}
+Print only the WebResearcherResult JSON object your instructions describe: findings (claim, source_url, confidence), sources, search_queries, notes.
+If you can write files, you may instead write that JSON to {{.ResultPath}} (a temporary file in the same directory, then rename).
+If the task needs rights you do not have, print: TASK_ERROR: declined - <reason>`
+
 // argv builds the specialist command line for one topic from the preset
 // (PRODUCT.md section 3, "Presets"). Template errors name the argument.
 func (d *Daemon) argv(in specialist.Input) ([]string, error) {
@@ -216,10 +230,26 @@ func (d *Daemon) argv(in specialist.Input) ([]string, error) {
 	switch sp.Preset {
 	case config.PresetLocal:
 		return []string{d.opts.SpecialistExe, "specialist", "local"}, nil
-	case config.PresetOpencode:
-		tmpl = []string{"opencode", "run", "--agent", "research-specialist", defaultPrompt}
-	case config.PresetClaude:
-		tmpl = []string{"claude", "-p", defaultPrompt, "--permission-mode", "acceptEdits"}
+	case config.PresetOpencode, config.PresetClaude:
+		prompt := defaultPrompt
+		if sp.Agent != "" {
+			prompt = agentPrompt
+		}
+		if sp.Preset == config.PresetOpencode {
+			tmpl = []string{"opencode", "run"}
+		} else {
+			// acceptEdits lets the agent write the report without a
+			// permission question; -p prints the answer and exits.
+			tmpl = []string{"claude", "-p", "--permission-mode", "acceptEdits"}
+		}
+		if sp.Agent != "" {
+			tmpl = append(tmpl, "--agent", sp.Agent)
+		}
+		if sp.Model != "" {
+			tmpl = append(tmpl, "--model", sp.Model)
+		}
+		// "--" ends the options: a topic starting with "-" stays the prompt.
+		tmpl = append(tmpl, "--", prompt)
 	default:
 		tmpl = sp.Command
 	}

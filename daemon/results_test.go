@@ -130,3 +130,42 @@ func TestStructuredResultFailures(t *testing.T) {
 		t.Errorf("verdict %s, want FAILED (1/4)", rs.Verdict)
 	}
 }
+
+// TestOpencodePresetWithAgent: the opencode preset with specialist.agent
+// and specialist.model runs `opencode run --agent A --model M -- PROMPT`
+// (flags checked against opencode 1.18 --help); a stand-in opencode on
+// PATH records its argv and prints the seed 002 JSON, which becomes the
+// report.
+func TestOpencodePresetWithAgent(t *testing.T) {
+	tr := newTree(t)
+	bin := t.TempDir()
+	data, _ := filepath.Abs("../results/testdata/web_research.json")
+	script := "#!/bin/sh\nprintf '%s\\n' \"$@\" > \"$FAKE_COUNT_DIR/argv\"\ncat '" + data + "'\n"
+	if err := os.WriteFile(filepath.Join(bin, "opencode"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	c := fakeConfig(t)
+	c.Specialist.Preset = config.PresetOpencode
+	c.Specialist.Agent = "research-specialist"
+	c.Specialist.Model = "local/stand-in"
+	dir := writePlan(t, tr, "012_agent", "-Stripe payment intents")
+	rs, err := newDaemon(t, tr, c, nil).RunPlan(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs.Verdict != specs.VerdictSuccess || rs.Topics[0].Quarantined != 1 {
+		t.Fatalf("run: %s %+v", rs.Verdict, rs.Topics)
+	}
+	argv, _ := os.ReadFile(filepath.Join(tr.counts, "argv"))
+	lines := strings.Split(string(argv), "\n")
+	if want := []string{"run", "--agent", "research-specialist", "--model", "local/stand-in", "--"}; !slices.Equal(lines[:6], want) {
+		t.Errorf("argv starts %q, want %q", lines[:6], want)
+	}
+	prompt := strings.Join(lines[6:], "\n")
+	for _, want := range []string{"-Stripe payment intents", "Correlation: " + rs.WorkflowID, "WebResearcherResult", "TASK_ERROR: declined"} {
+		if !strings.Contains(prompt, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, prompt)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/specd-dev/specd/config"
 	"github.com/specd-dev/specd/internal/atomicfile"
+	"github.com/specd-dev/specd/specialist/agents"
 	"github.com/specd-dev/specd/specs"
 	"github.com/specd-dev/specd/systemd"
 )
@@ -23,6 +24,10 @@ const configTemplate = `# specd configuration. Every key has a default; delete w
 specialist:
   # local (built in, offline) | opencode | claude | command
   preset: local
+  # opencode/claude: --model (opencode: provider/model) and --agent; with an agent
+  # (specd init --agents) the prompt asks for the seed 002 JSON result
+  # model: anthropic/claude-sonnet-4-5
+  # agent: research-specialist
   # argv used when preset is command; Go-template fields are expanded:
   # {{.ReportPath}} {{.Topic}} {{.TopicIndex}} {{.TopicCount}} {{.SpecDir}}
   # {{.RequestFile}} {{.ResearchComplexity}} {{.WorkflowID}} {{.ProjectRoot}}
@@ -59,6 +64,7 @@ const (
 
 func newInitCommand(g *globalOptions) *cobra.Command {
 	var systemdUser, dryRun bool
+	var agentCLI string
 	c := &cobra.Command{
 		Use:   "init",
 		Short: "Create the spec tree, a commented config and the .gitignore block",
@@ -73,6 +79,12 @@ this binary) in $XDG_CONFIG_HOME/systemd/user/ and enables specd@<project>.servi
 the instance named by 'systemd-escape --path <project>':
   systemctl --user daemon-reload
   systemctl --user enable --now specd@<project>.service
+--agents opencode|claude writes a research-specialist agent definition for that CLI
+(.opencode/agents/research-specialist.md or .claude/agents/research-specialist.md): tools
+narrowed to read-only web access and reading (seed 002), output exactly the seed 002
+WebResearcherResult JSON, which specd checks and renders into the report. A new
+specd.yaml then uses it (preset: <cli>, agent: research-specialist).
+
 --dry-run prints every step and changes nothing.` + exitHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -92,16 +104,36 @@ the instance named by 'systemd-escape --path <project>':
 				}
 			}
 			fmt.Fprintf(out, "spec tree: %s\n", rel(p.root, inbox))
+			cfg := configTemplate
+			if agentCLI != "" {
+				def, err := agents.Definition(agentCLI)
+				if err != nil {
+					return usageError{err}
+				}
+				if !dryRun {
+					if err := os.MkdirAll(filepath.Join(p.root, filepath.Dir(agents.Path(agentCLI))), 0o755); err != nil {
+						return err
+					}
+					if err := atomicfile.WriteFile(filepath.Join(p.root, agents.Path(agentCLI)), def, 0o644); err != nil {
+						return err
+					}
+				}
+				fmt.Fprintf(out, "%swrite %s\n", would, agents.Path(agentCLI))
+				cfg = strings.Replace(cfg, "  preset: local\n", "  preset: "+agentCLI+"\n  agent: "+agents.Name+"\n", 1)
+			}
 			cfgPath := filepath.Join(p.root, config.FileName)
 			if _, err := os.Stat(cfgPath); errors.Is(err, fs.ErrNotExist) {
 				if !dryRun {
-					if err := atomicfile.WriteFile(cfgPath, []byte(configTemplate), 0o644); err != nil {
+					if err := atomicfile.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 						return err
 					}
 				}
 				fmt.Fprintf(out, "%swrite %s\n", would, config.FileName)
 			} else {
 				fmt.Fprintf(out, "kept %s\n", config.FileName)
+				if agentCLI != "" {
+					fmt.Fprintf(out, "to use the agent, set in %s:\n  specialist:\n    preset: %s\n    agent: %s\n", config.FileName, agentCLI, agents.Name)
+				}
 			}
 			changed, err := ensureGitignore(filepath.Join(p.root, ".gitignore"), dryRun)
 			if err != nil {
@@ -120,6 +152,8 @@ the instance named by 'systemd-escape --path <project>':
 	}
 	c.Flags().BoolVar(&systemdUser, "systemd-user", false, "install and enable the systemd user unit for this project")
 	c.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be done, change nothing")
+	c.Flags().StringVar(&agentCLI, "agents", "", "write the read-only research-specialist agent for this CLI (opencode or claude):\n"+
+		".opencode/agents/ or .claude/agents/research-specialist.md, asking for the seed 002 JSON")
 	return c
 }
 
