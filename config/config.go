@@ -40,7 +40,7 @@ type Specialist struct {
 	// Agent names an agent definition for the opencode and claude presets
 	// (`specd init --agents` writes research-specialist). With an agent the
 	// prompt asks for the seed 002 JSON result instead of a written report.
-	Agent string `yaml:"agent"`
+	Agent   string   `yaml:"agent"`
 	Timeout Duration `yaml:"timeout"` // wall-clock limit per topic; then SIGTERM to the group, SIGKILL after Grace
 	Grace   Duration `yaml:"grace"`   // time between SIGTERM and SIGKILL
 	// Retries is how many times a topic is started again after an
