@@ -169,3 +169,32 @@ func TestOpencodePresetWithAgent(t *testing.T) {
 		}
 	}
 }
+
+// TestResultLeftByKilledRun: a result file that a specialist wrote before
+// specd was killed finishes its topic on the next run without starting the
+// specialist again (the file is the truth).
+func TestResultLeftByKilledRun(t *testing.T) {
+	tr := newTree(t)
+	dir := writePlan(t, tr, "013_resume", "json: Stripe payment intents")
+	data, err := os.ReadFile("../results/testdata/web_research.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := filepath.Join(dir, "reports", ".results")
+	if err := os.MkdirAll(res, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(res, "001_json_stripe_payment_intents.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := newDaemon(t, tr, resultConfig(t), nil).RunPlan(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs.Verdict != specs.VerdictSuccess || rs.Topics[0].Quarantined != 1 {
+		t.Errorf("run: %s %+v", rs.Verdict, rs.Topics)
+	}
+	if _, err := os.Stat(filepath.Join(tr.counts, "invocations")); err == nil {
+		t.Error("the specialist was started again")
+	}
+}
