@@ -32,7 +32,7 @@ func resultPaths(reportPath string) (jsonPath, mdPath string) {
 // deliver turns topic i's structured result into its report when the
 // specialist did not write a valid report itself (PRODUCT.md section 8).
 // It reads the result file (JSON first, then the envelope), else the
-// specialist's whole stdout when that is a result; Parse and Check it;
+// result in the specialist's stdout (results.FromStdout); Parse and Check it;
 // and writes the report (temp + fsync + rename), the quarantine file and
 // the <thinking> text in .logs/. It returns "" when there was no result or
 // the report was written, or why the result is invalid ("NAME:LINE:
@@ -48,6 +48,7 @@ func (r *run) deliver(i int, stdoutPath string) string {
 	var data []byte
 	jsonPath, mdPath := resultPaths(report)
 	for _, p := range []string{jsonPath, mdPath, stdoutPath} {
+		var ok bool
 		d, err := readRegular(p)
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
@@ -56,7 +57,7 @@ func (r *run) deliver(i int, stdoutPath string) string {
 			continue
 		}
 		if p == stdoutPath {
-			if _, ok := results.Detect(d); !ok {
+			if d, ok = results.FromStdout(d); !ok {
 				continue // ordinary output, not a result
 			}
 		}

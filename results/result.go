@@ -10,6 +10,7 @@ package results
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 )
 
@@ -96,6 +97,33 @@ func Detect(data []byte) (f Format, ok bool) {
 		}
 	}
 	return "", false
+}
+
+// FromStdout finds a result in a specialist's stdout: the whole of it when
+// Detect accepts it, else its final JSON object, since agent CLIs print
+// tool-call lines and prose before the answer: the last ```json fenced
+// block, or the text from the last line that starts with "{" to the end,
+// when that is valid JSON. ok is false when there is none.
+func FromStdout(stdout []byte) (result []byte, ok bool) {
+	if _, ok := Detect(stdout); ok {
+		return stdout, true
+	}
+	t := bytes.TrimRight(stdout, " \t\r\n")
+	if i := bytes.LastIndex(t, []byte("```json")); i >= 0 {
+		if j, fenced := unfence(t[i:]); fenced && json.Valid(j) {
+			return j, true
+		}
+	}
+	lines := bytes.SplitAfter(t, []byte("\n"))
+	for i := len(lines) - 1; i >= 0; i-- {
+		if bytes.HasPrefix(lines[i], []byte("{")) {
+			j := bytes.Join(lines[i:], nil)
+			if json.Valid(j) {
+				return j, true
+			}
+		}
+	}
+	return nil, false
 }
 
 // unfence returns the inside of data when data is exactly one fenced block

@@ -235,3 +235,22 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// An agent CLI prints tool lines and prose before its JSON answer; the
+// final JSON object is the result. Prose alone is none.
+func TestFromStdout(t *testing.T) {
+	obj := `{"findings":[],"sources":[],"search_queries":[],"notes":""}`
+	for in, want := range map[string]string{
+		obj + "\n": obj + "\n",
+		"|  webfetch  https://go.dev\n\n" + obj + "\n": obj,
+		"Here it is:\n```json\n" + obj + "\n```\n":     obj,
+		"{\n  \"a\": 1\n}\nnot json after\n":           "{\n  \"a\": 1\n}\nnot json after\n", // whole: Parse says why
+		"I could not find anything.\n":                 "",
+		"| read x\n{\"findings\": [\n]}\n":             "{\"findings\": [\n]}",
+	} {
+		got, ok := results.FromStdout([]byte(in))
+		if string(got) != want || ok != (want != "") {
+			t.Errorf("FromStdout(%q) = %q, %v; want %q", in, got, ok, want)
+		}
+	}
+}
