@@ -29,10 +29,10 @@ type Options struct {
 
 // Removal is one item Check took out of a result.
 type Removal struct {
-	Kind     string `json:"kind"`           // "uncited", "citation_failed" or "quarantined"
-	Field    string `json:"field"`          // e.g. "findings[2].claim", "notes", "summary", "next_steps[0]"
-	Reason   string `json:"reason"`         // for uncited and citation_failed
-	Rule     string `json:"rule,omitempty"` // the quarantine rule that matched
+	Kind     string `json:"kind"`             // "uncited", "citation_failed" or "quarantined"
+	Field    string `json:"field"`            // e.g. "findings[2].claim", "notes", "summary", "next_steps[0]"
+	Reason   string `json:"reason,omitempty"` // for uncited and citation_failed
+	Rule     string `json:"rule,omitempty"`   // the quarantine rule that matched
 	Category string `json:"category,omitempty"`
 	// Text is the removed text. For quarantined items it is kept only in
 	// the quarantine file, never in the report, OVERVIEW.md or the logs.
