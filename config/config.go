@@ -47,6 +47,32 @@ type Specialist struct {
 	// Budget caps the specialist wall-clock time one run may spend, summed
 	// over its topics; 0 means no cap. Past it, the run starts no topic.
 	Budget Duration `yaml:"budget"`
+
+	// The next four keys finish the opencode and claude presets; they are
+	// errors with any other preset.
+
+	// Binary is the agent CLI to run: a path, or a name looked up in PATH.
+	// "" means "opencode" or "claude" from PATH.
+	Binary string `yaml:"binary"`
+	// Model is passed as --model when set: provider/model for opencode
+	// (e.g. "anthropic/claude-sonnet-4-5", or a provider of opencode.json),
+	// an alias or full model name for claude. "" leaves the CLI's default.
+	Model string `yaml:"model"`
+	// Agent is passed as --agent when set: an opencode agent
+	// (.opencode/agent/NAME.md) or a Claude Code subagent
+	// (.claude/agents/NAME.md). "" uses the CLI's default agent.
+	Agent string `yaml:"agent"`
+	// Prompt is a Go template replacing the default prompt sent to the
+	// agent per topic; its fields are those of the specialist input
+	// ({{.Topic}}, {{.ReportPath}}, {{.RequestFile}}, {{.Guidance}}, …).
+	// "" uses the default prompt, which states the report contract.
+	Prompt string `yaml:"prompt"`
+	// Env is added to every specialist's environment (any preset), e.g.
+	// XDG_DATA_HOME, XDG_CONFIG_HOME, XDG_CACHE_HOME, XDG_STATE_HOME for
+	// opencode or CLAUDE_CONFIG_DIR for claude, so that the CLIs keep their
+	// state outside a read-only home (README: "Using with opencode /
+	// Claude Code"). Names must not start with SPECD_ (the input contract).
+	Env map[string]string `yaml:"env"`
 }
 
 // Config is the whole of .opencode/specd.yaml.
@@ -171,6 +197,9 @@ func (c Config) Validate() error {
 			return fmt.Errorf("specialist.command[%d]: %w", i, err)
 		}
 	}
+	if err := c.Specialist.validateAgentCLI(); err != nil {
+		return err
+	}
 	if c.Specialist.Timeout <= 0 {
 		return errors.New("specialist.timeout: must be positive")
 	}
@@ -197,6 +226,41 @@ func (c Config) Validate() error {
 	}
 	if c.Debounce < 0 {
 		return errors.New("debounce: must not be negative")
+	}
+	return nil
+}
+
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// validateAgentCLI checks the keys of the opencode and claude presets and
+// specialist.env.
+func (sp Specialist) validateAgentCLI() error {
+	cli := sp.Preset == PresetOpencode || sp.Preset == PresetClaude
+	for _, k := range []struct{ name, val string }{{"binary", sp.Binary}, {"model", sp.Model}, {"agent", sp.Agent}, {"prompt", sp.Prompt}} {
+		if k.val != "" && !cli {
+			return fmt.Errorf("specialist.%s: only used by the opencode and claude presets (preset is %s)", k.name, sp.Preset)
+		}
+	}
+	if strings.ContainsAny(sp.Model, " \t\n") || strings.ContainsAny(sp.Agent, " \t\n") {
+		return errors.New("specialist.model and specialist.agent: must not contain spaces")
+	}
+	if sp.Preset == PresetOpencode && sp.Model != "" && !strings.Contains(sp.Model, "/") {
+		return fmt.Errorf("specialist.model: %q: opencode wants provider/model, e.g. anthropic/claude-sonnet-4-5", sp.Model)
+	}
+	if sp.Prompt != "" {
+		if _, err := template.New("prompt").Option("missingkey=error").Parse(sp.Prompt); err != nil {
+			return fmt.Errorf("specialist.prompt: %w", err)
+		}
+	}
+	for name := range sp.Env {
+		switch {
+		case !envNameRE.MatchString(name):
+			return fmt.Errorf("specialist.env: %q is not an environment variable name", name)
+		case strings.HasPrefix(name, "SPECD_"):
+			return fmt.Errorf("specialist.env: %s: SPECD_ variables are the specialist input and set by specd", name)
+		case name == "NOTIFY_SOCKET":
+			return errors.New("specialist.env: NOTIFY_SOCKET is never passed to specialists")
+		}
 	}
 	return nil
 }
