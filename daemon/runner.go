@@ -134,6 +134,11 @@ func (ProcessRunner) Run(ctx context.Context, job Job) Result {
 	cmd := exec.CommandContext(tctx, job.Argv[0], job.Argv[1:]...)
 	cmd.Dir = job.Dir
 	cmd.Env = childEnv(job.Input, job.Env)
+	if job.Dir != "" {
+		// exec sets PWD only for a nil Env; CLIs that trust $PWD (opencode)
+		// would otherwise work in specd's directory.
+		cmd.Env = append(cmd.Env, "PWD="+job.Dir)
+	}
 	cmd.Stdin = strings.NewReader(string(job.Input.JSON()))
 	cmd.Stdout = stdout
 	cmd.Stderr = stderr
