@@ -1,13 +1,18 @@
 package daemon_test
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/specd-dev/specd/config"
 	"github.com/specd-dev/specd/daemon"
 	"github.com/specd-dev/specd/specialist"
+	"github.com/specd-dev/specd/specs"
 )
 
 // TestClassifyCLI: lines the CLIs really printed (opencode 1.18.33 with
@@ -86,5 +91,69 @@ func TestPresetArgv(t *testing.T) {
 	c.Specialist.Preset, c.Specialist.Prompt = config.PresetClaude, "{{.Nope}}"
 	if _, err := newDaemon(t, tr, c, nil).Argv(in); err == nil || !strings.Contains(err.Error(), "specialist.prompt") {
 		t.Errorf("bad prompt template: err = %v, want one naming specialist.prompt", err)
+	}
+}
+
+// TestRateLimitRetried: a specialist that exits with a CLI's rate-limit
+// error is retried (with backoff) and completes; errors.jsonl has the retry
+// with error_class rate_limit.
+func TestRateLimitRetried(t *testing.T) {
+	tr := newTree(t)
+	c := fakeConfig(t)
+	c.Specialist.Retries, c.Specialist.RetryBackoff = 2, config.Duration(10*time.Millisecond)
+	dir := writePlan(t, tr, "011_ratelimit", "ratelimit: a", "ok: b")
+	rs, err := newDaemon(t, tr, c, nil).RunPlan(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs.Verdict != specs.VerdictSuccess || rs.Topics[0].Attempts != 2 {
+		t.Fatalf("verdict %s, topic 0 after %d attempts (%s); want SUCCESS after 2", rs.Verdict, rs.Topics[0].Attempts, rs.Topics[0].Reason)
+	}
+	es := readErrors(t, tr)
+	if len(es) != 1 || es[0].Details["error_class"] != "rate_limit" || !strings.Contains(es[0].Message, "rate limited (Error: Rate limit exceeded") {
+		t.Errorf("errors.jsonl = %+v, want one retry entry with error_class rate_limit", es)
+	}
+}
+
+// TestAuthErrorStopsRun: the first auth error is not retried, stops the
+// run's other starts, and is one errors.jsonl entry naming the setting.
+func TestAuthErrorStopsRun(t *testing.T) {
+	tr := newTree(t)
+	c := fakeConfig(t)
+	c.Specialist.Retries = 2
+	c.MaxParallel = 1
+	dir := writePlan(t, tr, "012_auth", "auth: a", "auth: b", "auth: c", "auth: d")
+	rs, err := newDaemon(t, tr, c, nil).RunPlan(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashed := 0
+	for _, tp := range rs.Topics {
+		switch {
+		case tp.Outcome == specs.OutcomeCrashed && tp.Attempts == 1 && strings.Contains(tp.Reason, "auth error (Error: Invalid API key provided)"):
+			crashed++
+		case tp.Outcome == specs.OutcomeMissing && tp.Attempts == 0 && strings.Contains(tp.Reason, "not started: topic ["):
+		default:
+			t.Errorf("topic %d: %s %q after %d attempts", tp.Index, tp.Outcome, tp.Reason, tp.Attempts)
+		}
+	}
+	if crashed != 1 {
+		t.Errorf("%d topics ran into the auth error, want 1", crashed)
+	}
+	b, _ := os.ReadFile(filepath.Join(tr.counts, "invocations"))
+	if n := strings.Count(string(b), "\n"); n != 1 {
+		t.Errorf("%d specialist starts, want 1", n)
+	}
+	settings := 0
+	for _, e := range readErrors(t, tr) {
+		if e.Details["setting"] != nil {
+			settings++
+			if e.Details["error_class"] != "auth" || !strings.Contains(e.Message, "check the provider's API key") {
+				t.Errorf("entry %+v", e)
+			}
+		}
+	}
+	if settings != 1 {
+		t.Errorf("%d entries naming the setting, want 1", settings)
 	}
 }
