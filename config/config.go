@@ -25,8 +25,8 @@ const FileName = ".opencode/specd.yaml"
 // Preset names for specialist.preset.
 const (
 	PresetLocal    = "local"    // the built-in offline specialist: `specd specialist local`
-	PresetOpencode = "opencode" // `opencode run --agent research-specialist …`
-	PresetClaude   = "claude"   // `claude -p …`
+	PresetOpencode = "opencode" // `opencode run … -- PROMPT` (daemon.argv has the flags)
+	PresetClaude   = "claude"   // `claude -p … -- PROMPT`
 	PresetCommand  = "command"  // any argv, from specialist.command
 )
 
