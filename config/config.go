@@ -25,8 +25,8 @@ const FileName = ".opencode/specd.yaml"
 // Preset names for specialist.preset.
 const (
 	PresetLocal    = "local"    // the built-in offline specialist: `specd specialist local`
-	PresetOpencode = "opencode" // `opencode run --agent research-specialist …`
-	PresetClaude   = "claude"   // `claude -p …`
+	PresetOpencode = "opencode" // `opencode run … -- PROMPT` (daemon.argv has the flags)
+	PresetClaude   = "claude"   // `claude -p … -- PROMPT`
 	PresetCommand  = "command"  // any argv, from specialist.command
 )
 
@@ -34,13 +34,6 @@ const (
 type Specialist struct {
 	Preset  string   `yaml:"preset"`  // local | opencode | claude | command
 	Command []string `yaml:"command"` // argv for preset command; Go-template fields ({{.ReportPath}}, {{.Topic}}, …) are expanded
-	// Model is passed to the opencode and claude presets as their model
-	// flag (opencode: provider/model); "" leaves the CLI's default.
-	Model string `yaml:"model"`
-	// Agent names an agent definition for the opencode and claude presets
-	// (`specd init --agents` writes research-specialist). With an agent the
-	// prompt asks for the seed 002 JSON result instead of a written report.
-	Agent   string   `yaml:"agent"`
 	Timeout Duration `yaml:"timeout"` // wall-clock limit per topic; then SIGTERM to the group, SIGKILL after Grace
 	Grace   Duration `yaml:"grace"`   // time between SIGTERM and SIGKILL
 	// Retries is how many times a topic is started again after an
@@ -54,6 +47,34 @@ type Specialist struct {
 	// Budget caps the specialist wall-clock time one run may spend, summed
 	// over its topics; 0 means no cap. Past it, the run starts no topic.
 	Budget Duration `yaml:"budget"`
+
+	// The next four keys finish the opencode and claude presets; they are
+	// errors with any other preset.
+
+	// Binary is the agent CLI to run: a path, or a name looked up in PATH.
+	// "" means "opencode" or "claude" from PATH.
+	Binary string `yaml:"binary"`
+	// Model is passed as --model when set: provider/model for opencode
+	// (e.g. "anthropic/claude-sonnet-4-5", or a provider of opencode.json),
+	// an alias or full model name for claude. "" leaves the CLI's default.
+	Model string `yaml:"model"`
+	// Agent is passed as --agent when set: an opencode agent
+	// (.opencode/agents/NAME.md) or a Claude Code subagent
+	// (.claude/agents/NAME.md). "" uses the CLI's default agent. With an
+	// agent (`specd init --agents` writes research-specialist) the default
+	// prompt asks for the seed 002 JSON result instead of a written report.
+	Agent string `yaml:"agent"`
+	// Prompt is a Go template replacing the default prompt sent to the
+	// agent per topic; its fields are those of the specialist input
+	// ({{.Topic}}, {{.ReportPath}}, {{.RequestFile}}, {{.Guidance}}, …).
+	// "" uses the default prompt, which states the report contract.
+	Prompt string `yaml:"prompt"`
+	// Env is added to every specialist's environment (any preset), e.g.
+	// XDG_DATA_HOME, XDG_CONFIG_HOME, XDG_CACHE_HOME, XDG_STATE_HOME for
+	// opencode or CLAUDE_CONFIG_DIR for claude, so that the CLIs keep their
+	// state outside a read-only home (README: "Using with opencode /
+	// Claude Code"). Names must not start with SPECD_ (the input contract).
+	Env map[string]string `yaml:"env"`
 }
 
 // Config is the whole of .opencode/specd.yaml.
@@ -173,15 +194,13 @@ func (c Config) Validate() error {
 	default:
 		return fmt.Errorf("specialist.preset: %q is not one of local, opencode, claude, command", c.Specialist.Preset)
 	}
-	for key, v := range map[string]string{"specialist.model": c.Specialist.Model, "specialist.agent": c.Specialist.Agent} {
-		if strings.ContainsAny(v, " \t\n") || strings.HasPrefix(v, "-") {
-			return fmt.Errorf("%s: %q must be one word that does not start with -", key, v)
-		}
-	}
 	for i, a := range c.Specialist.Command {
 		if _, err := template.New("arg").Option("missingkey=error").Parse(a); err != nil {
 			return fmt.Errorf("specialist.command[%d]: %w", i, err)
 		}
+	}
+	if err := c.Specialist.validateAgentCLI(); err != nil {
+		return err
 	}
 	if c.Specialist.Timeout <= 0 {
 		return errors.New("specialist.timeout: must be positive")
@@ -209,6 +228,42 @@ func (c Config) Validate() error {
 	}
 	if c.Debounce < 0 {
 		return errors.New("debounce: must not be negative")
+	}
+	return nil
+}
+
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// validateAgentCLI checks the keys of the opencode and claude presets and
+// specialist.env.
+func (sp Specialist) validateAgentCLI() error {
+	cli := sp.Preset == PresetOpencode || sp.Preset == PresetClaude
+	for _, k := range []struct{ name, val string }{{"binary", sp.Binary}, {"model", sp.Model}, {"agent", sp.Agent}, {"prompt", sp.Prompt}} {
+		if k.val != "" && !cli {
+			return fmt.Errorf("specialist.%s: only used by the opencode and claude presets (preset is %s)", k.name, sp.Preset)
+		}
+	}
+	if strings.ContainsAny(sp.Model, " \t\n") || strings.ContainsAny(sp.Agent, " \t\n") ||
+		strings.HasPrefix(sp.Model, "-") || strings.HasPrefix(sp.Agent, "-") {
+		return errors.New("specialist.model and specialist.agent: must not contain spaces or start with -")
+	}
+	if sp.Preset == PresetOpencode && sp.Model != "" && !strings.Contains(sp.Model, "/") {
+		return fmt.Errorf("specialist.model: %q: opencode wants provider/model, e.g. anthropic/claude-sonnet-4-5", sp.Model)
+	}
+	if sp.Prompt != "" {
+		if _, err := template.New("prompt").Option("missingkey=error").Parse(sp.Prompt); err != nil {
+			return fmt.Errorf("specialist.prompt: %w", err)
+		}
+	}
+	for name := range sp.Env {
+		switch {
+		case !envNameRE.MatchString(name):
+			return fmt.Errorf("specialist.env: %q is not an environment variable name", name)
+		case strings.HasPrefix(name, "SPECD_"):
+			return fmt.Errorf("specialist.env: %s: SPECD_ variables are the specialist input and set by specd", name)
+		case name == "NOTIFY_SOCKET":
+			return errors.New("specialist.env: NOTIFY_SOCKET is never passed to specialists")
+		}
 	}
 	return nil
 }

@@ -18,6 +18,21 @@ func TestDefaultIsValid(t *testing.T) {
 	}
 }
 
+// TestAgentCLIKeys: the keys of the opencode and claude presets load.
+func TestAgentCLIKeys(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "specd.yaml")
+	os.WriteFile(p, []byte("specialist:\n  preset: opencode\n  binary: /opt/opencode/bin/opencode\n  model: local/qwen3\n  agent: research-specialist\n  prompt: \"Research {{.Topic}} into {{.ReportPath}}\"\n  env:\n    XDG_DATA_HOME: /var/lib/specd/data\n    OPENCODE_DISABLE_AUTOUPDATE: \"1\"\n"), 0o644)
+	c, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := c.Specialist
+	if sp.Binary != "/opt/opencode/bin/opencode" || sp.Model != "local/qwen3" || sp.Agent != "research-specialist" || !strings.HasPrefix(sp.Prompt, "Research {{.Topic}}") ||
+		sp.Env["XDG_DATA_HOME"] != "/var/lib/specd/data" || sp.Env["OPENCODE_DISABLE_AUTOUPDATE"] != "1" {
+		t.Errorf("loaded %+v", sp)
+	}
+}
+
 func TestLoad(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "specd.yaml")
@@ -37,13 +52,19 @@ func TestLoad(t *testing.T) {
 		t.Errorf("loaded %+v", c)
 	}
 	for body, want := range map[string]string{
-		"specialist:\n  presett: local\n":         `specd.yaml:2: unknown key "presett"`,
-		"specialist:\n  timeout: soon\n":          `specd.yaml:2: "soon" is not a duration`,
-		"specialist:\n  preset: gpt\n":            `specialist.preset: "gpt" is not one of`,
-		"specialist:\n  preset: command\n":        "specialist.command: must name a program",
-		"max_parallel: 0\n":                       "max_parallel: must be at least 1",
-		"specialist:\n  command: [\"{{.Nope\"]\n": "specialist.command[0]",
-		"specialist: [1, 2]\n":                    "specd.yaml:1:",
+		"specialist:\n  presett: local\n":                         `specd.yaml:2: unknown key "presett"`,
+		"specialist:\n  timeout: soon\n":                          `specd.yaml:2: "soon" is not a duration`,
+		"specialist:\n  preset: gpt\n":                            `specialist.preset: "gpt" is not one of`,
+		"specialist:\n  preset: command\n":                        "specialist.command: must name a program",
+		"max_parallel: 0\n":                                       "max_parallel: must be at least 1",
+		"specialist:\n  command: [\"{{.Nope\"]\n":                 "specialist.command[0]",
+		"specialist: [1, 2]\n":                                    "specd.yaml:1:",
+		"specialist:\n  model: x/y\n":                             "specialist.model: only used by the opencode and claude presets",
+		"specialist:\n  preset: opencode\n  model: gpt-4o\n":      "opencode wants provider/model",
+		"specialist:\n  preset: claude\n  prompt: \"{{.Topic\"\n": "specialist.prompt:",
+		"specialist:\n  env: {SPECD_TOPIC: x}\n":                  "specialist.env: SPECD_TOPIC",
+		"specialist:\n  env: {\"A=B\": x}\n":                      "not an environment variable name",
+		"specialist:\n  preset: claude\n  agent: \"two words\"\n": "must not contain spaces",
 	} {
 		os.WriteFile(p, []byte(body), 0o644)
 		_, err := Load(p)

@@ -46,6 +46,8 @@ func Classify(res Result, reportPath, topic string) (specs.Outcome, string, spec
 		return specs.OutcomeCrashed, "specialist did not start: " + res.StartErr.Error(), meta
 	case res.Signal != "":
 		return specs.OutcomeCrashed, fmt.Sprintf("specialist died by signal %s; %s", res.Signal, fileReason), meta
+	case res.ExitCode != 0 && res.Class != "":
+		return specs.OutcomeCrashed, fmt.Sprintf("specialist exited with status %d, %s error (%s); %s", res.ExitCode, res.Class, res.ClassLine, fileReason), meta
 	case res.ExitCode != 0:
 		return specs.OutcomeCrashed, fmt.Sprintf("specialist exited with status %d; %s", res.ExitCode, fileReason), meta
 	case exists:

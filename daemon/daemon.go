@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"text/template"
 	"time"
@@ -196,17 +197,37 @@ func (d *Daemon) finished(rs specs.RunState) {
 	}
 }
 
-// defaultPrompt is what an agent CLI preset is asked per topic.
-const defaultPrompt = `You are a research specialist. Research this topic in the project in the current directory:
+// defaultPrompt is what an agent CLI preset (opencode, claude) is asked per
+// topic unless specialist.prompt replaces it. Its fields are those of
+// specialist.Input. It names the report path, the topic verbatim, the
+// request file, the report contract and the seed 004 signals.
+const defaultPrompt = `You are a research specialist working without a human: do not ask questions or wait for confirmation.
 
+Research this topic in the project in the current directory (topic text verbatim, between the lines):
+---
 {{.Topic}}
+---
+{{if .RequestFile}}The whole research request is in {{.RequestFile}}; read it for context.
+{{end}}{{if .Guidance}}Improve on the earlier report: {{.Guidance}}
+{{end}}
+Write your report, in Markdown, to exactly this path: {{.ReportPath}}
+Write it to a temporary file in the same directory first, then rename it to that path, so that no half-written report is ever seen there.
 
-The research request is in {{.RequestFile}}.
-Write your report to exactly this path (write a temporary file in the same directory, then rename it): {{.ReportPath}}
-The report must start with YAML front matter: report_type: research, topic: (the topic above), findings_count, recommendations_count, created_date (YYYY-MM-DD), status: complete.
-Then the sections ## Summary, ## Findings (a numbered list; findings_count must equal its items), ## Recommendations (numbered; recommendations_count must equal its items) and ## Sources.
-When done print: REPORT_CREATED: {{.ReportPath}}
-If you cannot do it print: TASK_ERROR: <error_type> - <message>`
+The report contract (the report is rejected otherwise):
+- It starts with YAML front matter between two lines of "---", with exactly these fields:
+  report_type: research
+  topic: (the topic text above, verbatim, in double quotes)
+  findings_count: (the number of findings)
+  recommendations_count: (the number of recommendations)
+  created_date: (today, YYYY-MM-DD)
+  status: complete
+- Then these sections in this order: "## Summary" (a few sentences), "## Findings" (a numbered list starting at column 0, one item per finding; findings_count equals its number of items), "## Recommendations" (a numbered list; recommendations_count equals its number of items; leave the section out only when recommendations_count is 0) and "## Sources" (the files or URLs you used, one list item each).
+- Findings are real: cite the file and line (path:line) or URL each one comes from. No placeholders.
+
+When the report is written, print this line and nothing after it:
+REPORT_CREATED: {{.ReportPath}}
+If you cannot write the report, print instead:
+TASK_ERROR: <error_type> - <one-line message>`
 
 // agentPrompt is what an agent CLI preset is asked per topic when
 // specialist.agent names an agent definition such as the read-only
@@ -223,47 +244,87 @@ If you can write files, you may instead write that JSON to {{.ResultPath}} (a te
 If the task needs rights you do not have, print: TASK_ERROR: declined - <reason>`
 
 // argv builds the specialist command line for one topic from the preset
-// (PRODUCT.md section 3, "Presets"). Template errors name the argument.
+// (PRODUCT.md section 3, "Presets"):
+//
+//	opencode run --print-logs --log-level ERROR [--agent A] [--model M] -- PROMPT
+//	claude -p --permission-mode acceptEdits --permission-prompts none
+//	       --no-session-persistence --output-format text --allowedTools "Bash(mv:*)"
+//	       [--agent A] [--model M] -- PROMPT
+//
+// (flags of opencode 1.18 and Claude Code 2.1: no prompt, no permission
+// question, the agent's final text on stdout; opencode's error logs on
+// stderr, where cliclass.go reads them). PROMPT is specialist.prompt or
+// defaultPrompt, expanded for the topic; with preset command each argument
+// of specialist.command is expanded. Template errors name the setting.
 func (d *Daemon) argv(in specialist.Input) ([]string, error) {
 	sp := d.config().Specialist
-	var tmpl []string
-	switch sp.Preset {
-	case config.PresetLocal:
+	if sp.Preset == config.PresetLocal {
 		return []string{d.opts.SpecialistExe, "specialist", "local"}, nil
-	case config.PresetOpencode, config.PresetClaude:
-		prompt := defaultPrompt
-		if sp.Agent != "" {
-			prompt = agentPrompt
-		}
-		if sp.Preset == config.PresetOpencode {
-			tmpl = []string{"opencode", "run"}
-		} else {
-			// acceptEdits lets the agent write the report without a
-			// permission question; -p prints the answer and exits.
-			tmpl = []string{"claude", "-p", "--permission-mode", "acceptEdits"}
-		}
-		if sp.Agent != "" {
-			tmpl = append(tmpl, "--agent", sp.Agent)
-		}
-		if sp.Model != "" {
-			tmpl = append(tmpl, "--model", sp.Model)
-		}
-		// "--" ends the options: a topic starting with "-" stays the prompt.
-		tmpl = append(tmpl, "--", prompt)
-	default:
-		tmpl = sp.Command
 	}
-	out := make([]string, len(tmpl))
-	for i, a := range tmpl {
-		t, err := template.New("arg").Option("missingkey=error").Parse(a)
-		if err != nil {
-			return nil, fmt.Errorf("specialist.command[%d]: %w", i, err)
+	if sp.Preset == config.PresetCommand {
+		out := make([]string, len(sp.Command))
+		for i, a := range sp.Command {
+			v, err := expand(a, in)
+			if err != nil {
+				return nil, fmt.Errorf("specialist.command[%d]: %w", i, err)
+			}
+			out[i] = v
 		}
-		var b bytes.Buffer
-		if err := t.Execute(&b, in); err != nil {
-			return nil, fmt.Errorf("specialist.command[%d]: %w", i, err)
-		}
-		out[i] = b.String()
+		return out, nil
 	}
-	return out, nil
+	prompt, setting := defaultPrompt, "the default prompt"
+	if sp.Agent != "" {
+		prompt, setting = agentPrompt, "the agent prompt"
+	}
+	if sp.Prompt != "" {
+		prompt, setting = sp.Prompt, "specialist.prompt"
+	}
+	text, err := expand(prompt, in)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", setting, err)
+	}
+	bin := sp.Binary
+	var out []string
+	if sp.Preset == config.PresetOpencode {
+		if bin == "" {
+			bin = "opencode"
+		}
+		out = []string{bin, "run", "--print-logs", "--log-level", "ERROR"}
+	} else {
+		if bin == "" {
+			bin = "claude"
+		}
+		out = []string{bin, "-p", "--permission-mode", "acceptEdits", "--permission-prompts", "none",
+			"--no-session-persistence", "--output-format", "text", "--allowedTools", "Bash(mv:*)"}
+	}
+	if sp.Agent != "" {
+		out = append(out, "--agent", sp.Agent)
+	}
+	if sp.Model != "" {
+		out = append(out, "--model", sp.Model)
+	}
+	return append(out, "--", text), nil
+}
+
+// expand executes one Go template (missing fields are errors) on in.
+func expand(tmpl string, in specialist.Input) (string, error) {
+	t, err := template.New("arg").Option("missingkey=error").Parse(tmpl)
+	if err != nil {
+		return "", err
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, in); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// childExtraEnv returns specialist.env as NAME=value pairs, sorted by name.
+func childExtraEnv(env map[string]string) []string {
+	out := make([]string, 0, len(env))
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	slices.Sort(out)
+	return out
 }

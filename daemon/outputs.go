@@ -188,6 +188,9 @@ func (r *run) topicFailed(i int) {
 		"spec_dir": r.rel, "topic_index": t.Index, "topic": t.Topic, "report_path": r.rel + "/" + specs.ReportsDir + "/" + t.Report,
 		"outcome": string(t.Outcome), "exit_code": t.ExitCode,
 	}
+	if res := r.results[i]; res != nil && res.Class != "" {
+		details["error_class"] = res.Class
+	}
 	if res := r.results[i]; res != nil && len(res.Signals.ErrorContext) > 0 {
 		var ec any
 		if json.Unmarshal(res.Signals.ErrorContext, &ec) == nil {

@@ -132,7 +132,7 @@ func TestStructuredResultFailures(t *testing.T) {
 }
 
 // TestOpencodePresetWithAgent: the opencode preset with specialist.agent
-// and specialist.model runs `opencode run --agent A --model M -- PROMPT`
+// and specialist.model runs `opencode run … --agent A --model M -- PROMPT`
 // (flags checked against opencode 1.18 --help); a stand-in opencode on
 // PATH records its argv and prints the seed 002 JSON, which becomes the
 // report.
@@ -159,10 +159,11 @@ func TestOpencodePresetWithAgent(t *testing.T) {
 	}
 	argv, _ := os.ReadFile(filepath.Join(tr.counts, "argv"))
 	lines := strings.Split(string(argv), "\n")
-	if want := []string{"run", "--agent", "research-specialist", "--model", "local/stand-in", "--"}; !slices.Equal(lines[:6], want) {
-		t.Errorf("argv starts %q, want %q", lines[:6], want)
+	want := []string{"run", "--print-logs", "--log-level", "ERROR", "--agent", "research-specialist", "--model", "local/stand-in", "--"}
+	if !slices.Equal(lines[:len(want)], want) {
+		t.Errorf("argv starts %q, want %q", lines[:len(want)], want)
 	}
-	prompt := strings.Join(lines[6:], "\n")
+	prompt := strings.Join(lines[len(want):], "\n")
 	for _, want := range []string{"-Stripe payment intents", "Correlation: " + rs.WorkflowID, "WebResearcherResult", "TASK_ERROR: declined"} {
 		if !strings.Contains(prompt, want) {
 			t.Errorf("prompt lacks %q:\n%s", want, prompt)

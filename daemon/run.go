@@ -69,6 +69,10 @@ type run struct {
 	results []*Result
 	used    atomic.Int64 // specialist wall-clock time spent, ns (specialist.budget)
 	limits  sync.Map     // limit kinds already reported for this run
+
+	// stop says why no more specialists start (an auth or config error,
+	// cliclass.go); nil while they may.
+	stop atomic.Pointer[string]
 }
 
 // RunPlan runs the plan of one topic directory through the whole pipeline:

@@ -21,6 +21,7 @@ type Job struct {
 	Argv    []string         // program and arguments; Argv[0] is looked up in PATH
 	Dir     string           // working directory: the project root
 	Input   specialist.Input // passed as SPECD_* variables and as JSON on stdin
+	Env     []string         // NAME=value pairs added to the inherited environment (specialist.env)
 	Stdout  string           // file that receives the process's stdout (truncated first)
 	Stderr  string           // file that receives the process's stderr (truncated first)
 	Timeout time.Duration    // wall-clock limit; then SIGTERM to the process group
@@ -40,17 +41,19 @@ type Job struct {
 
 // Result is how a specialist process ended.
 type Result struct {
-	StartErr    error  // the process could not be started (not found, not executable, …)
-	ExitCode    int    // exit status; -1 when killed by a signal or never started
-	Signal      string // the signal that ended it, e.g. "killed"; "" if it exited
-	TimedOut    bool   // Job.Timeout passed and the group was signalled
-	Interrupted bool   // the caller's context ended first (daemon shutdown): not a verdict
-	Skipped     bool   // Job.Skip said the topic needs no process; nothing was started
-	NotStarted  string // why specd did not start it (a limit); set by the caller, not the runner
+	StartErr    error              // the process could not be started (not found, not executable, …)
+	ExitCode    int                // exit status; -1 when killed by a signal or never started
+	Signal      string             // the signal that ended it, e.g. "killed"; "" if it exited
+	TimedOut    bool               // Job.Timeout passed and the group was signalled
+	Interrupted bool               // the caller's context ended first (daemon shutdown): not a verdict
+	Skipped     bool               // Job.Skip said the topic needs no process; nothing was started
+	NotStarted  string             // why specd did not start it (a limit); set by the caller, not the runner
+	Signals     specialist.Signals // what it printed on stdout (seed 004, Appendix D)
 	// ResultInvalid is why the specialist's structured result was refused
 	// ("" when it gave none or it became the report); set by the caller.
 	ResultInvalid string
-	Signals       specialist.Signals // what it printed on stdout (seed 004, Appendix D)
+	Class         string // error class of a non-zero exit (ClassifyCLI): rate_limit, auth, config or ""
+	ClassLine     string // the printed line Class was read from
 	Duration      time.Duration
 }
 
@@ -74,8 +77,9 @@ const maxSignalBytes = 4 << 20
 
 // childEnv is the environment of a specialist: specd's own minus what must
 // not be passed down (systemd's notify and socket variables, and any SPECD_
-// variable of the daemon's own), plus the job's input.
-func childEnv(in specialist.Input) []string {
+// variable of the daemon's own), then extra (overriding inherited values),
+// then the job's input.
+func childEnv(in specialist.Input, extra []string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
@@ -86,6 +90,7 @@ func childEnv(in specialist.Input) []string {
 		}
 		env = append(env, kv)
 	}
+	env = append(env, extra...)
 	return append(env, in.Env()...)
 }
 
@@ -131,7 +136,12 @@ func (ProcessRunner) Run(ctx context.Context, job Job) Result {
 	defer cancel()
 	cmd := exec.CommandContext(tctx, job.Argv[0], job.Argv[1:]...)
 	cmd.Dir = job.Dir
-	cmd.Env = childEnv(job.Input)
+	cmd.Env = childEnv(job.Input, job.Env)
+	if job.Dir != "" {
+		// exec sets PWD only for a nil Env; CLIs that trust $PWD (opencode)
+		// would otherwise work in specd's directory.
+		cmd.Env = append(cmd.Env, "PWD="+job.Dir)
+	}
 	cmd.Stdin = strings.NewReader(string(job.Input.JSON()))
 	cmd.Stdout = stdout
 	cmd.Stderr = stderr
@@ -188,6 +198,7 @@ func (ProcessRunner) Run(ctx context.Context, job Job) Result {
 		res.StartErr = fmt.Errorf("wait: %w", waitErr)
 	}
 	res.Signals = specialist.ParseSignals(tail(job.Stdout, maxSignalBytes))
+	res.Class, res.ClassLine = ClassifyCLI(res.ExitCode, tail(job.Stderr, 64<<10), tail(job.Stdout, 64<<10))
 	return res
 }
 

@@ -69,12 +69,16 @@ func (r *run) runTopic(ctx context.Context, plan *plans.Plan, i int) {
 				"Raise specialist.budget in .opencode/specd.yaml, then `specd rerun "+r.number()+"`.")
 			break
 		}
+		if why := r.stopped(); why != "" {
+			res = Result{ExitCode: -1, NotStarted: why}
+			break
+		}
 		if err := r.d.startLimit(ctx, r); err != nil {
 			return // shutdown while waiting: the checkpoint keeps the topic pending
 		}
 		started := false
 		res = r.d.runner.Run(ctx, Job{
-			Argv: argv, Dir: r.d.opts.Root, Input: in,
+			Argv: argv, Dir: r.d.opts.Root, Input: in, Env: childExtraEnv(sp.Env),
 			Stdout: stem + ".stdout", Stderr: stem + ".stderr",
 			Timeout: sp.Timeout.Std(), Grace: sp.Grace.Std(),
 			Lock: stem + ".lock",
@@ -118,7 +122,7 @@ func (r *run) runTopic(ctx context.Context, plan *plans.Plan, i int) {
 		log.Info().Int("exit_code", res.ExitCode).Str("signal", res.Signal).Bool("timed_out", res.TimedOut).
 			Dur("duration", res.Duration).Msg("specialist exited")
 		kind := infraFailure(res)
-		if kind == "" || attempt >= sp.Retries {
+		if r.stopOnConfigError(t.Index, res) || kind == "" || attempt >= sp.Retries {
 			break
 		}
 		if _, verr := specs.ValidateReport(r.paths[i], t.Topic); verr == nil {
@@ -128,7 +132,7 @@ func (r *run) runTopic(ctx context.Context, plan *plans.Plan, i int) {
 		log.Warn().Str("failure", kind).Dur("backoff", wait).Msg("retrying the specialist")
 		r.d.logError(jsonl.Entry{WorkflowID: r.rs.WorkflowID, ErrorType: jsonl.TypeExecution, Source: "runner", Severity: "warning",
 			Message:      fmt.Sprintf("topic [%d] %s; retry %d of %d in %s", t.Index, kind, attempt+1, sp.Retries, wait.Round(time.Millisecond)),
-			Details:      map[string]any{"spec_dir": r.rel, "topic_index": t.Index, "attempt": attempt + 1},
+			Details:      retryDetails(r.rel, t.Index, attempt, res),
 			RecoveryHint: "Nothing to do if a retry succeeds; if every retry fails, read reports/.logs/ and check specialist.command and specialist.timeout."})
 		select {
 		case <-ctx.Done():
@@ -158,6 +162,8 @@ func infraFailure(res Result) string {
 		return "timed out"
 	case res.Signal != "":
 		return "died by signal " + res.Signal
+	case res.Class == ClassRateLimit:
+		return "rate limited (" + res.ClassLine + ")"
 	}
 	return ""
 }

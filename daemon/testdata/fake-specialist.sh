@@ -1,6 +1,7 @@
 #!/bin/sh
 # A scripted specialist for the daemon tests. Its behaviour is the first word
-# of SPECD_TOPIC: ok, missing, invalid, crash, taskerror, hang, orphan, dir.
+# of SPECD_TOPIC: ok, missing, invalid, crash, taskerror, hang, orphan, dir,
+# ratelimit (opencode's 429 error once, then ok), auth (opencode's 401 error).
 # It follows the specialist contract: SPECD_* variables in, report at
 # SPECD_REPORT_PATH (temp + rename), seed 004 signals on stdout.
 set -eu
@@ -38,6 +39,18 @@ taskerror)
 	exit 1 ;;
 hang)
 	sleep 600 ;;
+ratelimit)
+	marker="$FAKE_COUNT_DIR/ratelimited.$SPECD_TOPIC_INDEX"
+	if [ ! -e "$marker" ]; then
+		: > "$marker"
+		printf '\033[91m\033[1mError: \033[0mRate limit exceeded: too many requests\n' >&2
+		exit 1
+	fi
+	write_report 2 2
+	echo "REPORT_CREATED: $SPECD_REPORT_PATH" ;;
+auth)
+	printf '\033[91m\033[1mError: \033[0mInvalid API key provided\n' >&2
+	exit 1 ;;
 orphan)
 	# A grandchild that ignores SIGTERM; the group kill must still end it.
 	sh -c 'trap "" TERM; echo $$ > "$FAKE_COUNT_DIR/grandchild.pid"; while :; do sleep 1; done' &

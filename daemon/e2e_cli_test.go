@@ -1,0 +1,334 @@
+package daemon_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/specd-dev/specd/config"
+	"github.com/specd-dev/specd/internal/modelserver"
+	"github.com/specd-dev/specd/specs"
+)
+
+// agentCLI is one real agent CLI under test: how to point it at the stand-in
+// model server and what it does on its own before specd sees a failure.
+type agentCLI struct {
+	preset string
+	binary string
+	// setup writes the CLI's config into the project and returns
+	// specialist.model and specialist.env for a server at url.
+	setup func(t *testing.T, root, home, url string) (model string, env map[string]string)
+	// attempts is how many 429 answers one CLI process takes (its own
+	// retries) before it exits with the error, as measured for the pinned
+	// version; the rate-limit case sends exactly that many.
+	attempts int
+}
+
+// TestOpencodeE2E runs the opencode preset end to end against
+// internal/modelserver, offline. SPECD_OPENCODE names the opencode binary
+// (.ci/run installs the pinned version and sets it).
+func TestOpencodeE2E(t *testing.T) {
+	bin := os.Getenv("SPECD_OPENCODE")
+	if bin == "" {
+		t.Skip("set SPECD_OPENCODE to an opencode binary to run (npm install opencode-ai@1.18.33; .ci/run does it)")
+	}
+	runCLICases(t, agentCLI{preset: config.PresetOpencode, binary: bin, attempts: 6,
+		setup: func(t *testing.T, root, home, url string) (string, map[string]string) {
+			// A custom OpenAI-compatible provider; the package ships inside
+			// opencode, nothing is fetched.
+			cfg := fmt.Sprintf(`{
+  "$schema": "https://opencode.ai/config.json",
+  "provider": {
+    "specdtest": {
+      "npm": "@ai-sdk/openai-compatible",
+      "name": "specd test model server",
+      "options": {"baseURL": %q, "apiKey": "test-key"},
+      "models": {"test-model": {"name": "test-model", "tool_call": true}}
+    }
+  },
+  "autoupdate": false,
+  "share": "disabled"
+}
+`, url+"/v1")
+			if err := os.WriteFile(filepath.Join(root, "opencode.json"), []byte(cfg), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return "specdtest/test-model", map[string]string{
+				"HOME": home, "XDG_DATA_HOME": home + "/data", "XDG_CONFIG_HOME": home + "/config",
+				"XDG_CACHE_HOME": home + "/cache", "XDG_STATE_HOME": home + "/state",
+				"OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1",
+			}
+		}})
+}
+
+// TestClaudeE2E runs the claude preset end to end against
+// internal/modelserver's Anthropic Messages API, offline. SPECD_CLAUDE names
+// the claude binary (.ci/run installs the pinned version and sets it).
+func TestClaudeE2E(t *testing.T) {
+	bin := os.Getenv("SPECD_CLAUDE")
+	if bin == "" {
+		t.Skip("set SPECD_CLAUDE to a claude binary to run (npm install @anthropic-ai/claude-code@2.1.330; .ci/run does it)")
+	}
+	runCLICases(t, agentCLI{preset: config.PresetClaude, binary: bin, attempts: 1,
+		setup: func(t *testing.T, root, home, url string) (string, map[string]string) {
+			return "", map[string]string{
+				"HOME": home, "CLAUDE_CONFIG_DIR": home + "/claude", "TMPDIR": home + "/tmp", "CLAUDE_CODE_TMPDIR": home + "/tmp",
+				"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "test-key",
+				"DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+				// Claude Code retries 401 and 429 ten times over minutes by
+				// default; specd does the retrying instead.
+				"CLAUDE_CODE_MAX_RETRIES": "0",
+			}
+		}})
+}
+
+func runCLICases(t *testing.T, cli agentCLI) {
+	const (
+		t1 = "Refresh token rotation in the auth layer"
+		t2 = "Session storage: cookies versus server side"
+		t3 = "Audit logging of admin actions"
+	)
+	type check func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server)
+	for _, tc := range []struct {
+		name     string
+		scripts  []modelserver.Script
+		timeout  time.Duration
+		parallel int
+		check    check
+	}{
+		{"three topics written by the CLI's write tool", []modelserver.Script{{Topic: t1}, {Topic: t2}, {Topic: t3}}, time.Minute, 3,
+			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
+				if rs.Verdict != specs.VerdictSuccess {
+					t.Fatalf("verdict %s, want SUCCESS; topics %+v", rs.Verdict, rs.Topics)
+				}
+				for i, topic := range []string{t1, t2, t3} {
+					got, err := os.ReadFile(filepath.Join(tr.specs, "001_e2e", "reports", rs.Topics[i].Report))
+					if err != nil || string(got) != modelserver.Report(topic, 2, 2) {
+						t.Errorf("topic %d: report is not the one the model had the write tool write (%v):\n%s", i, err, got)
+					}
+				}
+				for _, topic := range []string{t1, t2, t3} {
+					if n := countRequests(srv, topic, 200); n < 2 {
+						t.Errorf("%q: %d model turns, want the tool call and the answer after its result", topic, n)
+					}
+				}
+			}},
+		{"hung model: timeout, no process left", []modelserver.Script{{Topic: t1, Behaviour: modelserver.Hang}}, 5 * time.Second, 1,
+			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
+				if tp := rs.Topics[0]; tp.Outcome != specs.OutcomeTimeout || tp.Attempts != 2 {
+					t.Errorf("outcome %s (%s) after %d attempts, want timeout after 2 (a timeout is retried)", tp.Outcome, tp.Reason, tp.Attempts)
+				}
+			}},
+		{"429 then success: retried", []modelserver.Script{{Topic: t1, Behaviour: modelserver.RateLimit, RateLimits: cli.attempts, RetryAfter: time.Second}}, time.Minute, 1,
+			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
+				if rs.Verdict != specs.VerdictSuccess || rs.Topics[0].Attempts != 2 {
+					t.Errorf("verdict %s after %d attempts (%s), want SUCCESS after 2 (the CLI gave up on its %d 429s, specd retried)",
+						rs.Verdict, rs.Topics[0].Attempts, rs.Topics[0].Reason, cli.attempts)
+				}
+				n := 0
+				for _, e := range readErrors(t, tr) {
+					if e.Details["error_class"] == "rate_limit" {
+						n++
+					}
+				}
+				if n != 1 {
+					t.Errorf("%d errors.jsonl entries with error_class rate_limit, want 1", n)
+				}
+			}},
+		{"prose without a file, and a broken report", []modelserver.Script{{Topic: t1, Behaviour: modelserver.Prose}, {Topic: t2, Behaviour: modelserver.Broken}}, time.Minute, 2,
+			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
+				if tp := rs.Topics[0]; tp.Outcome != specs.OutcomeMissing || !strings.Contains(tp.Reason, "printed REPORT_CREATED") {
+					t.Errorf("prose: %s %q, want missing, with the REPORT_CREATED it printed", tp.Outcome, tp.Reason)
+				}
+				if tp := rs.Topics[1]; tp.Outcome != specs.OutcomeInvalid || !strings.Contains(tp.Reason, "findings_count is 3 but ## Findings has 1 item") {
+					t.Errorf("broken: %s %q, want invalid with the count mismatch", tp.Outcome, tp.Reason)
+				}
+				if rs.Verdict != specs.VerdictFailed {
+					t.Errorf("verdict %s, want FAILED", rs.Verdict)
+				}
+			}},
+		{"bad API key: one error, other topics not started", []modelserver.Script{{Topic: t1, Behaviour: modelserver.Auth}, {Topic: t2, Behaviour: modelserver.Auth}, {Topic: t3, Behaviour: modelserver.Auth}}, time.Minute, 1,
+			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
+				// max_parallel 1: whichever topic starts first fails; the
+				// others are not started.
+				crashed := 0
+				for _, tp := range rs.Topics {
+					switch {
+					case tp.Outcome == specs.OutcomeCrashed && strings.Contains(tp.Reason, "auth error") && tp.Attempts == 1:
+						crashed++
+					case tp.Outcome == specs.OutcomeMissing && strings.Contains(tp.Reason, "not started") && tp.Attempts == 0:
+					default:
+						t.Errorf("topic %d: %s %q after %d attempts, want crashed with the auth error once, or missing, not started", tp.Index, tp.Outcome, tp.Reason, tp.Attempts)
+					}
+				}
+				if crashed != 1 {
+					t.Errorf("%d topics crashed with the auth error, want 1", crashed)
+				}
+				n := 0
+				for _, e := range readErrors(t, tr) {
+					if e.Details["setting"] != nil {
+						n++
+						if e.Details["error_class"] != "auth" || !strings.Contains(e.RecoveryHint, "API key") {
+							t.Errorf("config entry %+v", e)
+						}
+					}
+				}
+				if n != 1 {
+					t.Errorf("%d errors.jsonl entries naming the setting, want 1", n)
+				}
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newTree(t)
+			home := filepath.Join(tr.root, ".home")
+			for _, d := range []string{home, filepath.Join(home, "tmp")} {
+				if err := os.MkdirAll(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			srv := modelserver.New(tc.scripts...)
+			defer srv.Close()
+			model, env := cli.setup(t, tr.root, home, srv.URL)
+			c := fakeConfig(t)
+			c.Specialist.Preset, c.Specialist.Command, c.Specialist.Binary = cli.preset, nil, cli.binary
+			c.Specialist.Model, c.Specialist.Env = model, env
+			c.Specialist.Timeout, c.Specialist.Grace = config.Duration(tc.timeout), config.Duration(2*time.Second)
+			c.Specialist.Retries, c.Specialist.RetryBackoff = 1, config.Duration(500*time.Millisecond)
+			c.MaxParallel = tc.parallel
+			topics := make([]string, len(tc.scripts))
+			for i, s := range tc.scripts {
+				topics[i] = s.Topic
+			}
+			dir := writePlan(t, tr, "001_e2e", topics...)
+
+			ctx, cancel := context.WithCancel(context.Background())
+			groups := watchGroups(ctx, tr.root)
+			start := time.Now()
+			rs, err := newDaemon(t, tr, c, nil).RunPlan(ctx, dir)
+			wall := time.Since(start)
+			cancel()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var cliTime time.Duration
+			for _, tp := range rs.Topics {
+				cliTime = max(cliTime, time.Duration(tp.DurationMS)*time.Millisecond)
+				t.Logf("topic %d: %s after %d attempt(s), last CLI process %s; %s", tp.Index, tp.Outcome, tp.Attempts, time.Duration(tp.DurationMS)*time.Millisecond, tp.Reason)
+			}
+			t.Logf("%s %s: wall %s; longest last CLI process %s; specd on top %s (includes retries and backoff when there were any); %d model requests",
+				cli.preset, tc.name, wall.Round(time.Millisecond), cliTime, (wall - cliTime).Round(time.Millisecond), len(srv.Requests()))
+			tc.check(t, rs, tr, srv)
+			for _, p := range leftovers(tr.root, <-groups) {
+				t.Errorf("process left after the run: %s", p)
+			}
+			if t.Failed() {
+				for _, f := range []string{"001.stdout", "001.stderr"} {
+					b, _ := os.ReadFile(filepath.Join(dir, "reports", ".logs", f))
+					t.Logf("%s:\n%s", f, tail(b, 3000))
+				}
+			}
+		})
+	}
+}
+
+func tail(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[len(b)-n:]
+	}
+	return b
+}
+
+// countRequests counts the model server's answers with status for topic.
+func countRequests(srv *modelserver.Server, topic string, status int) int {
+	n := 0
+	for _, r := range srv.Requests() {
+		if r.Topic == topic && r.Status == status {
+			n++
+		}
+	}
+	return n
+}
+
+// proc is one process of /proc: pid, process group, state and command line.
+type proc struct {
+	pid, pgid int
+	state     string
+	cmdline   string
+	mentions  bool // its command line or environment names the test's directory
+}
+
+func (p proc) String() string {
+	return fmt.Sprintf("pid %d pgid %d state %s: %.200s", p.pid, p.pgid, p.state, p.cmdline)
+}
+
+// procs lists the processes of this machine (other than this test), with
+// whether each names root in its command line or environment.
+func procs(root string) []proc {
+	ents, _ := os.ReadDir("/proc")
+	var out []proc
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp …; comm may hold spaces and parens.
+		rest := st[bytes.LastIndexByte(st, ')')+1:]
+		f := strings.Fields(string(rest))
+		if len(f) < 3 {
+			continue
+		}
+		pgid, _ := strconv.Atoi(f[2])
+		cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		env, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		out = append(out, proc{pid: pid, pgid: pgid, state: f[0], cmdline: strings.ReplaceAll(string(cmd), "\x00", " "),
+			mentions: bytes.Contains(cmd, []byte(root)) || bytes.Contains(env, []byte(root))})
+	}
+	return out
+}
+
+// watchGroups samples, every 100 ms until ctx ends, the process groups of
+// the processes that name root (the specialists and their children), and
+// then sends them.
+func watchGroups(ctx context.Context, root string) <-chan map[int]bool {
+	ch := make(chan map[int]bool, 1)
+	go func() {
+		seen := map[int]bool{}
+		for {
+			for _, p := range procs(root) {
+				if p.mentions && p.pgid != syscall.Getpgrp() {
+					seen[p.pgid] = true
+				}
+			}
+			select {
+			case <-ctx.Done():
+				ch <- seen
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}()
+	return ch
+}
+
+// leftovers returns the live processes (zombies are dead) in one of groups
+// or naming root.
+func leftovers(root string, groups map[int]bool) []proc {
+	var out []proc
+	for _, p := range procs(root) {
+		if p.state != "Z" && (groups[p.pgid] || p.mentions) {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,75 @@
+package modelserver
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func post(t *testing.T, url, body string) (int, http.Header, string) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(b)
+}
+
+// TestOpenAIScript: 429 with Retry-After as often as scripted, then a write
+// tool call with the report path from the prompt, then REPORT_CREATED after
+// the tool result.
+func TestOpenAIScript(t *testing.T) {
+	s := New(Script{Topic: "Topic A", Behaviour: RateLimit, RateLimits: 1, RetryAfter: 2 * time.Second})
+	defer s.Close()
+	prompt := `Research Topic A. When done print: REPORT_CREATED: /p/reports/001_a.md`
+	req := `{"model":"m","messages":[{"role":"user","content":` + quote(prompt) + `}],"tools":[{"type":"function","function":{"name":"write","parameters":{"properties":{"filePath":{},"content":{}}}}}]}`
+	if st, h, _ := post(t, s.URL+"/v1/chat/completions", req); st != 429 || h.Get("Retry-After") != "2" {
+		t.Fatalf("first answer %d Retry-After %q, want 429 and 2", st, h.Get("Retry-After"))
+	}
+	st, _, body := post(t, s.URL+"/v1/chat/completions", req)
+	var r struct {
+		Choices []struct {
+			Message struct {
+				ToolCalls []struct {
+					Function struct{ Name, Arguments string }
+				} `json:"tool_calls"`
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(body), &r); st != 200 || err != nil || len(r.Choices) != 1 || len(r.Choices[0].Message.ToolCalls) != 1 {
+		t.Fatalf("second answer %d %v: %s", st, err, body)
+	}
+	var args map[string]string
+	json.Unmarshal([]byte(r.Choices[0].Message.ToolCalls[0].Function.Arguments), &args)
+	if args["filePath"] != "/p/reports/001_a.md" || args["content"] != Report("Topic A", 2, 2) {
+		t.Errorf("tool call arguments %v", args)
+	}
+	after := strings.Replace(req, `}],"tools"`, `},{"role":"tool","tool_call_id":"x","content":"ok"}],"tools"`, 1)
+	after = strings.Replace(after, `"model":"m"`, `"model":"m","stream":true`, 1)
+	if st, _, body := post(t, s.URL+"/v1/chat/completions", after); st != 200 || !strings.Contains(body, `REPORT_CREATED: /p/reports/001_a.md`) || !strings.Contains(body, "data: [DONE]") {
+		t.Errorf("after the tool result: %d %s", st, body)
+	}
+}
+
+// TestAnthropicScript: a streamed tool_use of Write, and a 401 for Auth.
+func TestAnthropicScript(t *testing.T) {
+	s := New(Script{Topic: "Topic B"}, Script{Topic: "Topic C", Behaviour: Auth})
+	defer s.Close()
+	req := func(topic string) string {
+		return `{"model":"m","stream":true,"messages":[{"role":"user","content":[{"type":"text","text":` + quote("Research "+topic+". REPORT_CREATED: /p/r.md") + `}]}],"tools":[{"name":"Write","input_schema":{"properties":{"file_path":{},"content":{}}}}]}`
+	}
+	st, _, body := post(t, s.URL+"/v1/messages", req("Topic B"))
+	if st != 200 || !strings.Contains(body, "event: content_block_start") || !strings.Contains(body, `\"file_path\":\"/p/r.md\"`) || !strings.Contains(body, `"stop_reason":"tool_use"`) {
+		t.Errorf("Write: %d %s", st, body)
+	}
+	if st, _, body := post(t, s.URL+"/v1/messages", req("Topic C")); st != 401 || !strings.Contains(body, "authentication_error") {
+		t.Errorf("Auth: %d %s", st, body)
+	}
+}
+
+func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
