@@ -14,6 +14,7 @@ import (
 
 	"github.com/specd-dev/specd/config"
 	"github.com/specd-dev/specd/internal/modelserver"
+	"github.com/specd-dev/specd/specialist/agents"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -96,6 +97,10 @@ func runCLICases(t *testing.T, cli agentCLI) {
 		t3 = "Audit logging of admin actions"
 	)
 	type check func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server)
+	result, err := os.ReadFile("../results/testdata/web_research.json")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name     string
 		scripts  []modelserver.Script
@@ -103,6 +108,17 @@ func runCLICases(t *testing.T, cli agentCLI) {
 		parallel int
 		check    check
 	}{
+		{"read-only agent prints seed 002 JSON: specd renders the report", []modelserver.Script{{Topic: t1, Behaviour: modelserver.Answer, Text: string(result)}}, time.Minute, 1,
+			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
+				tp := rs.Topics[0]
+				if rs.Verdict != specs.VerdictSuccess || tp.ResultFormat != "web_research_json" || tp.FindingsCount != 3 || tp.UncitedRemoved != 1 || tp.Quarantined != 1 {
+					t.Fatalf("verdict %s, topic %+v; want SUCCESS with 3 findings, 1 uncited removed, 1 quarantined", rs.Verdict, tp)
+				}
+				report, _ := os.ReadFile(filepath.Join(tr.specs, "001_e2e", "reports", tp.Report))
+				if strings.Contains(string(report), "evil.example") {
+					t.Errorf("injected text in the report:\n%s", report)
+				}
+			}},
 		{"three topics written by the CLI's write tool", []modelserver.Script{{Topic: t1}, {Topic: t2}, {Topic: t3}}, time.Minute, 3,
 			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
 				if rs.Verdict != specs.VerdictSuccess {
@@ -197,6 +213,22 @@ func runCLICases(t *testing.T, cli agentCLI) {
 			defer srv.Close()
 			model, env := cli.setup(t, tr.root, home, srv.URL)
 			c := fakeConfig(t)
+			// A model that answers with text is the read-only
+			// research-specialist of `specd init --agents`.
+			if tc.scripts[0].Behaviour == modelserver.Answer {
+				def, err := agents.Definition(cli.preset)
+				if err != nil {
+					t.Fatal(err)
+				}
+				path := filepath.Join(tr.root, agents.Path(cli.preset))
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, def, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				c.Specialist.Agent = agents.Name
+			}
 			c.Specialist.Preset, c.Specialist.Command, c.Specialist.Binary = cli.preset, nil, cli.binary
 			c.Specialist.Model, c.Specialist.Env = model, env
 			c.Specialist.Timeout, c.Specialist.Grace = config.Duration(tc.timeout), config.Duration(2*time.Second)

@@ -53,6 +53,9 @@ const (
 	// Auth answers HTTP 401 with an authentication error (a wrong or
 	// missing API key) every time.
 	Auth
+	// Answer answers with Script.Text as the final text, whatever tools
+	// the client offers: a read-only agent printing its seed 002 JSON.
+	Answer
 )
 
 // Script scripts the server for one topic.
@@ -61,6 +64,7 @@ type Script struct {
 	Behaviour  Behaviour     // what to do
 	RateLimits int           // RateLimit: how many 429 answers before behaving like Write
 	RetryAfter time.Duration // RateLimit: the Retry-After header (whole seconds; 0 sends "0")
+	Text       string        // Answer: the final text
 }
 
 // Request is one request the server received, for test logs and assertions.
@@ -145,6 +149,9 @@ func (s *Server) decide(convo string, hasWriteTool, afterTool bool) (turn, strin
 			sc = &s.scripts[i]
 			break
 		}
+	}
+	if sc != nil && sc.Behaviour == Answer {
+		return turn{status: 200, text: sc.Text}, sc.Topic
 	}
 	if sc == nil || !hasWriteTool {
 		return turn{status: 200, text: "Research report"}, ""
