@@ -22,6 +22,11 @@ const (
 	// ClassConfig: the CLI does not know the model or provider (a wrong
 	// specialist.model or opencode.json). Handled like ClassAuth.
 	ClassConfig = "config"
+	// ClassState: the CLI's own state store failed, e.g. two opencode
+	// processes migrating a fresh session database at once on their first
+	// start, or a locked SQLite database. Transient: retried like
+	// ClassRateLimit.
+	ClassState = "state"
 )
 
 // cliPatterns are matched, in order, against each line a CLI printed.
@@ -45,6 +50,10 @@ var cliPatterns = []struct {
 	// "API Error: Request rejected (429) · Rate limit exceeded: …";
 	// Anthropic: "rate_limit_error", "overloaded_error" (529).
 	{ClassRateLimit, regexp.MustCompile(`(?i)\b429\b|rate[ _-]?limit|too many requests|overloaded`)},
+	// opencode 1.18.33, three processes started at once on a fresh
+	// XDG_DATA_HOME: "Error: Unexpected error" then "Failed query:" and
+	// "CREATE TABLE `workspace` (…"; SQLite: "database is locked", "SQLITE_BUSY".
+	{ClassState, regexp.MustCompile(`(?i)^\s*Failed query:|database is locked|SQLITE_BUSY|SQLITE_LOCKED`)},
 }
 
 var ansiRE = regexp.MustCompile("\x1b\\[[0-9;?]*[A-Za-z]")

@@ -41,6 +41,8 @@ func TestClassifyCLI(t *testing.T) {
 		{"claude unknown model", 1, "", "There's an issue with the selected model (claude-nope). It may not exist or you may not have access to it. Run --model to pick a different model.\n", daemon.ClassConfig, "issue with the selected model"},
 		{"anthropic overloaded", 1, `API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, "", daemon.ClassRateLimit, "overloaded_error"},
 		{"no credit is auth", 1, "", "Credit balance is too low\n", daemon.ClassAuth, "Credit balance is too low"},
+		{"opencode first-start migration race", 1, "\x1b[91m\x1b[1mError: \x1b[0mUnexpected error\n\nFailed query: \n        CREATE TABLE `workspace` (\n          `id` text PRIMARY KEY,\n        );\n      \nparams: \n", "", daemon.ClassState, "Failed query:"},
+		{"sqlite locked", 1, "SQLiteError: database is locked\n", "", daemon.ClassState, "SQLiteError: database is locked"},
 		{"success is never classified", 0, ocRate, clAuth, "", ""},
 		{"plain crash", 3, "about to fail\n", "", "", ""},
 		{"opencode exit 1 without an API error", 1, ocNormal, "", "", ""},

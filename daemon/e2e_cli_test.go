@@ -240,6 +240,16 @@ func runCLICases(t *testing.T, cli agentCLI) {
 			}
 			dir := writePlan(t, tr, "001_e2e", topics...)
 
+			defer func() { // also after a t.Fatal in a check
+				if !t.Failed() {
+					return
+				}
+				logs, _ := filepath.Glob(filepath.Join(dir, "reports", ".logs", "*.std*"))
+				for _, f := range logs {
+					b, _ := os.ReadFile(f)
+					t.Logf("%s:\n%s", filepath.Base(f), tail(b, 3000))
+				}
+			}()
 			ctx, cancel := context.WithCancel(context.Background())
 			groups := watchGroups(ctx, tr.root)
 			start := time.Now()
@@ -259,12 +269,6 @@ func runCLICases(t *testing.T, cli agentCLI) {
 			tc.check(t, rs, tr, srv)
 			for _, p := range leftovers(tr.root, <-groups) {
 				t.Errorf("process left after the run: %s", p)
-			}
-			if t.Failed() {
-				for _, f := range []string{"001.stdout", "001.stderr"} {
-					b, _ := os.ReadFile(filepath.Join(dir, "reports", ".logs", f))
-					t.Logf("%s:\n%s", f, tail(b, 3000))
-				}
 			}
 		})
 	}

@@ -150,7 +150,8 @@ func (r *run) runTopic(ctx context.Context, plan *plans.Plan, i int) {
 }
 
 // infraFailure names an infrastructure failure worth a retry (spawn error,
-// death by signal, timeout), or returns "" (PRODUCT.md section 3: a bad
+// death by signal, timeout, a rate limit or state-store failure the CLI
+// printed), or returns "" (PRODUCT.md section 3: a bad
 // report is not retried blindly).
 func infraFailure(res Result) string {
 	switch {
@@ -164,6 +165,8 @@ func infraFailure(res Result) string {
 		return "died by signal " + res.Signal
 	case res.Class == ClassRateLimit:
 		return "rate limited (" + res.ClassLine + ")"
+	case res.Class == ClassState:
+		return "the CLI's state store failed (" + res.ClassLine + ")"
 	}
 	return ""
 }

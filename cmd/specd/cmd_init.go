@@ -28,6 +28,9 @@ specialist:
   # (specd init --agents) the prompt asks for the seed 002 JSON result
   # model: anthropic/claude-sonnet-4-5
   # agent: research-specialist
+  # binary: /usr/local/bin/opencode     # default: opencode / claude from PATH
+  # prompt: "..."                       # Go template replacing the default prompt
+  # env: {XDG_DATA_HOME: /srv/research/.agent/data}   # added to every specialist's environment
   # argv used when preset is command; Go-template fields are expanded:
   # {{.ReportPath}} {{.Topic}} {{.TopicIndex}} {{.TopicCount}} {{.SpecDir}}
   # {{.RequestFile}} {{.ResearchComplexity}} {{.WorkflowID}} {{.ProjectRoot}}
