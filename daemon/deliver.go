@@ -16,15 +16,12 @@ import (
 	"github.com/specd-dev/specd/specs"
 )
 
-// ResultsDir is where structured results live inside reports/ (PRODUCT.md
-// section 8): <report stem>.json or .md from the specialist, and
-// <report stem>.quarantine.json from specd. Ignored by git, like .logs/.
-const ResultsDir = ".results"
-
 // resultPaths are the two places a specialist may write its structured
-// result for a report: the seed 002 JSON and the seed 000/001 envelope.
+// result for a report, in reports/.results/ (ignored by git, like .logs/):
+// the seed 002 JSON and the seed 000/001 envelope. specd writes
+// <report stem>.quarantine.json beside them.
 func resultPaths(reportPath string) (jsonPath, mdPath string) {
-	dir := filepath.Join(filepath.Dir(reportPath), ResultsDir)
+	dir := filepath.Join(filepath.Dir(reportPath), specs.ResultsDir)
 	stem := strings.TrimSuffix(filepath.Base(reportPath), filepath.Ext(reportPath))
 	return filepath.Join(dir, stem+".json"), filepath.Join(dir, stem+".md")
 }

@@ -39,8 +39,9 @@ func ContextReduction(metadataTokens, fullTokens int) int {
 //	Phases       each of rs.Phases with its duration ("850 ms", "12.3 s")
 //	Artifacts    the spec dir, the plan, OVERVIEW.md, each completed report
 //	             and the trace log, relative to the project root as in rs
-//	Next Steps   read OVERVIEW.md; with failures, each failed topic, `specd
-//	             errors --workflow <id>` and `specd rerun NNN`
+//	Next Steps   read OVERVIEW.md; each completed topic with quarantined
+//	             text and its quarantine file; with failures, each failed
+//	             topic, `specd errors --workflow <id>` and `specd rerun NNN`
 //
 // Section content is indented by two spaces. A run that has not finished
 // (no verdict yet) says "Research running: c/e topics completed so far"
@@ -111,6 +112,12 @@ func RenderSummary(w io.Writer, rs RunState) error {
 		p("  - Wait for the run to finish: specd status %s --wait", num)
 	default:
 		p("  - Read %s, then the reports it links.", path.Join(reports, Overview))
+	}
+	for _, t := range rs.Topics {
+		if t.Outcome == OutcomeCompleted && t.Quarantined > 0 {
+			p("  - Topic [%d]: %s held back from the report by the quarantine rules; review %s",
+				t.Index, pluralN(t.Quarantined, "text"), path.Join(reports, ResultsDir, strings.TrimSuffix(t.Report, path.Ext(t.Report))+".quarantine.json"))
+		}
 	}
 	if failed > 0 && rs.PlanError == "" && !running {
 		for _, t := range rs.Topics {

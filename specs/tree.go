@@ -27,6 +27,7 @@ const (
 	Overview    = "OVERVIEW.md"
 	TraceFile   = ".invocation-trace.log"
 	LogsDir     = ".logs"
+	ResultsDir  = ".results" // structured results and their quarantine files, inside reports/ (PRODUCT.md section 8)
 	PlanFile    = ".invocation-plan.txt"
 )
 
