@@ -12,6 +12,7 @@ import (
 
 	"github.com/specd-dev/specd/internal/atomicfile"
 	"github.com/specd-dev/specd/jsonl"
+	"github.com/specd-dev/specd/quarantine"
 	"github.com/specd-dev/specd/results"
 	"github.com/specd-dev/specd/specs"
 )
@@ -67,6 +68,11 @@ func (r *run) deliver(i int, stdoutPath string) string {
 	log := r.log.With().Int("topic", t.Index).Str("result", name).Logger()
 	invalid := func(err error) string {
 		reason := "structured result " + err.Error()
+		// A reason may quote the result (a value, a heading); it goes into
+		// OVERVIEW.md and errors.jsonl, so fetched text must not ride in it.
+		if h, hit := quarantine.Scan(reason); hit {
+			reason = fmt.Sprintf("structured result %s: invalid; the reason quotes text caught by quarantine rule %s, so it is not repeated here: run `specd validate` on the result", name, h.Rule)
+		}
 		log.Warn().Msg(reason)
 		return reason
 	}

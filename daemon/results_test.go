@@ -101,7 +101,7 @@ func TestStructuredResults(t *testing.T) {
 // retried (retries are on).
 func TestStructuredResultFailures(t *testing.T) {
 	tr := newTree(t)
-	dir := writePlan(t, tr, "011_bad_results", "crossed: a", "broken: b", "decline: c", "json: d")
+	dir := writePlan(t, tr, "011_bad_results", "crossed: a", "broken: b", "decline: c", "json: d", "injectedid: e")
 	rs, err := newDaemon(t, tr, resultConfig(t), nil).RunPlan(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
@@ -114,6 +114,7 @@ func TestStructuredResultFailures(t *testing.T) {
 		{specs.OutcomeInvalid, `structured result .logs/002.stdout:`},
 		{specs.OutcomeDeclined, "declined: the dispatch needs write access; this specialist is read-only"},
 		{specs.OutcomeCompleted, ""},
+		{specs.OutcomeInvalid, "structured result .logs/005.stdout: invalid; the reason quotes text caught by quarantine rule html."},
 	} {
 		tp := rs.Topics[i]
 		if tp.Outcome != want.outcome || !strings.HasPrefix(tp.Reason, strings.Replace(want.reason, "002", tp.Report[:3], 1)) {
@@ -127,7 +128,11 @@ func TestStructuredResultFailures(t *testing.T) {
 		t.Errorf("declined topic started %d times, want 1", rs.Topics[2].Attempts)
 	}
 	if rs.Verdict != specs.VerdictFailed {
-		t.Errorf("verdict %s, want FAILED (1/4)", rs.Verdict)
+		t.Errorf("verdict %s, want FAILED (1/5)", rs.Verdict)
+	}
+	ov, _ := os.ReadFile(filepath.Join(dir, "reports", specs.Overview))
+	if strings.Contains(string(ov), "<script") {
+		t.Errorf("OVERVIEW.md echoes markup from a result:\n%s", ov)
 	}
 }
 

@@ -6,6 +6,7 @@
 #   envelope   seed 000 envelope on stdout, answering this run's correlation id
 #   noresults  seed 000 no-results envelope at the .md result path
 #   crossed    seed 000 envelope on stdout naming another request's correlation id
+#   injectedid seed 000 envelope whose correlation_id is markup
 #   decline    TASK_ERROR: declined - …, exit 1
 #   broken     JSON that breaks the seed 002 schema, on stdout
 set -eu
@@ -23,6 +24,8 @@ noresults)
 	mv "$md.tmp" "$md" ;;
 crossed)
 	sed "s/^correlation_id: .*/correlation_id: specd_999_000000000000/" "$RESULTS_TESTDATA/research_envelope.md" ;;
+injectedid)
+	sed "s/^correlation_id: .*/correlation_id: '<script>alert(1)<\/script>'/" "$RESULTS_TESTDATA/research_envelope.md" ;;
 decline)
 	echo "TASK_ERROR: declined - the dispatch needs write access; this specialist is read-only"
 	exit 1 ;;
