@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/specd-dev/specd/jsonl"
@@ -42,7 +41,8 @@ func (r *run) runTopic(ctx context.Context, plan *plans.Plan, i int) {
 		CorrelationID:      r.rs.WorkflowID,
 		AnalysisDepth:      plan.AnalysisDepth,
 	}
-	in.ResultPath, _ = resultPaths(r.paths[i])
+	jsonResult, mdResult := resultPaths(r.paths[i])
+	in.ResultPath = jsonResult
 	if p := filepath.Join(r.specDir, specs.RequestFile); fileExists(p) {
 		in.RequestFile = p
 	}
@@ -94,7 +94,7 @@ func (r *run) runTopic(ctx context.Context, plan *plans.Plan, i int) {
 			},
 			OnStart: func() {
 				// This attempt's result is the only one that counts.
-				for _, p := range []string{in.ResultPath, strings.TrimSuffix(in.ResultPath, ".json") + ".md"} {
+				for _, p := range []string{in.ResultPath, mdResult} {
 					os.Remove(p)
 				}
 				r.mu.Lock()
