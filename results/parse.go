@@ -309,13 +309,12 @@ func splitSections(answer []byte, firstLine int) []section {
 	var out []section
 	cur := section{}
 	var b strings.Builder
-	inFence := false
+	inFence := ""
 	for i, line := range strings.Split(string(answer), "\n") {
 		line = strings.TrimRight(line, "\r")
-		if t := strings.TrimSpace(line); strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
-			inFence = !inFence
-		}
-		if m := headingRE.FindStringSubmatch(line); m != nil && !inFence {
+		var fenced bool
+		inFence, fenced = specs.Fence(line, inFence)
+		if m := headingRE.FindStringSubmatch(line); m != nil && !fenced {
 			cur.text = b.String()
 			out = append(out, cur)
 			cur = section{level: len(m[1]), name: m[2], line: firstLine + i}

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/specd-dev/specd/specs"
 )
 
 // ReportFrontMatter is the front matter of a rendered report: the report
@@ -112,22 +114,21 @@ func Render(c *Checked, topic, date string, complexity int) []byte {
 
 // block makes free text safe to place under a report heading: a line that
 // would start a heading or a top-level list item is indented, so it cannot
-// add a section or change a count, and a code fence left open is closed.
+// add a section or change a count, and a code fence left open is closed,
+// by the contract's own fence rule (specs.Fence).
 func block(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	open := ""
 	for i, l := range lines {
 		l = strings.TrimRight(l, " \t\r")
-		t := strings.TrimSpace(l)
-		switch {
-		case open != "" && strings.HasPrefix(t, open):
-			open = ""
-		case open == "" && (strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~")):
-			open = t[:3]
-		case listItemRE.MatchString(l):
-			l = "  " + l // a nested item, not a top-level one
-		case strings.HasPrefix(t, "#") || strings.HasPrefix(t, "---"):
-			l = "    " + l // code, not a heading or a front-matter line
+		var fenced bool
+		if open, fenced = specs.Fence(l, open); !fenced {
+			switch t := strings.TrimSpace(l); {
+			case listItemRE.MatchString(l):
+				l = "  " + l // a nested item, not a top-level one
+			case strings.HasPrefix(t, "#") || strings.HasPrefix(t, "---"):
+				l = "    " + l // code, not a heading or a front-matter line
+			}
 		}
 		lines[i] = l
 	}

@@ -254,3 +254,10 @@ func TestFromStdout(t *testing.T) {
 		}
 	}
 }
+
+// Free text opening a longer fence with a shorter one inside it is closed
+// by the contract's own fence rule, so it cannot swallow ## Sources.
+func TestRenderClosesLongFence(t *testing.T) {
+	in := `{"findings":[{"claim":"a","source_url":"https://go.dev","confidence":"high"}],"sources":[],"search_queries":[],"notes":"` + "````\\n```\\nx" + `"}`
+	check(t, "x.json", []byte(in), "")
+}

@@ -399,7 +399,7 @@ func headings(body []byte) map[string]int {
 	for i, line := range strings.Split(string(body), "\n") {
 		line = strings.TrimRight(line, "\r")
 		var fenced bool
-		if inFence, fenced = fence(line, inFence); fenced {
+		if inFence, fenced = Fence(line, inFence); fenced {
 			continue
 		}
 		if level, name := heading(line); level == 2 {
@@ -411,12 +411,14 @@ func headings(body []byte) map[string]int {
 	return out
 }
 
-// fence tracks fenced code blocks (``` or ~~~, optionally indented, with an
+// Fence tracks fenced code blocks (``` or ~~~, optionally indented, with an
 // info string): given a line and the fence open before it ("" if none), it
 // returns the fence open after the line and whether the line is a fence
 // marker or inside a block. A block closes on a line of only the same
 // character, at least as many times; an unclosed block runs to the end.
-func fence(line, open string) (string, bool) {
+// It is the contract's rule, so a writer that renders free text into a
+// report tracks fences with it too.
+func Fence(line, open string) (string, bool) {
 	t := strings.TrimSpace(line)
 	if open != "" {
 		if strings.HasPrefix(t, open) && strings.Trim(t, open[:1]) == "" {
@@ -455,7 +457,7 @@ func sectionItems(body []byte, section string) []string {
 	for _, line := range strings.Split(string(body), "\n") {
 		line = strings.TrimRight(line, "\r")
 		var fenced bool
-		if inFence, fenced = fence(line, inFence); fenced {
+		if inFence, fenced = Fence(line, inFence); fenced {
 			continue
 		}
 		if level, name := heading(line); level > 0 {
