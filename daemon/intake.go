@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -89,8 +88,10 @@ func ParseRequest(name string, data []byte) (Request, error) {
 	if r.Complexity < 0 || r.Complexity > 4 {
 		return Request{}, fmt.Errorf("request %s: research_complexity %d is not in 1–4", name, r.Complexity)
 	}
-	if r.AnalysisDepth != "" && !slices.Contains(plans.AnalysisDepths, r.AnalysisDepth) {
-		return Request{}, fmt.Errorf("request %s: analysis_depth %q is not one of %s", name, r.AnalysisDepth, strings.Join(plans.AnalysisDepths, ", "))
+	if r.AnalysisDepth != "" {
+		if err := plans.CheckDepth(r.AnalysisDepth); err != nil {
+			return Request{}, fmt.Errorf("request %s: %w", name, err)
+		}
 	}
 	return r, nil
 }
@@ -135,8 +136,10 @@ func Submit(specsDir string, r Request, now time.Time) (string, error) {
 	if strings.TrimSpace(r.Text) == "" {
 		return "", errors.New("submit: empty request")
 	}
-	if r.AnalysisDepth != "" && !slices.Contains(plans.AnalysisDepths, r.AnalysisDepth) {
-		return "", fmt.Errorf("submit: analysis depth %q is not one of %s", r.AnalysisDepth, strings.Join(plans.AnalysisDepths, ", "))
+	if r.AnalysisDepth != "" {
+		if err := plans.CheckDepth(r.AnalysisDepth); err != nil {
+			return "", fmt.Errorf("submit: %w", err)
+		}
 	}
 	topics := r.Topics
 	if len(topics) == 0 {

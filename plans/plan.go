@@ -65,6 +65,36 @@ type Plan struct {
 // The seed 001 analysis depths a plan may name.
 var AnalysisDepths = []string{"execution_only", "focused", "comprehensive"}
 
+// CheckDepth returns nil when depth is one of AnalysisDepths, else the
+// error `analysis depth "X" is not one of execution_only, focused,
+// comprehensive` ("" is not a depth).
+func CheckDepth(depth string) error {
+	if slices.Contains(AnalysisDepths, depth) {
+		return nil
+	}
+	return fmt.Errorf("analysis depth %q is not one of %s", abbrev(depth), strings.Join(AnalysisDepths, ", "))
+}
+
+// AnalysisSection is one section of a seed 001 analysis, with the depths
+// that include it.
+type AnalysisSection struct {
+	Num    int      // 1–4, as the seed numbers them
+	Name   string   // e.g. "Execution Flow"
+	Depths []string // the analysis depths that include it
+}
+
+// AnalysisSections are the seed 001 sections in order (PLAN-005:
+// execution_only → 1; focused → 1 and 3; comprehensive → all four).
+var AnalysisSections = []AnalysisSection{
+	{1, "Execution Flow", AnalysisDepths},
+	{2, "Data Model & State", []string{"comprehensive"}},
+	{3, "Dependencies", []string{"focused", "comprehensive"}},
+	{4, "Edge Cases Identified", []string{"comprehensive"}},
+}
+
+// In reports whether depth includes the section.
+func (s AnalysisSection) In(depth string) bool { return slices.Contains(s.Depths, depth) }
+
 // ParseError is a plan that cannot be used, with the line that shows why.
 // Parse returns every plan error as a *ParseError; use errors.As to get it.
 type ParseError struct {
@@ -210,8 +240,8 @@ func Parse(r io.Reader, name string) (*Plan, error) {
 		}
 		if m := depthRE.FindStringSubmatch(line); m != nil {
 			v := strings.ToLower(strings.TrimSpace(m[1]))
-			if !slices.Contains(AnalysisDepths, v) {
-				return fail(n, "analysis depth %q is not one of %s", abbrev(strings.TrimSpace(m[1])), strings.Join(AnalysisDepths, ", "))
+			if err := CheckDepth(v); err != nil {
+				return fail(n, "%v", err)
 			}
 			p.AnalysisDepth = v
 			continue

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
+	"github.com/specd-dev/specd/plans"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -412,17 +413,6 @@ func (r *Result) readResearch(secs []section, sourcesFound int) (int, error) {
 	return 0, nil
 }
 
-// The seed 001 sections and the depths that include them (PLAN-005).
-var analysisSections = []struct {
-	name   string
-	depths string
-}{
-	{"Execution Flow", "execution_only focused comprehensive"},
-	{"Data Model & State", "comprehensive"},
-	{"Dependencies", "focused comprehensive"},
-	{"Edge Cases Identified", "comprehensive"},
-}
-
 var (
 	sectionNumRE = regexp.MustCompile(`^(?:\d+\.\s*)?(.+)$`)
 	stepRE       = regexp.MustCompile(`^\*\*Step \d+\*\*:?\s*(.*?)\s*\((?:Lines?|L)\s*(\d+)(?:\s*[-–]\s*(\d+))?\)\s*\.?$`)
@@ -447,29 +437,25 @@ func (r *Result) readAnalysis(secs []section) (int, error) {
 			continue
 		}
 		name := sectionNumRE.FindStringSubmatch(s.name)[1]
-		for _, a := range analysisSections {
-			if name == a.name {
-				seen[a.name] = s
-			}
-		}
+		seen[name] = s
 	}
-	for _, a := range analysisSections {
-		s, ok := seen[a.name]
-		want := strings.Contains(a.depths, r.Depth)
+	for _, a := range plans.AnalysisSections {
+		s, ok := seen[a.Name]
+		want := a.In(r.Depth)
 		switch {
 		case want && !ok:
-			return 0, fmt.Errorf("analysis_depth %s needs a ### %s section (seed 001 PLAN-005)", r.Depth, a.name)
+			return 0, fmt.Errorf("analysis_depth %s needs a ### %s section (seed 001 PLAN-005)", r.Depth, a.Name)
 		case !want && ok:
-			return s.line, fmt.Errorf("### %s is not part of analysis_depth %s (seed 001 PLAN-005: only for %s)", a.name, r.Depth, strings.ReplaceAll(a.depths, " ", ", "))
+			return s.line, fmt.Errorf("### %s is not part of analysis_depth %s (seed 001 PLAN-005: only for %s)", a.Name, r.Depth, strings.Join(a.Depths, ", "))
 		case !ok:
 			continue
 		}
-		if a.name == "Execution Flow" {
+		if a.Num == 1 { // Execution Flow
 			r.readSteps(s)
 			continue
 		}
 		for _, it := range bulletBlocks(s.text) {
-			f := Finding{Claim: oneLine(it), Section: a.name}
+			f := Finding{Claim: oneLine(it), Section: a.Name}
 			if m := citeRE.FindStringSubmatch(it); m != nil {
 				f.SourceURL = m[1]
 			}

@@ -25,13 +25,6 @@ const (
 	AnalysisEnvelope Format = "analysis_envelope" // seed 001 ANALYSIS_RESPONSE
 )
 
-// Seed 001 analysis depths (PLAN-004).
-const (
-	DepthExecutionOnly = "execution_only"
-	DepthFocused       = "focused"
-	DepthComprehensive = "comprehensive"
-)
-
 // Finding is one claim with its citation.
 type Finding struct {
 	Claim string `json:"claim"`

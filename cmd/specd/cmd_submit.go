@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -41,8 +40,10 @@ running on the tree, --wait runs the plan in this process.` + exitHelp,
 			if complexity < 0 || complexity > 4 {
 				return usageError{errors.New("--complexity: want 1 to 4")}
 			}
-			if depth != "" && !slices.Contains(plans.AnalysisDepths, depth) {
-				return usageError{fmt.Errorf("--depth: %q is not one of %s", depth, strings.Join(plans.AnalysisDepths, ", "))}
+			if depth != "" {
+				if err := plans.CheckDepth(depth); err != nil {
+					return usageError{fmt.Errorf("--depth: %w", err)}
+				}
 			}
 			p, err := g.resolve()
 			if err != nil {

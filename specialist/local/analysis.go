@@ -4,27 +4,24 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/specd-dev/specd/plans"
 )
 
-// The seed 001 sections and the depths that include them (PLAN-005:
-// execution_only → 1; focused → 1 and 3; comprehensive → all four).
-var analysisSections = []struct {
-	num    int
-	name   string
-	depths string
-	re     *regexp.Regexp // lines of the cited files that belong in it; nil for the flow
-}{
-	{1, "Execution Flow", "execution_only focused comprehensive", nil},
-	{2, "Data Model & State", "comprehensive", regexp.MustCompile(`^\s*(?:export\s+)?(?:type\s+\w+\s+(?:struct|interface)\b|(?:abstract\s+)?class\s+\w+|interface\s+\w+|struct\s+\w+|enum\s+\w+|@dataclass)`)},
-	{3, "Dependencies", "focused comprehensive", regexp.MustCompile(`^\s*(?:import\b|from\s+\S+\s+import\b|#include\b|use\s+[\w:]+;|require\(|const\s+\w+\s*=\s*require\()|^\s*"[\w.-]+(?:/[\w.-]+)+"$`)},
-	{4, "Edge Cases Identified", "comprehensive", regexp.MustCompile(`\bif err != nil\b|\bpanic\(|\bthrow\b|\braise\b|\bcatch\b|\bexcept\b|return nil, |\bErr[A-Z]\w*\b`)},
+// sectionLines picks, per seed 001 section other than the flow, the lines
+// of the cited files that belong in it.
+var sectionLines = map[string]*regexp.Regexp{
+	"Data Model & State":    regexp.MustCompile(`^\s*(?:export\s+)?(?:type\s+\w+\s+(?:struct|interface)\b|(?:abstract\s+)?class\s+\w+|interface\s+\w+|struct\s+\w+|enum\s+\w+|@dataclass)`),
+	"Dependencies":          regexp.MustCompile(`^\s*(?:import\b|from\s+\S+\s+import\b|#include\b|use\s+[\w:]+;|require\(|const\s+\w+\s*=\s*require\()|^\s*"[\w.-]+(?:/[\w.-]+)+"$`),
+	"Edge Cases Identified": regexp.MustCompile(`\bif err != nil\b|\bpanic\(|\bthrow\b|\braise\b|\bcatch\b|\bexcept\b|return nil, |\bErr[A-Z]\w*\b`),
 }
 
 // maxAnalysisItems bounds each section other than the flow.
 const maxAnalysisItems = 6
 
 // analysis renders the "## Analysis" section for a plan's seed 001 depth
-// (SPECD_ANALYSIS_DEPTH): the Execution Flow is the findings as steps, in
+// (SPECD_ANALYSIS_DEPTH), with the sections plans.AnalysisSections gives
+// that depth: the Execution Flow is the findings as steps, in
 // file and line order; the other sections list matching lines of the
 // cited files, each cited as `path:line`. It returns "" when depth is "".
 func analysis(depth string, c *corpus, hits []hit) string {
@@ -33,13 +30,14 @@ func analysis(depth string, c *corpus, hits []hit) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Analysis\n\nSeed 001 codebase analysis at depth %s, over the files the findings cite.\n\n", depth)
-	for _, s := range analysisSections {
-		if !strings.Contains(s.depths, depth) {
+	for _, s := range plans.AnalysisSections {
+		if !s.In(depth) {
 			continue
 		}
-		fmt.Fprintf(&b, "### %d. %s\n\n", s.num, s.name)
+		fmt.Fprintf(&b, "### %d. %s\n\n", s.Num, s.Name)
 		n := 0
-		if s.re == nil {
+		re := sectionLines[s.Name]
+		if re == nil { // Execution Flow: the findings as steps
 			for _, h := range hits {
 				d := &c.docs[h.doc]
 				n++
@@ -54,7 +52,7 @@ func analysis(depth string, c *corpus, hits []hit) string {
 				seen[h.doc] = true
 				d := &c.docs[h.doc]
 				for i, l := range d.lines {
-					if n < maxAnalysisItems && s.re.MatchString(l) {
+					if n < maxAnalysisItems && re.MatchString(l) {
 						n++
 						fmt.Fprintf(&b, "* %s (%s)\n", code(clip(strings.TrimSpace(l), 100)), code(fmt.Sprintf("%s:%d", d.path, i+1)))
 					}
