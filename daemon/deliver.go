@@ -32,14 +32,15 @@ func resultPaths(reportPath string) (jsonPath, mdPath string) {
 // It reads the result file (JSON first, then the envelope), else the
 // result in the specialist's stdout (results.FromStdout); Parse and Check it;
 // and writes the report (temp + fsync + rename), the quarantine file and
-// the <thinking> text in .logs/. It returns "" when there was no result or
-// the report was written, or why the result is invalid ("NAME:LINE:
-// invalid: …"), which the barrier reports as the topic's reason.
-func (r *run) deliver(i int, stdoutPath string) string {
+// the <thinking> text in .logs/. done reports whether a valid report is at
+// the pre-calculated path now (written by the specialist or rendered here);
+// invalid is why a result was refused ("NAME:LINE: invalid: …"), which the
+// barrier reports as the topic's reason, or "".
+func (r *run) deliver(i int, stdoutPath string) (done bool, invalid string) {
 	t := r.rs.Topics[i]
 	report := r.paths[i]
 	if _, err := specs.ValidateReport(report, t.Topic); err == nil {
-		return "" // the specialist wrote its report; the file is the truth
+		return true, "" // the specialist wrote its report; the file is the truth
 	}
 	reports := filepath.Dir(report)
 	var name string
@@ -50,7 +51,7 @@ func (r *run) deliver(i int, stdoutPath string) string {
 		d, err := readRegular(p)
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
-				return fmt.Sprintf("%s: %v", relTo(reports, p), err)
+				return false, fmt.Sprintf("%s: %v", relTo(reports, p), err)
 			}
 			continue
 		}
@@ -63,10 +64,10 @@ func (r *run) deliver(i int, stdoutPath string) string {
 		break
 	}
 	if name == "" {
-		return ""
+		return false, ""
 	}
 	log := r.log.With().Int("topic", t.Index).Str("result", name).Logger()
-	invalid := func(err error) string {
+	refuse := func(err error) string {
 		reason := "structured result " + err.Error()
 		// A reason may quote the result (a value, a heading); it goes into
 		// OVERVIEW.md and errors.jsonl, so fetched text must not ride in it.
@@ -78,11 +79,11 @@ func (r *run) deliver(i int, stdoutPath string) string {
 	}
 	res, err := results.Parse(name, data)
 	if err != nil {
-		return invalid(err)
+		return false, refuse(err)
 	}
 	c, err := results.Check(name, res, results.Options{Root: r.d.opts.Root, CorrelationID: r.rs.WorkflowID})
 	if err != nil {
-		return invalid(err)
+		return false, refuse(err)
 	}
 	stem := filepath.Join(reports, specs.LogsDir, fmt.Sprintf("%03d", t.Index+1))
 	if res.Thinking != "" {
@@ -97,18 +98,18 @@ func (r *run) deliver(i int, stdoutPath string) string {
 			err = atomicfile.WriteFile(qPath, append(body, '\n'), 0o644)
 		}
 		if err != nil {
-			return invalid(fmt.Errorf("%s: the quarantine file could not be written: %v", name, err))
+			return false, refuse(fmt.Errorf("%s: the quarantine file could not be written: %v", name, err))
 		}
 	}
 	if err := atomicfile.WriteFile(report, results.Render(c, t.Topic, r.rs.Date, r.rs.Complexity), 0o644); err != nil {
-		return invalid(fmt.Errorf("%s: the report could not be written: %v", name, err))
+		return false, refuse(fmt.Errorf("%s: the report could not be written: %v", name, err))
 	}
 	log.Info().Str("format", string(res.Format)).Int("findings", len(c.Findings)).Int("uncited_removed", c.Uncited).
 		Int("citations_failed", c.CitationsFailed).Int("quarantined", c.Quarantined).Msg("report rendered from a structured result")
 	if len(c.Removed) > 0 {
 		r.gateEntry(i, name, c)
 	}
-	return ""
+	return true, ""
 }
 
 // gateEntry logs what the seed 002 gate removed from one result as one

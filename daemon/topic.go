@@ -86,11 +86,10 @@ func (r *run) runTopic(ctx context.Context, plan *plans.Plan, i int) {
 				if t.Rerun {
 					return false
 				}
-				// A result an earlier specialist left (specd was killed
-				// before it rendered it) finishes the topic too.
-				r.deliver(i, "")
-				_, verr := specs.ValidateReport(r.paths[i], t.Topic)
-				return verr == nil
+				// A valid report, or a result an earlier specialist left
+				// (specd was killed before it rendered it), finishes the topic.
+				done, _ := r.deliver(i, "")
+				return done
 			},
 			OnStart: func() {
 				// This attempt's result is the only one that counts.
@@ -118,14 +117,15 @@ func (r *run) runTopic(ctx context.Context, plan *plans.Plan, i int) {
 			return
 		}
 		r.used.Add(int64(res.Duration))
-		res.ResultInvalid = r.deliver(i, stem+".stdout")
+		var done bool
+		done, res.ResultInvalid = r.deliver(i, stem+".stdout")
 		log.Info().Int("exit_code", res.ExitCode).Str("signal", res.Signal).Bool("timed_out", res.TimedOut).
 			Dur("duration", res.Duration).Msg("specialist exited")
 		kind := infraFailure(res)
 		if r.stopOnConfigError(t.Index, res) || kind == "" || attempt >= sp.Retries {
 			break
 		}
-		if _, verr := specs.ValidateReport(r.paths[i], t.Topic); verr == nil {
+		if done {
 			break // the file is the truth: it finished after all
 		}
 		wait := backoff(sp.RetryBackoff.Std(), attempt)
