@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -48,10 +47,10 @@ func (r *run) deliver(i int, stdoutPath string) (done bool, invalid string) {
 	jsonPath, mdPath := resultPaths(report)
 	for _, p := range []string{jsonPath, mdPath, stdoutPath} {
 		var ok bool
-		d, err := readRegular(p)
+		d, err := specs.ReadRegular(p, results.MaxResultBytes)
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
-				return false, fmt.Sprintf("%s: %v", relTo(reports, p), err)
+				return false, "structured result " + shortReason(err)
 			}
 			continue
 		}
@@ -137,29 +136,6 @@ func (r *run) gateEntry(i int, name string, c *results.Checked) {
 			"uncited_removed": c.Uncited, "citations_failed": c.CitationsFailed, "quarantined": c.Quarantined},
 		RecoveryHint: "Nothing to do for the report; quarantined text is in reports/.results/*.quarantine.json for review, never in the report.",
 	})
-}
-
-// readRegular reads a regular file of at most results.MaxResultBytes,
-// refusing symlinks and other file types (rule 5: bad input loses nothing
-// and reads nothing it should not).
-func readRegular(path string) ([]byte, error) {
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, errors.New("is not a regular file (symlinks are refused)")
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, results.MaxResultBytes+1))
-	if err == nil && len(data) > results.MaxResultBytes {
-		err = fmt.Errorf("is over the %d-byte limit", results.MaxResultBytes)
-	}
-	return data, err
 }
 
 // relTo names p relative to the reports/ directory for messages.

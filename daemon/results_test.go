@@ -204,3 +204,20 @@ func TestResultLeftByKilledRun(t *testing.T) {
 		t.Error("the specialist was started again")
 	}
 }
+
+// TestResultSymlinkRefused: a result path that is a symlink is refused
+// unread (rule 5), and the reason names the file, not its target.
+func TestResultSymlinkRefused(t *testing.T) {
+	tr := newTree(t)
+	c := resultConfig(t)
+	c.Specialist.Command = []string{"sh", "-c", `ln -s /etc/hostname "$SPECD_RESULT_PATH"`}
+	dir := writePlan(t, tr, "014_symlink", "a topic")
+	rs, err := newDaemon(t, tr, c, nil).RunPlan(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "structured result 001_topic.json: invalid: is a symlink, not a regular file"
+	if tp := rs.Topics[0]; tp.Outcome != specs.OutcomeInvalid || tp.Reason != want {
+		t.Errorf("topic: %s %q, want invalid %q", tp.Outcome, tp.Reason, want)
+	}
+}

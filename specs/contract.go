@@ -81,25 +81,40 @@ const (
 )
 
 // ValidateReport checks the file at path against the report contract and
-// returns its front matter, with Bytes set to the file size. It uses Lstat
-// and refuses, without reading them, symlinks, directories, other
-// non-regular files and files over MaxReportBytes; a file swapped between
-// the Lstat and the open is refused too. wantTopic, when not empty, is the
-// plan's topic the report must match (TopicMatches).
+// returns its front matter, with Bytes set to the file size. It reads the
+// file with ReadRegular (symlinks, directories, other non-regular files,
+// files over MaxReportBytes and files swapped while read are refused,
+// unread). wantTopic, when not empty, is the plan's topic the report must
+// match (TopicMatches).
 //
 // Errors: a *ContractError for a missing file (wrapping fs.ErrNotExist), a
 // refused file, or a contract failure (see CheckReport); the os error when
 // the file exists but cannot be read.
 func ValidateReport(path, wantTopic string) (ReportMeta, error) {
-	refuse := func(reason string) (ReportMeta, error) {
-		return ReportMeta{}, &ContractError{Path: path, Reason: reason}
-	}
-	fi, err := os.Lstat(path)
+	data, err := ReadRegular(path, MaxReportBytes)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return ReportMeta{}, &ContractError{Path: path, Reason: "no such file", Err: err}
 		}
 		return ReportMeta{}, err
+	}
+	return CheckReport(path, data, wantTopic)
+}
+
+// ReadRegular reads a file a specialist wrote without trusting it (rule 5):
+// it uses Lstat and refuses, without reading them, symlinks, directories,
+// other non-regular files and files over limit bytes; a file swapped
+// between the Lstat and the open, or grown past limit while read, is
+// refused too. Errors: a *ContractError naming path and the reason for a
+// refused file; the os error otherwise (wrapping fs.ErrNotExist for a
+// missing file).
+func ReadRegular(path string, limit int64) ([]byte, error) {
+	refuse := func(reason string) ([]byte, error) {
+		return nil, &ContractError{Path: path, Reason: reason}
+	}
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
 	}
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0:
@@ -108,27 +123,27 @@ func ValidateReport(path, wantTopic string) (ReportMeta, error) {
 		return refuse("is a directory, not a regular file")
 	case !fi.Mode().IsRegular():
 		return refuse("is not a regular file")
-	case fi.Size() > MaxReportBytes:
-		return refuse(fmt.Sprintf("%d bytes is over the %d-byte limit", fi.Size(), MaxReportBytes))
+	case fi.Size() > limit:
+		return refuse(fmt.Sprintf("%d bytes is over the %d-byte limit", fi.Size(), limit))
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return ReportMeta{}, err
+		return nil, err
 	}
 	defer f.Close()
 	if fi2, err := f.Stat(); err != nil {
-		return ReportMeta{}, err
+		return nil, err
 	} else if !os.SameFile(fi, fi2) || !fi2.Mode().IsRegular() {
 		return refuse("changed while it was read")
 	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxReportBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
-		return ReportMeta{}, err
+		return nil, err
 	}
-	if len(data) > MaxReportBytes {
-		return refuse(fmt.Sprintf("grew over the %d-byte limit while it was read", MaxReportBytes))
+	if int64(len(data)) > limit {
+		return refuse(fmt.Sprintf("grew over the %d-byte limit while it was read", limit))
 	}
-	return CheckReport(path, data, wantTopic)
+	return data, nil
 }
 
 // CheckReport applies the report contract (seed 004, Appendix C; PRODUCT.md
