@@ -203,6 +203,23 @@ func Report(topic string, findings, claimed int) string {
 	return b.String()
 }
 
+// answers records the request and reports whether turn t is an answer
+// (status 200) for the handler to write; otherwise it has hung until the
+// client went away (status 0) or written the refusal (429, 401) itself.
+func (s *Server) answers(w http.ResponseWriter, r *http.Request, t turn, rec Request) bool {
+	s.record(rec)
+	switch t.status {
+	case 0:
+		s.hang(r)
+		return false
+	case 200:
+		return true
+	default:
+		refuse(w, rec.API, t)
+		return false
+	}
+}
+
 // hang blocks until the client goes away or the server closes.
 func (s *Server) hang(r *http.Request) {
 	select {
@@ -304,15 +321,7 @@ func (s *Server) openai(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	t, topic := s.decide(convo.String(), tool != "", afterTool)
-	rec := Request{API: "openai", Topic: topic, Status: t.status, Tools: len(req.Tools), Stream: req.Stream}
-	s.record(rec)
-	switch t.status {
-	case 0:
-		s.hang(r)
-		return
-	case 200:
-	default:
-		refuse(w, "openai", t)
+	if !s.answers(w, r, t, Request{API: "openai", Topic: topic, Status: t.status, Tools: len(req.Tools), Stream: req.Stream}) {
 		return
 	}
 	id := fmt.Sprintf("chatcmpl-%d", time.Now().UnixNano())
@@ -415,14 +424,7 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	t, topic := s.decide(convo.String(), tool != "", afterTool)
-	s.record(Request{API: "anthropic", Topic: topic, Status: t.status, Tools: len(req.Tools), Stream: req.Stream})
-	switch t.status {
-	case 0:
-		s.hang(r)
-		return
-	case 200:
-	default:
-		refuse(w, "anthropic", t)
+	if !s.answers(w, r, t, Request{API: "anthropic", Topic: topic, Status: t.status, Tools: len(req.Tools), Stream: req.Stream}) {
 		return
 	}
 	id := fmt.Sprintf("msg_%d", time.Now().UnixNano())
