@@ -102,12 +102,11 @@ func validateResult(path string, data []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	format := r.Format
 	c, err := results.Check(path, r, results.Options{Root: "."})
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%s, %d findings; gate: %d uncited, %d citations failed, %d quarantined", format,
+	return fmt.Sprintf("%s, %d findings; gate: %d uncited, %d citations failed, %d quarantined", c.Format,
 		len(c.Findings), c.Uncited, c.CitationsFailed, c.Quarantined), nil
 }
 
