@@ -82,9 +82,19 @@ type Config struct {
 	Specialist     Specialist `yaml:"specialist"`
 	MaxParallel    int        `yaml:"max_parallel"`    // specialists running at once (≥ 1)
 	RescanInterval Duration   `yaml:"rescan_interval"` // full rescan period
-	Debounce       Duration   `yaml:"debounce"`        // quiet time before a changed plan is read
-	GitCommit      bool       `yaml:"git_commit"`      // commit each finished run's artifacts with the git CLI
-	Sources        Sources    `yaml:"sources"`
+	// Debounce is the settle delay: a plan that does not say it is complete
+	// (Status: PLAN_COMPLETE, or Expected Invocations: N with N topics)
+	// starts once its file has not changed for this long.
+	Debounce Duration `yaml:"debounce"`
+	// ShutdownTimeout is how long a warm shutdown (the first SIGTERM or
+	// SIGINT) lets running specialists finish before their groups get
+	// SIGTERM, then SIGKILL after specialist.grace (docs/operating.md#shutdown).
+	ShutdownTimeout Duration `yaml:"shutdown_timeout"`
+	// MaxTopics refuses a plan with more topics than this: each topic is a
+	// paid agent run, and a runaway plan is a runaway bill.
+	MaxTopics int     `yaml:"max_topics"`
+	GitCommit bool    `yaml:"git_commit"` // commit each finished run's artifacts with the git CLI
+	Sources   Sources `yaml:"sources"`
 }
 
 // Sources configures source-quality scoring (seed 003).
@@ -119,7 +129,8 @@ func (d Duration) Std() time.Duration { return time.Duration(d) }
 
 // Default returns the configuration used when no file exists: the local
 // specialist, a 15 min timeout, 10 s grace, max_parallel = number of CPUs
-// (at least 2), a 30 s rescan and a 100 ms debounce (PRODUCT.md sections 3, 4, 6).
+// (at least 2), a 30 s rescan, a 100 ms settle delay (debounce), a 10 min
+// shutdown_timeout and at most 50 topics per plan (docs/configuration.md).
 func Default() Config {
 	return Config{
 		Specialist: Specialist{
@@ -130,9 +141,11 @@ func Default() Config {
 			RetryBackoff: Duration(2 * time.Second),
 			StartRate:    10,
 		},
-		MaxParallel:    max(runtime.NumCPU(), 2),
-		RescanInterval: Duration(30 * time.Second),
-		Debounce:       Duration(100 * time.Millisecond),
+		MaxParallel:     max(runtime.NumCPU(), 2),
+		RescanInterval:  Duration(30 * time.Second),
+		Debounce:        Duration(100 * time.Millisecond),
+		ShutdownTimeout: Duration(10 * time.Minute),
+		MaxTopics:       50,
 	}
 }
 
@@ -228,6 +241,12 @@ func (c Config) Validate() error {
 	}
 	if c.Debounce < 0 {
 		return errors.New("debounce: must not be negative")
+	}
+	if c.ShutdownTimeout < 0 {
+		return errors.New("shutdown_timeout: must not be negative (0 stops running specialists at once)")
+	}
+	if c.MaxTopics < 1 {
+		return errors.New("max_topics: must be at least 1")
 	}
 	return nil
 }

@@ -554,7 +554,7 @@ func TestShutdownLeavesNoProcess(t *testing.T) {
 		}
 	}
 	rs, err := daemon.LoadRunState(dir)
-	if err != nil || rs.State != "running" || rs.Topics[0].Outcome != specs.OutcomePending {
+	if err != nil || rs.State != "running" || rs.Topics[0].Outcome != specs.OutcomeQueued {
 		t.Errorf("after shutdown: state %q, topic %q (%v); want running, pending", rs.State, rs.Topics[0].Outcome, err)
 	}
 }

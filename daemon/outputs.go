@@ -58,7 +58,7 @@ func (r *run) barrier() (specs.RunState, error) {
 		return r.rs, err
 	}
 	r.rs.Phases = append(r.rs.Phases, specs.Phase{Name: "overview", DurationMS: time.Since(start).Milliseconds()})
-	r.rs.State = "finished"
+	r.rs.State = specs.StateFinished
 	r.rs.FinishedAt = r.d.now().UTC().Format(time.RFC3339)
 	if err := r.checkpoint(); err != nil {
 		return r.rs, err

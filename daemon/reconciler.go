@@ -274,7 +274,7 @@ func (l *loop) reconcile(dir string) {
 		return
 	}
 	if rfi, err := os.Stat(filepath.Join(dir, specs.ReportsDir, specs.RunStateFile)); err == nil {
-		if rs, err := LoadRunState(dir); err == nil && rs.State == "finished" {
+		if rs, err := LoadRunState(dir); err == nil && rs.State == specs.StateFinished {
 			switch {
 			case rs.PlanError == "": // finished for good (PRODUCT.md section 4)
 				if reports != nil {

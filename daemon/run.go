@@ -110,7 +110,7 @@ func (d *Daemon) RunPlan(ctx context.Context, specDir string) (specs.RunState, e
 	sum := sha256.Sum256(data)
 	hash := hex.EncodeToString(sum[:])
 	prev, prevErr := LoadRunState(specDir)
-	if prevErr == nil && prev.State == "finished" && (prev.PlanError == "" || prev.PlanSHA256 == hash) {
+	if prevErr == nil && prev.State == specs.StateFinished && (prev.PlanError == "" || prev.PlanSHA256 == hash) {
 		return prev, nil
 	}
 	rel, _ := filepath.Rel(d.opts.Root, specDir)
@@ -128,9 +128,9 @@ func (d *Daemon) RunPlan(ctx context.Context, specDir string) (specs.RunState, e
 		PlanSHA256: hash,
 		Date:       now.UTC().Format("2006-01-02"),
 		StartedAt:  now.UTC().Format(time.RFC3339),
-		State:      "running",
+		State:      specs.StateRunning,
 	}
-	if prevErr == nil && prev.State == "running" && prev.PlanSHA256 == hash {
+	if prevErr == nil && prev.State == specs.StateRunning && prev.PlanSHA256 == hash {
 		// Resume: keep the identity of the interrupted run.
 		r.rs.WorkflowID, r.rs.Date, r.rs.StartedAt = prev.WorkflowID, prev.Date, prev.StartedAt
 		r.log.Info().Str("workflow_id", prev.WorkflowID).Msg("resuming unfinished run")
@@ -172,7 +172,7 @@ func Reopen(specDir string, force map[int]string) error {
 		return fmt.Errorf("%s has no run to reopen: %w", filepath.Base(specDir), err)
 	}
 	switch {
-	case rs.State != "finished":
+	case rs.State != specs.StateFinished:
 		return fmt.Errorf("%s has not finished: it resumes by itself", filepath.Base(specDir))
 	case rs.PlanError != "":
 		return fmt.Errorf("%s: the plan was rejected (%s); fix the plan instead", filepath.Base(specDir), rs.PlanError)
@@ -189,7 +189,7 @@ func Reopen(specDir string, force map[int]string) error {
 			rs.Topics[i].Rerun, rs.Topics[i].Guidance = true, g
 		}
 	}
-	rs.State = "running"
+	rs.State = specs.StateRunning
 	return saveRunState(specDir, &rs)
 }
 
@@ -213,7 +213,7 @@ func readRequest(specDir string) (string, int) {
 // a malformed plan gets a clear error and harms nothing else.
 func (r *run) rejectPlan(perr error) (specs.RunState, error) {
 	r.rs.PlanError = perr.Error()
-	r.rs.State = "finished"
+	r.rs.State = specs.StateFinished
 	r.rs.Verdict = specs.VerdictFailed
 	r.rs.FinishedAt = r.d.now().UTC().Format(time.RFC3339)
 	r.log.Error().Err(perr).Msg("plan rejected")
@@ -243,7 +243,7 @@ func (r *run) execute(ctx context.Context, plan *plans.Plan, prev specs.RunState
 	seen := map[string]int{}
 	planDir := filepath.Dir(filepath.Join(r.d.opts.Root, r.rs.Plan))
 	for i, t := range plan.Topics {
-		ts := specs.TopicState{Index: t.Index, Topic: t.Title, Report: filepath.Base(t.ReportPath), Outcome: specs.OutcomePending, ExitCode: -1}
+		ts := specs.TopicState{Index: t.Index, Topic: t.Title, Report: filepath.Base(t.ReportPath), Outcome: specs.OutcomeQueued, ExitCode: -1}
 		p, err := specs.ResolveReportPath(r.specDir, planDir, t.ReportPath)
 		if err == nil {
 			if j, dup := seen[p]; dup {
@@ -291,7 +291,7 @@ func (r *run) execute(ctx context.Context, plan *plans.Plan, prev specs.RunState
 	if ctx.Err() != nil {
 		for i := range r.rs.Topics {
 			if r.rs.Topics[i].Outcome == specs.OutcomeRunning {
-				r.rs.Topics[i].Outcome = specs.OutcomePending
+				r.rs.Topics[i].Outcome = specs.OutcomeQueued
 			}
 		}
 		r.rs.Phases = nil

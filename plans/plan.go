@@ -46,6 +46,7 @@ type Topic struct {
 	Title      string // the topic text as written: between "[k] " and the last " -> ", trimmed
 	ReportPath string // the report path as written: a bare name, relative, or absolute from another machine
 	Agent      string // from the "Agent:" line of the appended "Topic [k/N]:" block, "" if none
+	Line       int    // 1-based line of the entry, for messages
 }
 
 // Plan is a parsed invocation plan (PRODUCT.md section 3, "Plan format").
@@ -57,6 +58,10 @@ type Plan struct {
 	Topics    []Topic // sorted by Index
 	Status    string  // first word of the last "Status:" line, e.g. PLAN_COMPLETE; "" if none
 	HasStatus bool    // whether the plan has any "Status:" line
+	// HasExpected is whether the plan has an "Expected Invocations:" line
+	// (which Parse checks against the entries): with it, the plan says
+	// it is whole without a Status line.
+	HasExpected bool
 	// AnalysisDepth is the "Analysis Depth: <depth>" header (seed 001):
 	// execution_only, focused or comprehensive; "" when absent.
 	AnalysisDepth string
@@ -130,6 +135,68 @@ func (e *ParseError) Error() string {
 // still being written waits for the debounce) is the caller's.
 func (p *Plan) Ready() bool {
 	return p != nil && (p.Status == StatusComplete || !p.HasStatus)
+}
+
+// Complete reports whether the plan says it is whole, so that it can start
+// without waiting for its file to settle: its last Status: line says
+// PLAN_COMPLETE, or it has no Status: line and an Expected Invocations
+// line that matches its entries (docs/contract.md#readiness).
+func (p *Plan) Complete() bool {
+	return p != nil && (p.Status == StatusComplete || !p.HasStatus && p.HasExpected)
+}
+
+// Waiting says why a plan that is not Ready waits, in one line, e.g.
+// "Status PLAN_COMPLET is not PLAN_CREATED or PLAN_COMPLETE (did you mean
+// PLAN_COMPLETE?)"; "" for a ready plan.
+func (p *Plan) Waiting() string {
+	if p.Ready() {
+		return ""
+	}
+	if err := CheckStatus(p.Status); err != nil {
+		return err.Error()
+	}
+	return "Status " + p.Status + ": the plan's writer has not finished it"
+}
+
+// CheckStatus returns nil for the statuses specd knows (PLAN_COMPLETE,
+// PLAN_CREATED), else an error naming them and the closest one:
+// `Status PLAN_COMPLET is not PLAN_CREATED or PLAN_COMPLETE (did you mean PLAN_COMPLETE?)`.
+func CheckStatus(status string) error {
+	if status == StatusComplete || status == StatusCreated {
+		return nil
+	}
+	closest, best := StatusComplete, -1
+	for _, k := range []string{StatusCreated, StatusComplete} {
+		if d := distance(strings.ToUpper(status), k); best < 0 || d < best {
+			closest, best = k, d
+		}
+	}
+	shown := abbrev(status)
+	if shown == "" {
+		shown = `""`
+	}
+	return fmt.Errorf("Status %s is not %s or %s (did you mean %s?)", shown, StatusCreated, StatusComplete, closest)
+}
+
+// distance is the Levenshtein edit distance between a and b, in bytes.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 var (
@@ -235,7 +302,7 @@ func Parse(r io.Reader, name string) (*Plan, error) {
 			if !ok {
 				return fail(n, "expected invocations %q is not a non-negative integer", strings.TrimSpace(m[1]))
 			}
-			p.Expected, expectedLine = v, n
+			p.Expected, expectedLine, p.HasExpected = v, n, true
 			continue
 		}
 		if m := depthRE.FindStringSubmatch(line); m != nil {
@@ -281,7 +348,7 @@ func Parse(r io.Reader, name string) (*Plan, error) {
 				return fail(n, "topic index %d appears twice (first on line %d)", idx, first)
 			}
 			lineOf[idx] = n
-			p.Topics = append(p.Topics, Topic{Index: idx, Title: title, ReportPath: path})
+			p.Topics = append(p.Topics, Topic{Index: idx, Title: title, ReportPath: path, Line: n})
 			continue
 		}
 		if m := blockRE.FindStringSubmatch(line); m != nil {
@@ -321,6 +388,18 @@ func Parse(r io.Reader, name string) (*Plan, error) {
 			return fail(lineOf[t.Index], "topic index %d is out of sequence: want %d", t.Index, base+i)
 		}
 		t.Index = i
+	}
+	// Every report path ends in the topic's reports/ directory, so two
+	// entries with one file name would write one report.
+	byName := map[string]*Topic{}
+	for i := range p.Topics {
+		t := &p.Topics[i]
+		name := t.ReportPath[strings.LastIndexAny(t.ReportPath, `/\`)+1:]
+		if first, dup := byName[name]; dup {
+			return fail(t.Line, "topics [%d] (line %d) and [%d] (line %d) have the same report file %q: give each topic its own report path",
+				first.Index, first.Line, t.Index, t.Line, abbrev(name))
+		}
+		byName[name] = t
 	}
 	if p.Expected < 0 {
 		p.Expected = len(p.Topics)

@@ -168,10 +168,10 @@ func TestVariants(t *testing.T) {
 			Plan{Expected: 2, Topics: ab}},
 		{"agent blocks agree",
 			"[0] A -> 001_a.md\n[1] B -> 002_b.md\nStatus: PLAN_CREATED\n\n# Invocation Metadata\n\nTopic [1/2]: A\nReport Path: 001_a.md\nAgent: research-specialist\n\nTopic [2/2]: B\nReport Path: 002_b.md\nAgent: other\n\nStatus: PLAN_COMPLETE (ready)\n",
-			Plan{Expected: 2, Topics: []Topic{{0, "A", "001_a.md", "research-specialist"}, {1, "B", "002_b.md", "other"}}, Status: StatusComplete, HasStatus: true}},
+			Plan{Expected: 2, Topics: []Topic{{Index: 0, Title: "A", ReportPath: "001_a.md", Agent: "research-specialist"}, {Index: 1, Title: "B", ReportPath: "002_b.md", Agent: "other"}}, Status: StatusComplete, HasStatus: true}},
 		{"agent block without a report path, blocks optional",
 			"[1] A -> 001_a.md\n[2] B -> 002_b.md\nTopic [2/2]: B\nAgent: x\n",
-			Plan{Expected: 2, Topics: []Topic{{0, "A", "001_a.md", ""}, {1, "B", "002_b.md", "x"}}}},
+			Plan{Expected: 2, Topics: []Topic{{Index: 0, Title: "A", ReportPath: "001_a.md"}, {Index: 1, Title: "B", ReportPath: "002_b.md", Agent: "x"}}}},
 		{"Report Path and Agent outside a block are ignored",
 			"Report Path: elsewhere.md\nAgent: nobody\n[0] A -> 001_a.md\n",
 			Plan{Expected: 1, Topics: ab[:1]}},
@@ -182,7 +182,7 @@ func TestVariants(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(*p, tc.want) {
+			if !reflect.DeepEqual(noPos(*p), tc.want) {
 				t.Errorf("\n got %+v\nwant %+v", *p, tc.want)
 			}
 		})
@@ -349,7 +349,7 @@ func TestFormatGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(back, p) {
+	if !reflect.DeepEqual(noPos(*back), *p) {
 		t.Errorf("round trip:\n got %+v\nwant %+v", back, p)
 	}
 }
@@ -398,7 +398,7 @@ func checkRoundTrip(t *testing.T, name string, p *Plan) {
 		want.Status = StatusComplete
 	}
 	want.HasStatus = true
-	if !reflect.DeepEqual(*back, want) {
+	if !reflect.DeepEqual(noPos(*back), noPos(want)) {
 		t.Fatalf("%s: round trip\n got %+v\nwant %+v\n%s", name, *back, want, out)
 	}
 	if again := Format(back); !bytes.Equal(again, out) {
@@ -456,5 +456,48 @@ func TestAnalysisDepth(t *testing.T) {
 	_, err = Parse(strings.NewReader("[0] a -> a.md\nanalysis_depth: deep\n"), "plan")
 	if err == nil || err.Error() != `plan:2: analysis depth "deep" is not one of execution_only, focused, comprehensive` {
 		t.Errorf("Parse = %v", err)
+	}
+}
+
+// noPos is p without what depends on the text's layout (line numbers,
+// HasExpected), for comparing parsed plans with literals.
+func noPos(p Plan) Plan {
+	p.HasExpected = false
+	p.Topics = append([]Topic(nil), p.Topics...)
+	for i := range p.Topics {
+		p.Topics[i].Line = 0
+	}
+	return p
+}
+
+func TestLifecycle(t *testing.T) {
+	p, err := Parse(strings.NewReader("Expected Invocations: 2\n\n[0] A -> 001_a.md\n[1] B -> 002_b.md\n"), "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.HasExpected || !p.Complete() || p.Topics[1].Line != 4 {
+		t.Errorf("HasExpected %v, Complete %v, line of [1] %d; want true, true, 4", p.HasExpected, p.Complete(), p.Topics[1].Line)
+	}
+	p, _ = Parse(strings.NewReader("[0] A -> 001_a.md\n"), "p")
+	if p.Complete() || !p.Ready() {
+		t.Errorf("a plan without Status or Expected: Complete %v Ready %v; want false, true", p.Complete(), p.Ready())
+	}
+	p, _ = Parse(strings.NewReader("Expected Invocations: 1\n[0] A -> 001_a.md\nStatus: PLAN_CREATED\n"), "p")
+	if p.Complete() || p.Waiting() != "Status PLAN_CREATED: the plan's writer has not finished it" {
+		t.Errorf("PLAN_CREATED: Complete %v, Waiting %q", p.Complete(), p.Waiting())
+	}
+	p, _ = Parse(strings.NewReader("[0] A -> 001_a.md\nStatus: PLAN_COMPLET\n"), "p")
+	want := "Status PLAN_COMPLET is not PLAN_CREATED or PLAN_COMPLETE (did you mean PLAN_COMPLETE?)"
+	if p.Ready() || p.Waiting() != want {
+		t.Errorf("typo: Ready %v, Waiting %q; want false, %q", p.Ready(), p.Waiting(), want)
+	}
+	if err := CheckStatus("plan_created"); err == nil || !strings.HasSuffix(err.Error(), "(did you mean PLAN_CREATED?)") {
+		t.Errorf("CheckStatus(plan_created) = %v", err)
+	}
+
+	_, err = Parse(strings.NewReader("[0] A -> 001_a.md\n[1] B -> reports/001_a.md\n[2] C -> 003_c.md\n"), "p")
+	want = `p:2: topics [0] (line 1) and [1] (line 2) have the same report file "001_a.md": give each topic its own report path`
+	if err == nil || err.Error() != want {
+		t.Errorf("duplicate report file: %v\nwant %s", err, want)
 	}
 }

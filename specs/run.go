@@ -6,17 +6,34 @@ import "github.com/specd-dev/specd/sources"
 // (PRODUCT.md section 3, "Hard barrier").
 type Outcome string
 
-// The barrier outcomes. Pending and Running are states before the barrier.
+// The outcomes. Queued and Running are states before a topic ends; every
+// other value is final (docs/contract.md#outcomes).
 const (
-	OutcomePending         Outcome = "pending"
-	OutcomeRunning         Outcome = "running"
+	OutcomeQueued          Outcome = "queued"           // waiting for a specialist slot, or not started yet
+	OutcomeRunning         Outcome = "running"          // a specialist attempt is running (TopicState.PID)
 	OutcomeCompleted       Outcome = "completed"        // report exists and passes the contract
 	OutcomeMissing         Outcome = "missing"          // no file at the pre-calculated path
 	OutcomeInvalid         Outcome = "invalid"          // file exists but fails the contract
 	OutcomeTimeout         Outcome = "timeout"          // killed by the per-topic timeout
 	OutcomeCrashed         Outcome = "crashed"          // signal death or non-zero exit, no valid report
 	OutcomeSpecialistError Outcome = "specialist_error" // the specialist printed TASK_ERROR
-	OutcomeDeclined        Outcome = "declined"         // the specialist printed TASK_ERROR: declined - … (seed 002); never retried
+	OutcomeDeclined        Outcome = "declined"         // the specialist printed TASK_ERROR: declined - …; never retried
+	OutcomeCancelled       Outcome = "cancelled"        // stopped by `specd cancel`: not a verdict on the research, never completed
+)
+
+// Final reports whether o is an outcome a topic ends with (not queued or
+// running). "pending", written by specd before 0.2, counts as queued.
+func (o Outcome) Final() bool {
+	return o != OutcomeQueued && o != OutcomeRunning && o != "pending" && o != ""
+}
+
+// State is a run's lifecycle state in .run.json.
+type State string
+
+// The run states.
+const (
+	StateRunning  State = "running"  // topics are queued or running, or the run was interrupted and resumes
+	StateFinished State = "finished" // the barrier has run: Verdict is set
 )
 
 // Verdict is the run's result after the ≥50 % threshold (seed 004, Phase 5).
@@ -64,9 +81,16 @@ type RunState struct {
 	Complexity    int    `json:"research_complexity"`  // 1–4, from REQUEST.md; 2 by default
 	Request       string `json:"request"`              // the request text (first line of REQUEST.md, or the spec dir name)
 	Date          string `json:"date"`                 // YYYY-MM-DD (UTC) the run started; the date OVERVIEW.md shows
-	State         string `json:"state"`                // "running" or "finished"
+	State         State  `json:"state"`                // running or finished
 	StartedAt     string `json:"started_at"`           // RFC 3339 UTC
 	FinishedAt    string `json:"finished_at,omitempty"`
+	// CancelledBy names who cancelled topics of this run, e.g. "specd
+	// cancel (user ana, pid 4242)"; "" when nothing was cancelled.
+	CancelledBy string `json:"cancelled_by,omitempty"`
+	// PlanWarned is the plan_sha256 of a changed plan the daemon has
+	// already warned about (changed after the run started, in a way that
+	// does not only add topics): one warning per plan version.
+	PlanWarned string `json:"plan_warned,omitempty"`
 
 	Verdict   Verdict `json:"verdict,omitempty"` // set when finished
 	Completed int     `json:"completed"`
@@ -85,14 +109,20 @@ type RunState struct {
 
 // TopicState is one topic of a run.
 type TopicState struct {
-	Index      int     `json:"index"`  // 0-based, as in the plan
-	Topic      string  `json:"topic"`  // verbatim from the plan
-	Report     string  `json:"report"` // report file name, relative to reports/
-	Outcome    Outcome `json:"outcome"`
-	Reason     string  `json:"reason,omitempty"` // why it is not completed
-	ExitCode   int     `json:"exit_code"`        // -1 when killed by a signal or never started
-	Attempts   int     `json:"attempts"`
-	DurationMS int64   `json:"duration_ms"`
+	Index      int     `json:"index"`                 // 0-based, as in the plan
+	Topic      string  `json:"topic"`                 // verbatim from the plan
+	Report     string  `json:"report"`                // report file name, relative to reports/
+	Outcome    Outcome `json:"outcome"`               // queued, running, or the final outcome
+	Reason     string  `json:"reason,omitempty"`      // why it is not completed
+	ExitCode   int     `json:"exit_code"`             // -1 when killed by a signal or never started
+	Attempts   int     `json:"attempts"`              // specialist attempts started so far (the current one included)
+	PID        int     `json:"pid,omitempty"`         // the running specialist's process (group) id; 0 when none runs
+	StartedAt  string  `json:"started_at,omitempty"`  // RFC 3339 UTC with ms: start of the first attempt
+	FinishedAt string  `json:"finished_at,omitempty"` // RFC 3339 UTC with ms: when the topic got its final outcome
+	DurationMS int64   `json:"duration_ms"`           // wall time of the specialist attempts, ms
+	// StderrTail is the last lines of the specialist's stderr (at most
+	// 5 lines of 200 bytes) when the topic did not complete.
+	StderrTail []string `json:"stderr_tail,omitempty"`
 
 	// Metadata from the report's front matter, when completed.
 	FindingsCount        int   `json:"findings_count"`
@@ -113,6 +143,34 @@ type TopicState struct {
 	// report, with Guidance passed to the specialist (`specd gaps resolve --research`).
 	Rerun    bool   `json:"rerun,omitempty"`
 	Guidance string `json:"guidance,omitempty"`
+}
+
+// TimeFormat is the format of TopicState.StartedAt and FinishedAt.
+const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
+
+// Counts is how many topics of a run are in each state.
+type Counts struct {
+	Done, Running, Queued, Failed int // Done includes Failed: every final outcome
+}
+
+// Count returns the run's topic counts: Done is every topic with a final
+// outcome, Failed those of them not completed.
+func (rs RunState) Count() Counts {
+	var c Counts
+	for _, t := range rs.Topics {
+		switch {
+		case t.Outcome == OutcomeRunning:
+			c.Running++
+		case !t.Outcome.Final():
+			c.Queued++
+		default:
+			c.Done++
+			if t.Outcome != OutcomeCompleted {
+				c.Failed++
+			}
+		}
+	}
+	return c
 }
 
 // Phase is one step of the pipeline with its duration, for the console

@@ -42,6 +42,12 @@ specialist:
 # max_parallel: 4
 # full rescan of the tree (events are also watched)
 rescan_interval: 30s
+# first SIGTERM/Ctrl-C: no new topic starts and running specialists may finish for
+# this long (a second signal stops them at once); the systemd unit's TimeoutStopSec
+# must cover it plus specialist.grace
+shutdown_timeout: 10m
+# a plan with more topics is refused (each topic is one paid agent run)
+max_topics: 50
 # commit each finished run's plan, REQUEST.md, reports, OVERVIEW.md, trace log,
 # .counter, errors.jsonl and memory file with git (other staged work is left alone)
 git_commit: false
@@ -58,6 +64,8 @@ const (
 	gitignoreEnd   = "# <<< specd managed block <<<"
 	gitignoreBody  = `.opencode/**/*.lock
 .opencode/specs/*/reports/.run.json
+.opencode/specs/*/reports/.cancel
+.opencode/specs/.specd.status.json
 .opencode/specs/*/reports/.logs/
 .opencode/specs/*/reports/.results/
 .opencode/**/.*[0-9]

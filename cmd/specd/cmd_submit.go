@@ -118,7 +118,7 @@ func waitFinished(ctx context.Context, dir string) (specs.RunState, error) {
 	tick := time.NewTicker(2 * time.Second)
 	defer tick.Stop()
 	for {
-		if rs, err := daemon.LoadRunState(dir); err == nil && rs.State == "finished" {
+		if rs, err := daemon.LoadRunState(dir); err == nil && rs.State == specs.StateFinished {
 			return rs, nil
 		}
 		select {

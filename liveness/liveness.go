@@ -1,0 +1,178 @@
+// Package liveness tells whether a specd daemon is running on a spec tree,
+// and what it is doing, without talking to it: the daemon holds an flock on
+// <specs-dir>/.specd.lock for as long as it runs and keeps a small status
+// file, <specs-dir>/.specd.status.json, beside it (docs/operating.md#liveness).
+//
+// Check never takes the lock itself (a reader holding it for a moment
+// could make a daemon that starts at that moment refuse to run): on Linux
+// it finds the holder in /proc/locks by the lock file's inode. Where
+// /proc/locks cannot be read it falls back to the status file's pid.
+package liveness
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/specd-dev/specd/internal/atomicfile"
+)
+
+// File is the status file's name inside the spec tree.
+const File = ".specd.status.json"
+
+// LockFile is the daemon's permanent flock file inside the spec tree.
+const LockFile = ".specd.lock"
+
+// The daemon states of Status.State.
+const (
+	StateReady    = "ready"    // watching the tree and starting specialists
+	StateDraining = "draining" // warm shutdown: no new topic starts; running specialists finish
+	StateStandby  = "standby"  // --standby: waiting for another daemon to stop
+)
+
+// Status is the content of the status file, rewritten (temp + fsync +
+// rename) when the daemon's state changes: at start, when draining starts.
+// Per-topic progress is in each run's .run.json, not here.
+type Status struct {
+	PID         int       `json:"pid"`
+	StartedAt   time.Time `json:"started_at"`
+	State       string    `json:"state"` // ready, draining or standby
+	MaxParallel int       `json:"max_parallel"`
+	Preset      string    `json:"preset"` // specialist.preset
+	// DrainUntil is when a warm shutdown stops waiting for running
+	// specialists (shutdown_timeout after it began); zero unless draining.
+	DrainUntil time.Time `json:"drain_until,omitzero"`
+}
+
+// Write replaces the status file of specsDir with s.
+func Write(specsDir string, s Status) error {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(filepath.Join(specsDir, File), append(b, '\n'), 0o644)
+}
+
+// Daemon is what Check found.
+type Daemon struct {
+	Running bool   // a process holds the tree's lock
+	PID     int    // its pid (0 when not running)
+	Status  Status // the status file; zero when it is missing or is not that daemon's
+}
+
+// String is the one-line form `specd status` starts with:
+// "daemon: running (pid 4242, up 12m, max_parallel 4)",
+// "daemon: draining (pid 4242, …)", or "daemon: not running".
+func (d Daemon) String() string {
+	if !d.Running {
+		return "daemon: not running"
+	}
+	state := "running"
+	if d.Status.State == StateDraining || d.Status.State == StateStandby {
+		state = d.Status.State
+	}
+	if d.Status.PID != d.PID {
+		return fmt.Sprintf("daemon: %s (pid %d)", state, d.PID)
+	}
+	return fmt.Sprintf("daemon: %s (pid %d, up %s, max_parallel %d)", state, d.PID,
+		Round(time.Since(d.Status.StartedAt)), d.Status.MaxParallel)
+}
+
+// Round prints a duration for people: "850ms", "42s", "12m", "3h05m".
+func Round(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(time.Second).String()
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	default:
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+}
+
+// Check reports whether a daemon runs on specsDir. It returns an error
+// only when neither /proc/locks nor the status file can tell.
+func Check(specsDir string) (Daemon, error) {
+	var d Daemon
+	st, stErr := read(specsDir)
+	pid, held, err := holder(filepath.Join(specsDir, LockFile))
+	switch {
+	case err == nil:
+		d.Running, d.PID = held, pid
+	case stErr == nil:
+		// No /proc/locks: the status file's pid, if that process lives.
+		d.Running, d.PID = alive(st.PID), st.PID
+	case errors.Is(stErr, os.ErrNotExist):
+		return d, nil
+	default:
+		return d, err
+	}
+	if !d.Running {
+		d.PID = 0
+		return d, nil
+	}
+	if stErr == nil && st.PID == d.PID {
+		d.Status = st
+	}
+	return d, nil
+}
+
+func read(specsDir string) (Status, error) {
+	var s Status
+	b, err := os.ReadFile(filepath.Join(specsDir, File))
+	if err != nil {
+		return s, err
+	}
+	return s, json.Unmarshal(b, &s)
+}
+
+func alive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// holder finds the process holding an flock on path in /proc/locks, whose
+// lines read "1: FLOCK  ADVISORY  WRITE 4242 08:01:1311 0 EOF" (pid, then
+// major:minor:inode with the device numbers in hex). A missing lock file
+// means no holder.
+func holder(path string) (pid int, held bool, err error) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return 0, false, nil
+		}
+		return 0, false, err
+	}
+	want := fmt.Sprintf("%02x:%02x:%d", unix.Major(st.Dev), unix.Minor(st.Dev), st.Ino)
+	f, err := os.Open("/proc/locks")
+	if err != nil {
+		return 0, false, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		// A waiter's line has "->" after the number; it holds nothing.
+		if len(fields) < 6 || fields[1] != "FLOCK" || fields[5] != want {
+			continue
+		}
+		if p, err := strconv.Atoi(fields[4]); err == nil {
+			return p, true, nil
+		}
+	}
+	return 0, false, sc.Err()
+}
