@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -16,7 +17,7 @@ import (
 	"github.com/specd-dev/specd/config"
 )
 
-// globalOptions are the flags every command takes (PRODUCT.md section 6).
+// globalOptions are the flags every command takes (docs/configuration.md).
 type globalOptions struct {
 	root     string
 	specsDir string
@@ -34,6 +35,9 @@ func (g *globalOptions) addFlags(c *cobra.Command) {
 type project struct {
 	root     string
 	specsDir string
+	// specsFlag is --specs-dir as the user gave it (.opencode/specs by
+	// default), for messages.
+	specsFlag string
 }
 
 // resolve finds the project root and spec tree from the flags.
@@ -57,7 +61,42 @@ func (g *globalOptions) resolve() (project, error) {
 	if !filepath.IsAbs(specs) {
 		specs = filepath.Join(root, specs)
 	}
-	return project{root: root, specsDir: filepath.Clean(specs)}, nil
+	return project{root: root, specsDir: filepath.Clean(specs), specsFlag: g.specsDir}, nil
+}
+
+// requireTree returns nil when the spec tree exists, and otherwise the
+// error every command that reads a project gives outside one (exit 1):
+// "no .opencode/specs here (run specd init)", with the --specs-dir value.
+func (p project) requireTree() error {
+	fi, err := os.Stat(p.specsDir)
+	switch {
+	case err == nil && fi.IsDir():
+		return nil
+	case err == nil:
+		return fmt.Errorf("%s is not a directory (--specs-dir names the spec tree)", p.specsFlag)
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("no %s here (run specd init)", p.specsFlag)
+	default:
+		return err
+	}
+}
+
+// isProject reports whether the root looks like a project that may get a
+// spec tree without being asked: it holds .git or .opencode, or the
+// directory that holds the spec tree (.claude for .claude/specs) exists
+// and is not the root itself.
+func (p project) isProject() bool {
+	for _, m := range []string{".git", ".opencode"} {
+		if _, err := os.Stat(filepath.Join(p.root, m)); err == nil {
+			return true
+		}
+	}
+	parent := filepath.Dir(p.specsDir)
+	if parent == p.root {
+		return false
+	}
+	fi, err := os.Stat(parent)
+	return err == nil && fi.IsDir()
 }
 
 // findRoot returns the nearest directory from dir upward that holds
@@ -83,7 +122,7 @@ func (p project) config() (config.Config, error) {
 // logger returns the logger: journald with priorities when systemd
 // connected stderr to the journal (JOURNAL_STREAM), so that
 // `journalctl -p warning` works; a console format on a terminal; JSON
-// lines otherwise (PRODUCT.md section 6).
+// lines otherwise (docs/operating.md#logs).
 func (g *globalOptions) logger(w io.Writer) (zerolog.Logger, error) {
 	lvl, err := zerolog.ParseLevel(g.logLevel)
 	if err != nil || g.logLevel == "" {
