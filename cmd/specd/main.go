@@ -9,8 +9,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -28,7 +30,7 @@ const exitHelp = `
 Exit status:
   0  success (a run that ended SUCCESS or PARTIAL_SUCCESS)
   1  failure (a run that ended FAILED, an invalid file, an I/O error)
-  2  usage error (unknown flag, wrong number of arguments)`
+  2  usage error (unknown command or flag, a missing or extra argument, a bad flag value)`
 
 // usageError marks errors that exit with status 2.
 type usageError struct{ err error }
@@ -42,23 +44,34 @@ var errReported = errors.New("reported")
 func main() { os.Exit(run(os.Args[1:])) }
 
 // run executes the command line and returns the exit status.
-func run(args []string) int {
+func run(args []string) int { return execute(args, os.Stdout, os.Stderr) }
+
+// execute runs the command line with the commands' output on stdout and
+// stderr, and maps its error to the exit status: the one place where exit
+// statuses are decided.
+func execute(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	root := newRootCommand()
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	cmd, err := root.ExecuteContextC(ctx)
 	var ue usageError
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.As(err, &ue):
-		fmt.Fprintf(os.Stderr, "specd: %v\nRun 'specd --help' for usage.\n", err)
+		path := "specd"
+		if cmd != nil {
+			path = cmd.CommandPath()
+		}
+		fmt.Fprintf(stderr, "specd: %v\nRun '%s --help' for usage.\n", err, path)
 		return exitUsage
 	case errors.Is(err, errReported):
 		return exitFailure
 	default:
-		fmt.Fprintf(os.Stderr, "specd: %v\n", err)
+		fmt.Fprintf(stderr, "specd: %v\n", err)
 		return exitFailure
 	}
 }
@@ -78,6 +91,7 @@ Start with 'specd demo', then 'specd init' and 'specd run' in your project.` + e
 		SilenceUsage:  true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetHelpCommand(newHelpCommand())
 	g.addFlags(root)
 	root.AddCommand(
 		newRunCommand(g),
@@ -92,13 +106,42 @@ Start with 'specd demo', then 'specd init' and 'specd run' in your project.` + e
 		newDemoCommand(g),
 		newVersionCommand(),
 	)
+	root.InitDefaultCompletionCmd() // now, so that wrapUsage covers it too
 	wrapUsage(root)
 	return root
 }
 
-// wrapUsage makes flag and argument errors of every command usage errors
-// (exit status 2).
+// newHelpCommand replaces cobra's help command, which prints "Unknown help
+// topic" and exits 0, by one whose unknown topics are usage errors.
+func newHelpCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		Long:  "Help about any command: 'specd help submit' prints the same as 'specd submit --help'.",
+		RunE: func(c *cobra.Command, args []string) error {
+			cmd, rest, err := c.Root().Find(args)
+			if err != nil || cmd == nil || len(rest) > 0 {
+				return usageError{fmt.Errorf("no help for %q: not a specd command", strings.Join(args, " "))}
+			}
+			return cmd.Help()
+		},
+	}
+}
+
+// wrapUsage makes flag and argument errors of c and every command below
+// it usage errors (exit status 2). A command that only groups others
+// ("specd", "specd specialist") prints its help when called alone and
+// refuses an unknown command, which cobra would otherwise print help for
+// and exit 0 (or, at the top, exit 1).
 func wrapUsage(c *cobra.Command) {
+	c.SuggestionsMinimumDistance = 2 // "stauts" suggests status
+	if c.HasSubCommands() && !c.Runnable() {
+		c.Args = unknownCommand
+		c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+	}
+	if !c.HasParent() && c.Args == nil {
+		c.Args = unknownCommand
+	}
 	for _, sub := range c.Commands() {
 		sub.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 		if args := sub.Args; args != nil {
@@ -111,4 +154,18 @@ func wrapUsage(c *cobra.Command) {
 		}
 		wrapUsage(sub)
 	}
+}
+
+// unknownCommand is the argument check of a command that only groups
+// others: any argument left after cobra found no subcommand in it is an
+// unknown command.
+func unknownCommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += " (did you mean " + strings.Join(s, " or ") + "?)"
+	}
+	return usageError{errors.New(msg)}
 }
