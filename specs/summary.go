@@ -6,19 +6,18 @@ import (
 	"io"
 	"path"
 	"strings"
+	"time"
 )
 
-// EstimateTokens is the token estimator of the context-reduction figure
-// (seed 004, "Context Reduction Calculations"): bytes/4, rounded down, the
-// usual rule of thumb for English text. bytes is a size in bytes; the
+// EstimateTokens is the token estimator of the context-reduction figure:
+// bytes/4, rounded down, the usual rule of thumb for English text. bytes is a size in bytes; the
 // result is a number of tokens, 0 for 0–3 bytes.
 func EstimateTokens(bytes int64) int { return int(bytes / 4) }
 
 // ContextReduction is the share of tokens an agent saves by reading the
 // metadata (OVERVIEW.md, metadataTokens) instead of the full reports
 // (fullTokens), in whole percent rounded down: (full − metadata) × 100 /
-// full (seed 004, "Context Reduction Calculations": (10,000 − 440) /
-// 10,000 = 95.6 % prints 95). It is 0 when full is 0, and 0 rather than a
+// full ((10,000 − 440) / 10,000 = 95.6 % prints 95). It is 0 when full is 0, and 0 rather than a
 // negative number when the metadata is as large as the reports or larger.
 func ContextReduction(metadataTokens, fullTokens int) int {
 	if fullTokens <= 0 || metadataTokens >= fullTokens {
@@ -27,16 +26,16 @@ func ContextReduction(metadataTokens, fullTokens int) int {
 	return (fullTokens - metadataTokens) * 100 / fullTokens
 }
 
-// RenderSummary writes the console summary of a run to w in the seed's
-// four sections (seed 004, Phase 3 STEP 8 and Phase 5; PRODUCT.md section
-// 3, "Outputs of a run"), plain text without colours:
+// RenderSummary writes the console summary of a run to w in four sections
+// (docs/contract.md#outcomes-and-threshold), plain text without colours:
 //
 //	Summary      "Research complete: 3/4 topics (75% success)", then
 //	             "RESEARCH_COORDINATOR_COMPLETE: <verdict>", a warning for
 //	             PARTIAL_SUCCESS, an error naming "HARD BARRIER FAILED" for
-//	             FAILED (or the plan error), and "Context reduction: N% (…;
+//	             FAILED (or the plan error), and, when a completed report
+//	             gives something to compare, "Context reduction: N% (…;
 //	             estimator: bytes/4)" from rs.MetadataTokens and rs.FullTokens
-//	Phases       each of rs.Phases with its duration ("850 ms", "12.3 s")
+//	Phases       each of rs.Phases with its duration ("850ms", "12.3s", "2m5s")
 //	Artifacts    the spec dir, the plan, OVERVIEW.md, each completed report
 //	             and the trace log, relative to the project root as in rs
 //	Next Steps   read OVERVIEW.md; each completed topic with quarantined
@@ -70,7 +69,7 @@ func RenderSummary(w io.Writer, rs RunState) error {
 	case rs.Verdict == VerdictFailed:
 		p("  Error: HARD BARRIER FAILED: %d%% is below the 50%% threshold.", rs.Rate)
 	}
-	if !running {
+	if !running && rs.Completed > 0 && rs.FullTokens > 0 {
 		p("  Context reduction: %d%% (metadata ~%d tokens vs full reports ~%d tokens; estimator: bytes/4)",
 			ContextReduction(rs.MetadataTokens, rs.FullTokens), rs.MetadataTokens, rs.FullTokens)
 	}
@@ -135,10 +134,14 @@ func RenderSummary(w io.Writer, rs RunState) error {
 	return bw.Flush()
 }
 
-// duration prints milliseconds as "850 ms" or "12.3 s".
+// duration prints milliseconds with their unit: "850ms" below a second,
+// "12.3s" below a minute, then whole seconds as "2m5s" or "1h2m0s".
 func duration(ms int64) string {
-	if ms < 1000 {
-		return fmt.Sprintf("%d ms", ms)
+	switch {
+	case ms < 1000:
+		return fmt.Sprintf("%dms", ms)
+	case ms < 59_950: // below that, %.1f rounds to 60.0
+		return fmt.Sprintf("%.1fs", float64(ms)/1000)
 	}
-	return fmt.Sprintf("%.1f s", float64(ms)/1000)
+	return (time.Duration(ms) * time.Millisecond).Round(time.Second).String()
 }

@@ -42,7 +42,7 @@ func TestSummaryGolden(t *testing.T) {
 				VerdictFailed:         {"RESEARCH_COORDINATOR_COMPLETE: FAILED\n", "Error: HARD BARRIER FAILED"},
 			}[rs.Verdict]
 			want = append(want, "Context reduction: 95% (metadata ~440 tokens vs full reports ~10000 tokens; estimator: bytes/4)\n",
-				"specialists  12.3 s\n", "plan         3 ms\n")
+				"specialists  12.3s\n", "plan         3ms\n")
 			if rs.Verdict != VerdictSuccess {
 				want = append(want, "specd rerun 007\n", "specd errors --workflow specd_007_1795341600000000000\n")
 			}
@@ -103,6 +103,35 @@ func TestSummaryRunningAndPlanError(t *testing.T) {
 	}
 }
 
+// A run with no completed report has nothing to compare the metadata
+// with: no "Context reduction" line, not a meaningless 0 %.
+func TestSummaryNoReductionWithoutReports(t *testing.T) {
+	rs, _ := sampleRun(OutcomeTimeout, OutcomeCrashed, OutcomeMissing)
+	out := renderSummary(t, rs)
+	checkGolden(t, "summary-failed-0of3", []byte(out))
+	if strings.Contains(out, "Context reduction") {
+		t.Errorf("a run without a completed report shows a context reduction:\n%s", out)
+	}
+	for _, w := range []string{"Research complete: 0/3 topics (0% success)", "HARD BARRIER FAILED", "specd rerun 007"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("no %q in\n%s", w, out)
+		}
+	}
+}
+
+// Phase durations carry their unit at every scale.
+func TestSummaryDurations(t *testing.T) {
+	rs, _ := sampleRun(OutcomeCompleted)
+	rs.Phases = []Phase{{"plan", 0}, {"a", 999}, {"b", 1000}, {"c", 59_949}, {"d", 59_950}, {"e", 125_400}, {"f", 3_720_000}}
+	phases := section2(renderSummary(t, rs), "Phases")
+	for _, w := range []string{"plan         0ms\n", "a            999ms\n", "b            1.0s\n", "c            59.9s\n",
+		"d            1m0s\n", "e            2m5s\n", "f            1h2m0s\n"} {
+		if !strings.Contains(phases, w) {
+			t.Errorf("no %q in\n%s", w, phases)
+		}
+	}
+}
+
 type failWriter struct{}
 
 func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
@@ -114,7 +143,7 @@ func TestSummaryWriterError(t *testing.T) {
 	}
 }
 
-// The seed 004, Phase 5 threshold with integer arithmetic.
+// The 50 % threshold with integer arithmetic (docs/contract.md#outcomes-and-threshold).
 func TestThreshold(t *testing.T) {
 	for _, tc := range []struct {
 		c, e    int
@@ -134,8 +163,8 @@ func TestThreshold(t *testing.T) {
 
 func TestContextReduction(t *testing.T) {
 	for _, tc := range []struct{ meta, full, want int }{
-		{440, 10000, 95}, // seed: (10,000 − 440) / 10,000 = 95.6 %, rounded down
-		{440, 2000, 78},  // seed: (2,000 − 440) / 2,000 = 78 %
+		{440, 10000, 95}, // (10,000 − 440) / 10,000 = 95.6 %, rounded down
+		{440, 2000, 78},  // (2,000 − 440) / 2,000 = 78 %
 		{0, 1000, 100},
 		{100, 0, 0},
 		{100, 100, 0},
@@ -153,7 +182,7 @@ func TestContextReduction(t *testing.T) {
 }
 
 // A completed topic whose structured result had text quarantined points
-// the reader at its quarantine file (PRODUCT.md section 8).
+// the reader at its quarantine file (docs/contract.md#structured-results).
 func TestSummaryQuarantine(t *testing.T) {
 	rs, _ := sampleRun(OutcomeCompleted, OutcomeCompleted)
 	rs.Topics[1].Quarantined = 2
