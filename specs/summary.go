@@ -27,7 +27,7 @@ func ContextReduction(metadataTokens, fullTokens int) int {
 }
 
 // RenderSummary writes the console summary of a run to w in four sections
-// (docs/contract.md#outcomes-and-threshold), plain text without colours:
+// (docs/contract.md#threshold), plain text without colours:
 //
 //	Summary      "Research complete: 3/4 topics (75% success)", then
 //	             "RESEARCH_COORDINATOR_COMPLETE: <verdict>", a warning for

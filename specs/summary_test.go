@@ -143,7 +143,7 @@ func TestSummaryWriterError(t *testing.T) {
 	}
 }
 
-// The 50 % threshold with integer arithmetic (docs/contract.md#outcomes-and-threshold).
+// The 50 % threshold with integer arithmetic (docs/contract.md#threshold).
 func TestThreshold(t *testing.T) {
 	for _, tc := range []struct {
 		c, e    int

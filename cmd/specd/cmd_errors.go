@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,12 +26,17 @@ func newErrorsCommand(g *globalOptions) *cobra.Command {
 		Short: "List entries of errors.jsonl",
 		Long: `List the entries of <specs-dir>/../errors.jsonl (.opencode/errors.jsonl by default),
 oldest first: time, severity, error_type, workflow_id and message, then the recovery hint.
---json prints the matching entries as JSON lines, as stored.
-Lines that are not JSON (torn or foreign) are skipped and counted on stderr.` + exitHelp,
+With no entry it says "no errors recorded", or "no matching errors" when the filters
+leave none. --json prints the matching entries as JSON lines, as stored (nothing when
+none match). Lines that are not JSON (torn or foreign) are skipped and counted on stderr.
+The entry format: docs/contract.md#errors-jsonl.` + exitHelp,
 		Example: `  specd errors --since 24h --type timeout_error
   specd errors --workflow specd_007_434e43c7e907 --json | jq .details`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.Type != "" && !slices.Contains(errorTypes, f.Type) {
+				return usageError{fmt.Errorf("--type %q: want one of %s", f.Type, strings.Join(errorTypes, ", "))}
+			}
 			if since != "" {
 				t, err := parseSince(since, time.Now())
 				if err != nil {
@@ -41,19 +48,21 @@ Lines that are not JSON (torn or foreign) are skipped and counted on stderr.` + 
 			if err != nil {
 				return err
 			}
+			if err := p.requireTree(); err != nil {
+				return err
+			}
 			path := daemon.ErrorsPath(p.specsDir)
 			entries, skipped, err := jsonl.Read(path)
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			if err != nil {
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}
 			out := cmd.OutOrStdout()
+			matched := 0
 			for _, e := range entries {
 				if !f.Match(e) {
 					continue
 				}
+				matched++
 				if asJSON {
 					b, _ := json.Marshal(e)
 					fmt.Fprintf(out, "%s\n", b)
@@ -67,19 +76,33 @@ Lines that are not JSON (torn or foreign) are skipped and counted on stderr.` + 
 			if skipped > 0 {
 				fmt.Fprintf(cmd.ErrOrStderr(), "specd: %s: %d lines are not JSON objects and were skipped\n", path, skipped)
 			}
+			switch {
+			case matched > 0 || asJSON:
+			case len(entries) == 0:
+				fmt.Fprintln(out, "no errors recorded")
+			default:
+				fmt.Fprintln(out, "no matching errors")
+			}
 			return nil
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print matching entries as JSON lines")
 	c.Flags().StringVar(&since, "since", "", "only entries at or after this time: a duration ago (24h, 90m) or RFC 3339")
-	c.Flags().StringVar(&f.Type, "type", "", "only this error_type (agent_error, validation_error, timeout_error, parse_error, file_error, state_error, execution_error)")
+	c.Flags().StringVar(&f.Type, "type", "", "only this error_type ("+strings.Join(errorTypes, ", ")+")")
 	c.Flags().StringVar(&f.WorkflowID, "workflow", "", "only this workflow_id")
 	return c
 }
 
-// parseSince reads --since: a Go duration before now, or an RFC 3339 time.
+// errorTypes are the error_type values --type takes.
+var errorTypes = []string{
+	jsonl.TypeAgent, jsonl.TypeValidation, jsonl.TypeTimeout, jsonl.TypeParse,
+	jsonl.TypeFile, jsonl.TypeState, jsonl.TypeExecution,
+}
+
+// parseSince reads --since: a Go duration before now (not negative), or
+// an RFC 3339 time.
 func parseSince(s string, now time.Time) (time.Time, error) {
-	if d, err := time.ParseDuration(s); err == nil {
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
 		return now.Add(-d), nil
 	}
 	if t, err := time.Parse(time.RFC3339, s); err == nil {

@@ -29,12 +29,16 @@ func newGapsCommand(g *globalOptions) *cobra.Command {
 		Long: `List the rows of the "## Source Gaps" table in .opencode/memory/agent-memory.md:
 id, date, gap type (missing_official_docs, outdated_sources, insufficient_coverage,
 low_reliability), resolution and topic. specd adds a row when a completed report's
-sources show a gap (seed 003); the same open gap is never added twice.
+sources show a gap; the same open gap is never added twice (docs/contract.md#gap-table).
+With no row it says "no open gaps"; --json then prints [].
 Resolve one with 'specd gaps resolve ID'.` + exitHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, err := g.resolve()
 			if err != nil {
+				return err
+			}
+			if err := p.requireTree(); err != nil {
 				return err
 			}
 			rows, err := memory.List(p.memoryPath())
@@ -46,6 +50,10 @@ Resolve one with 'specd gaps resolve ID'.` + exitHelp,
 					rows = []memory.Row{}
 				}
 				return writeJSON(cmd.OutOrStdout(), rows)
+			}
+			if len(rows) == 0 {
+				fmt.Fprintln(cmd.OutOrStdout(), "no open gaps")
+				return nil
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			for _, r := range rows {
@@ -96,6 +104,9 @@ func newGapsResolveCommand(g *globalOptions) *cobra.Command {
 			}
 			p, err := g.resolve()
 			if err != nil {
+				return err
+			}
+			if err := p.requireTree(); err != nil {
 				return err
 			}
 			how := memory.Accepted

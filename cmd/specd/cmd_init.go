@@ -25,7 +25,8 @@ specialist:
   # local (built in, offline) | opencode | claude | command
   preset: local
   # opencode/claude: --model (opencode: provider/model) and --agent; with an agent
-  # (specd init --agents) the prompt asks for the seed 002 JSON result
+  # (specd init --agents) the prompt asks for a WebResearcherResult JSON result
+  # (docs/contract.md#structured-results)
   # model: anthropic/claude-sonnet-4-5
   # agent: research-specialist
   # binary: /usr/local/bin/opencode     # default: opencode / claude from PATH
@@ -90,11 +91,17 @@ this binary) in $XDG_CONFIG_HOME/systemd/user/ and enables specd@<project>.servi
 the instance named by 'systemd-escape --path <project>':
   systemctl --user daemon-reload
   systemctl --user enable --now specd@<project>.service
+It needs your user's service manager, reached through the user session bus
+($XDG_RUNTIME_DIR/bus), which a login session has and 'su' or 'sudo' shells do not.
+Without it init stops before writing anything; run it from a login session, or enable
+lingering (loginctl enable-linger $USER, then log in again), or use the system unit
+systemd/specd.service instead (docs/operating.md#systemd). If a systemctl step fails,
+the unit file is removed again, so nothing is left half-installed.
 --agents opencode|claude writes a research-specialist agent definition for that CLI
 (.opencode/agents/research-specialist.md or .claude/agents/research-specialist.md): tools
-narrowed to read-only web access and reading (seed 002), output exactly the seed 002
-WebResearcherResult JSON, which specd checks and renders into the report. A new
-specd.yaml then uses it (preset: <cli>, agent: research-specialist).
+narrowed to read-only web access and reading, output exactly the WebResearcherResult
+JSON (docs/contract.md#structured-results), which specd checks and renders into the
+report. A new specd.yaml then uses it (preset: <cli>, agent: research-specialist).
 
 --dry-run prints every step and changes nothing.` + exitHelp,
 		Args: cobra.NoArgs,
@@ -102,6 +109,19 @@ specd.yaml then uses it (preset: <cli>, agent: research-specialist).
 			p, err := g.resolve()
 			if err != nil {
 				return err
+			}
+			var def []byte
+			if agentCLI != "" {
+				if def, err = agents.Definition(agentCLI); err != nil {
+					return usageError{err}
+				}
+			}
+			// Everything --systemd-user needs is checked before anything is written.
+			var unit userUnit
+			if systemdUser {
+				if unit, err = prepareUserUnit(p.root, dryRun); err != nil {
+					return err
+				}
 			}
 			out := cmd.OutOrStdout()
 			would := ""
@@ -117,10 +137,6 @@ specd.yaml then uses it (preset: <cli>, agent: research-specialist).
 			fmt.Fprintf(out, "spec tree: %s\n", rel(p.root, inbox))
 			cfg := configTemplate
 			if agentCLI != "" {
-				def, err := agents.Definition(agentCLI)
-				if err != nil {
-					return usageError{err}
-				}
 				if !dryRun {
 					if err := os.MkdirAll(filepath.Join(p.root, filepath.Dir(agents.Path(agentCLI))), 0o755); err != nil {
 						return err
@@ -156,7 +172,7 @@ specd.yaml then uses it (preset: <cli>, agent: research-specialist).
 				fmt.Fprintln(out, "kept .gitignore")
 			}
 			if systemdUser {
-				return installUserUnit(cmd, p.root, dryRun)
+				return unit.install(cmd, dryRun)
 			}
 			return nil
 		},
@@ -164,55 +180,145 @@ specd.yaml then uses it (preset: <cli>, agent: research-specialist).
 	c.Flags().BoolVar(&systemdUser, "systemd-user", false, "install and enable the systemd user unit for this project")
 	c.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be done, change nothing")
 	c.Flags().StringVar(&agentCLI, "agents", "", "write the read-only research-specialist agent for this CLI (opencode or claude):\n"+
-		".opencode/agents/ or .claude/agents/research-specialist.md, asking for the seed 002 JSON")
+		".opencode/agents/ or .claude/agents/research-specialist.md, asking for the WebResearcherResult JSON")
 	return c
 }
 
-// installUserUnit writes the user unit template and enables this project's
-// instance with systemctl --user.
-func installUserUnit(cmd *cobra.Command, root string, dryRun bool) error {
-	out := cmd.OutOrStdout()
+// userUnit is what --systemd-user installs: the template's path and
+// text, and the systemctl steps that enable this project's instance.
+type userUnit struct {
+	exe, path, instance string
+	steps               [][]string
+	busProblem          string // why systemctl --user cannot work here; "" when it may
+}
+
+// noUserBusHelp says what to do when systemctl --user cannot reach the
+// user's service manager.
+const noUserBusHelp = `what to do: run specd init --systemd-user from a login session (ssh or a desktop login, not su or sudo),
+or let your user manager run without one: loginctl enable-linger $USER, then log in again;
+or install the system unit systemd/specd.service instead (docs/operating.md#systemd)`
+
+// prepareUserUnit works out the unit file and steps for root and checks,
+// unless dryRun, that they can succeed: systemctl is installed and the
+// user session bus exists. Nothing is written.
+func prepareUserUnit(root string, dryRun bool) (userUnit, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return err
+		return userUnit{}, err
 	}
 	cfgHome := os.Getenv("XDG_CONFIG_HOME")
 	if cfgHome == "" {
 		home, err := os.UserHomeDir()
 		if err != nil {
-			return err
+			return userUnit{}, fmt.Errorf("--systemd-user: %w (set XDG_CONFIG_HOME or HOME)", err)
 		}
 		cfgHome = filepath.Join(home, ".config")
 	}
-	unitPath := filepath.Join(cfgHome, "systemd", "user", "specd@.service")
-	instance := systemd.InstanceName(root)
-	steps := [][]string{
-		{"systemctl", "--user", "daemon-reload"},
-		{"systemctl", "--user", "enable", "--now", instance},
+	u := userUnit{
+		exe:      exe,
+		path:     filepath.Join(cfgHome, "systemd", "user", "specd@.service"),
+		instance: systemd.InstanceName(root),
 	}
+	u.steps = [][]string{
+		{"systemctl", "--user", "daemon-reload"},
+		{"systemctl", "--user", "enable", "--now", u.instance},
+	}
+	u.busProblem = userBusProblem()
 	if dryRun {
-		fmt.Fprintf(out, "would write %s (ExecStart=%s run --root %%f)\n", unitPath, exe)
-		for _, s := range steps {
+		return u, nil
+	}
+	if _, err := exec.LookPath("systemctl"); err != nil {
+		return userUnit{}, errors.New("--systemd-user: systemctl not found: it needs systemd; nothing was written")
+	}
+	if u.busProblem != "" {
+		return userUnit{}, fmt.Errorf("--systemd-user: %s, so systemctl --user cannot reach your service manager; nothing was written.\n%s", u.busProblem, noUserBusHelp)
+	}
+	return u, nil
+}
+
+// userBusProblem says why there is no user session bus, the way
+// systemctl --user looks for one ($XDG_RUNTIME_DIR/systemd/private or
+// /bus, else $DBUS_SESSION_BUS_ADDRESS); "" when there may be one.
+func userBusProblem() string {
+	if os.Getenv("DBUS_SESSION_BUS_ADDRESS") != "" {
+		return ""
+	}
+	dir := os.Getenv("XDG_RUNTIME_DIR")
+	if dir == "" {
+		return "no user session bus (XDG_RUNTIME_DIR is not set)"
+	}
+	for _, s := range []string{"bus", filepath.Join("systemd", "private")} {
+		if _, err := os.Stat(filepath.Join(dir, s)); err == nil {
+			return ""
+		}
+	}
+	return "no user session bus (no " + filepath.Join(dir, "bus") + ")"
+}
+
+// install writes the unit template and runs the systemctl steps. When a
+// step fails it puts back the unit file as it was (removing it when it is
+// new) and disables the instance, so nothing is left half-installed.
+func (u userUnit) install(cmd *cobra.Command, dryRun bool) error {
+	out := cmd.OutOrStdout()
+	if dryRun {
+		fmt.Fprintf(out, "would write %s (ExecStart=%s run --root %%f)\n", u.path, u.exe)
+		for _, s := range u.steps {
 			fmt.Fprintf(out, "would run: %s\n", strings.Join(s, " "))
+		}
+		if u.busProblem != "" {
+			fmt.Fprintf(cmd.ErrOrStderr(), "specd: warning: %s: without --dry-run init would stop here (see specd init --help)\n", u.busProblem)
 		}
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(unitPath), 0o755); err != nil {
+	old, err := os.ReadFile(u.path)
+	existed := err == nil
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	if err := atomicfile.WriteFile(unitPath, []byte(systemd.UserUnit(exe)), 0o644); err != nil {
+	if err := os.MkdirAll(filepath.Dir(u.path), 0o755); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "wrote %s\n", unitPath)
-	for _, s := range steps {
+	if err := atomicfile.WriteFile(u.path, []byte(systemd.UserUnit(u.exe)), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "wrote %s\n", u.path)
+	for i, s := range u.steps {
 		fmt.Fprintf(out, "run: %s\n", strings.Join(s, " "))
 		c := exec.CommandContext(cmd.Context(), s[0], s[1:]...)
 		c.Stdout, c.Stderr = out, cmd.ErrOrStderr()
 		if err := c.Run(); err != nil {
-			return fmt.Errorf("%s: %w", strings.Join(s, " "), err)
+			undo := u.undo(cmd, i > 0, existed, old)
+			return fmt.Errorf("%s: %w; %s.\nIf systemctl could not connect to the bus: %s", strings.Join(s, " "), err, undo, noUserBusHelp)
 		}
 	}
 	return nil
+}
+
+// undo reverts install after a failed step: it disables the instance when
+// enabling was tried, and puts back or removes the unit file. It returns
+// what it did, for the error message.
+func (u userUnit) undo(cmd *cobra.Command, enabled, existed bool, old []byte) string {
+	quiet := func(args ...string) {
+		c := exec.CommandContext(cmd.Context(), args[0], args[1:]...)
+		_ = c.Run() // best effort: the step before failed already
+	}
+	if enabled {
+		quiet("systemctl", "--user", "disable", "--now", u.instance)
+	}
+	did := ""
+	if existed {
+		if err := atomicfile.WriteFile(u.path, old, 0o644); err != nil {
+			return fmt.Sprintf("could not put back %s: %v", u.path, err)
+		}
+		did = "put back the previous " + u.path
+	} else {
+		if err := os.Remove(u.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Sprintf("could not remove %s: %v", u.path, err)
+		}
+		did = "removed " + u.path + " again: nothing is left installed"
+	}
+	quiet("systemctl", "--user", "daemon-reload")
+	return did
 }
 
 // ensureGitignore writes or refreshes the managed block, leaving every

@@ -13,8 +13,9 @@ func newRerunCommand(g *globalOptions) *cobra.Command {
 	var topics []int
 	c := &cobra.Command{
 		Use:   "rerun NNN [--topic I]...",
-		Short: "Run the failed topics of a finished run again",
-		Long: `Reopen a finished run so that only its topics without a valid report run again;
+		Short: "Run the failed or cancelled topics of a finished run again",
+		Long: `Reopen a finished run so that only its topics without a valid report (failed or
+cancelled) run again;
 completed reports are kept and not re-run. --topic I (0-based, repeatable) runs exactly
 those topics again, even when their report is valid. With a daemon running on the tree,
 the daemon picks the run up; otherwise rerun runs it in this process. Prints the summary.` + exitHelp,
@@ -22,6 +23,9 @@ the daemon picks the run up; otherwise rerun runs it in this process. Prints the
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := g.resolve()
 			if err != nil {
+				return err
+			}
+			if err := p.requireTree(); err != nil {
 				return err
 			}
 			if _, err := p.config(); err != nil {

@@ -1,22 +1,28 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/specd-dev/specd/daemon"
+	"github.com/specd-dev/specd/specs"
 )
 
 func newRunCommand(g *globalOptions) *cobra.Command {
-	var standby bool
+	var standby, initTree bool
 	c := &cobra.Command{
 		Use:   "run",
 		Short: "Run the daemon in the foreground",
 		Long: `Run the daemon in the foreground: watch the spec tree, take requests from
 <specs-dir>/inbox/, and run every plan whose Status is PLAN_COMPLETE (or that has no
-Status line). SIGTERM or SIGINT stops intake, stops running specialists (SIGTERM to each
-process group, SIGKILL after specialist.grace), checkpoints and exits 0.
+Status line). The first SIGTERM or SIGINT is a warm shutdown: intake stops, no new topic
+starts, and running specialists may finish for up to shutdown_timeout; a second signal
+(or the end of shutdown_timeout) stops them (SIGTERM to each process group, SIGKILL after
+specialist.grace). specd then checkpoints and exits 0; unfinished runs resume at the next
+start.
 SIGHUP re-reads .opencode/specd.yaml (a bad file keeps the running config).
 Only one daemon runs on a spec tree at a time (<specs-dir>/.specd.lock): a second one
 exits with status 1, or with --standby waits and takes over within a second when the
@@ -25,9 +31,20 @@ with a valid report are not run again, and a specialist still running from befor
 waited for, never started twice.
 Under systemd (Type=notify) it sends READY=1 after the first full scan, STATUS= with
 live counts, WATCHDOG=1 from its event loop, RELOADING=1 and STOPPING=1, and logs to
-journald with levels (journalctl -p warning).` + exitHelp,
+journald with levels (journalctl -p warning).
+
+Where the spec tree does not exist yet: in a project (a directory holding .git/ or
+.opencode/) run creates it, as 'specd init' would; anywhere else it refuses with
+"no .opencode/specs here" and exits 1, so that a daemon started in the wrong directory
+does not leave a tree there. --init creates the tree in any case (only <specs-dir>/inbox/;
+'specd init' also writes the config and the .gitignore block).
+Operating it: docs/operating.md#daemon and docs/operating.md#shutdown.` + exitHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := g.logger(os.Stderr)
+			if err != nil {
+				return err
+			}
 			p, err := g.resolve()
 			if err != nil {
 				return err
@@ -36,9 +53,17 @@ journald with levels (journalctl -p warning).` + exitHelp,
 			if err != nil {
 				return err
 			}
-			log, err := g.logger(os.Stderr)
-			if err != nil {
-				return err
+			if err := p.requireTree(); err != nil {
+				switch {
+				case initTree:
+					inbox := filepath.Join(p.specsDir, specs.InboxDir)
+					if err := os.MkdirAll(inbox, 0o755); err != nil {
+						return err
+					}
+					fmt.Fprintf(cmd.ErrOrStderr(), "specd: created %s\n", rel(p.root, inbox))
+				case !p.isProject():
+					return fmt.Errorf("no %s here and %s holds no .git/ or .opencode/ (run specd init, or specd run --init)", p.specsFlag, p.root)
+				}
 			}
 			d, err := daemon.New(daemon.Options{Root: p.root, SpecsDir: p.specsDir, Config: cfg, Log: log, Reload: p.config, Standby: standby})
 			if err != nil {
@@ -48,5 +73,6 @@ journald with levels (journalctl -p warning).` + exitHelp,
 		},
 	}
 	c.Flags().BoolVar(&standby, "standby", false, "when another daemon runs this tree, wait and take over when it stops")
+	c.Flags().BoolVar(&initTree, "init", false, "create the spec tree when it does not exist, even outside a project")
 	return c
 }

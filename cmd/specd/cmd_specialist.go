@@ -26,7 +26,8 @@ SPECD_SPEC_DIR, SPECD_REQUEST_FILE, SPECD_RESEARCH_COMPLEXITY, SPECD_WORKFLOW_ID
 SPECD_PROJECT_ROOT) or, when they are absent, the same fields as one JSON object on stdin.
 It ranks the project's text files (those git would track) with BM25 against the topic and
 writes a contract-valid report whose findings cite path:line with the excerpt found there.
-It prints REPORT_CREATED: <path>, or ERROR_CONTEXT: {json} and TASK_ERROR: <type> - <message>.` + exitHelp,
+It prints REPORT_CREATED: <path>, or ERROR_CONTEXT: {json} and TASK_ERROR: <type> - <message>.
+The specialist input and signals: docs/contract.md#specialists.` + exitHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			in, err := specialist.InputFromEnv()

@@ -37,6 +37,14 @@ running on the tree, --wait runs the plan in this process.` + exitHelp,
 		Example: `  specd submit "How does token refresh work?" --topic "Refresh token rotation" --topic "Session storage" --wait`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if strings.TrimSpace(args[0]) == "" {
+				return usageError{errors.New("the request is empty: give the question to research, e.g. specd submit \"How does token refresh work?\"")}
+			}
+			for i, t := range topics {
+				if strings.TrimSpace(t) == "" {
+					return usageError{fmt.Errorf("--topic %d of %d is empty", i+1, len(topics))}
+				}
+			}
 			if complexity < 0 || complexity > 4 {
 				return usageError{errors.New("--complexity: want 1 to 4")}
 			}
@@ -72,7 +80,7 @@ running on the tree, --wait runs the plan in this process.` + exitHelp,
 	}
 	c.Flags().StringArrayVar(&topics, "topic", nil, "a topic to research (repeatable)")
 	c.Flags().IntVar(&complexity, "complexity", 0, "research_complexity 1-4 (default 2)")
-	c.Flags().StringVar(&depth, "depth", "", "seed 001 analysis depth for codebase analysis: execution_only, focused or comprehensive\n(written to the plan as \"Analysis Depth:\" and passed as SPECD_ANALYSIS_DEPTH)")
+	c.Flags().StringVar(&depth, "depth", "", "analysis depth for codebase analysis: execution_only, focused or comprehensive\n(written to the plan as \"Analysis Depth:\" and passed as SPECD_ANALYSIS_DEPTH;\ndocs/contract.md#structured-results)")
 	c.Flags().BoolVar(&wait, "wait", false, "wait for the run to finish and print its summary")
 	return c
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,19 +21,21 @@ func newValidateCommand(_ *globalOptions) *cobra.Command {
 		Short: "Check reports, plans, trace logs and OVERVIEW.md against their contracts",
 		Long: `Check each FILE and print one line per file: "FILE: ok ..." or "FILE:LINE: invalid: reason".
 The kind is taken from the name:
-  *invocation-plan.txt    the plan format (PRODUCT.md section 3)
-  *invocation-trace.log   the seed trace-line format
+  *invocation-plan.txt    the plan format (docs/contract.md#plan-format), and that its
+                          Status is PLAN_CREATED or PLAN_COMPLETE
+  *invocation-trace.log   the trace-line format ([time] Topic[i]: ... | Status: ...)
   OVERVIEW.md             the OVERVIEW layout, and that its report links exist
-  a structured result     seed 002 JSON ({...}) or a seed 000/001 envelope (front matter
-                          with message_type RESEARCH_RESPONSE / ANALYSIS_RESPONSE): its
-                          JSON Schema, sections and counts, then the seed 002 gate (every
-                          claim cited, code citations checked against the files under the
-                          current directory, prompt-injection quarantine); prints what
-                          the gate would remove
-  anything else           the report contract (seed 004, Appendix C): front matter with
-                          report_type, topic, findings_count, recommendations_count,
-                          created_date, status: complete; ## Summary, ## Findings,
-                          ## Sources; counts equal the list items
+  a structured result     WebResearcherResult JSON ({...}) or a research/analysis envelope
+                          (front matter with message_type RESEARCH_RESPONSE /
+                          ANALYSIS_RESPONSE): its JSON Schema, sections and counts, then
+                          the gate (every claim cited, code citations checked against the
+                          files under the current directory, prompt-injection quarantine);
+                          prints what the gate would remove
+                          (docs/contract.md#structured-results)
+  anything else           the report contract (docs/contract.md#report-contract): front
+                          matter with report_type, topic, findings_count,
+                          recommendations_count, created_date, status: complete;
+                          ## Summary, ## Findings, ## Sources; counts equal the list items
 --topic also checks that a report's topic matches.` + exitHelp,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -63,8 +66,17 @@ func validateFile(path, topic string) (string, error) {
 	switch {
 	case strings.HasSuffix(name, "invocation-plan.txt"):
 		p, err := plans.ParseFile(path)
+		var pe *plans.ParseError
+		if errors.As(err, &pe) {
+			return "", fileLineError(path, pe.Line, pe.Msg)
+		}
 		if err != nil {
 			return "", err
+		}
+		if p.HasStatus {
+			if err := plans.CheckStatus(p.Status); err != nil {
+				return "", fileLineError(path, statusLine(path), err.Error()+": specd will not run this plan")
+			}
 		}
 		return fmt.Sprintf("plan, %d topics, status %s", len(p.Topics), orNone(p.Status)), nil
 	case strings.HasSuffix(name, "invocation-trace.log"):
@@ -94,7 +106,36 @@ func validateFile(path, topic string) (string, error) {
 	return fmt.Sprintf("report, %d findings, %d recommendations", m.FindingsCount, m.RecommendationsCount), nil
 }
 
-// validateResult checks a structured result (PRODUCT.md section 8) as the
+// fileLineError is "FILE:LINE: invalid: msg", without LINE when it is 0.
+func fileLineError(path string, line int, msg string) error {
+	if line > 0 {
+		return fmt.Errorf("%s:%d: invalid: %s", path, line, msg)
+	}
+	return fmt.Errorf("%s: invalid: %s", path, msg)
+}
+
+// statusLine returns the 1-based line of the plan's last "Status:" line
+// (the one that counts; "STATUS=" too), for messages; 0 if it cannot tell.
+func statusLine(path string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	text := strings.ReplaceAll(strings.ReplaceAll(string(b), "\r\n", "\n"), "\r", "\n")
+	found := 0
+	for i, l := range strings.Split(text, "\n") {
+		for _, k := range []string{"Status", "STATUS"} {
+			if rest, ok := strings.CutPrefix(strings.TrimSpace(l), k); ok {
+				if rest = strings.TrimSpace(rest); strings.HasPrefix(rest, ":") || strings.HasPrefix(rest, "=") {
+					found = i + 1
+				}
+			}
+		}
+	}
+	return found
+}
+
+// validateResult checks a structured result (docs/contract.md#structured-results) as the
 // daemon does, with the current directory as the project root for code
 // citations and no correlation id to match.
 func validateResult(path string, data []byte) (string, error) {

@@ -17,7 +17,7 @@ import (
 	"github.com/specd-dev/specd/config"
 )
 
-// globalOptions are the flags every command takes (docs/configuration.md).
+// globalOptions are the flags every command takes (docs/configuration.md#flags).
 type globalOptions struct {
 	root     string
 	specsDir string
