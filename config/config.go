@@ -1,6 +1,6 @@
 // Package config reads .opencode/specd.yaml. Every key has a default, so no
-// file is needed; the keys are those of PRODUCT.md section 6, which scripts
-// and agents rely on.
+// file is needed; docs/configuration.md lists the keys, which scripts and
+// agents rely on.
 package config
 
 import (
@@ -62,7 +62,8 @@ type Specialist struct {
 	// (.opencode/agents/NAME.md) or a Claude Code subagent
 	// (.claude/agents/NAME.md). "" uses the CLI's default agent. With an
 	// agent (`specd init --agents` writes research-specialist) the default
-	// prompt asks for the seed 002 JSON result instead of a written report.
+	// prompt asks for a structured result (docs/contract.md#structured-results)
+	// instead of a written report.
 	Agent string `yaml:"agent"`
 	// Prompt is a Go template replacing the default prompt sent to the
 	// agent per topic; its fields are those of the specialist input
@@ -97,7 +98,7 @@ type Config struct {
 	Sources   Sources `yaml:"sources"`
 }
 
-// Sources configures source-quality scoring (seed 003).
+// Sources configures source-quality scoring (docs/contract.md#source-quality).
 type Sources struct {
 	// Registry is a YAML file (relative to the project root) that replaces
 	// the built-in Official Domains Registry; "" keeps the built-in one.

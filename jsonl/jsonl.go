@@ -1,5 +1,5 @@
 // Package jsonl appends to and reads errors.jsonl, the append-only error log
-// shared by specd and the agents it runs (PRODUCT.md sections 4 and 5).
+// shared by specd and the agents it runs (docs/contract.md#errors-jsonl).
 //
 // Each entry is one JSON object on one line. Append writes a line with a
 // single write call on a file opened O_APPEND, under an exclusive flock on
@@ -32,7 +32,7 @@ import (
 	"github.com/gofrs/flock"
 )
 
-// The error_type values (PRODUCT.md section 5).
+// The error_type values (docs/contract.md#errors-jsonl).
 const (
 	TypeAgent      = "agent_error"      // a specialist failed or broke the report contract
 	TypeValidation = "validation_error" // a report or the barrier did not validate
@@ -50,7 +50,7 @@ const SchemaVersion = 1
 // skipped and counted, without holding them in memory.
 const maxLine = 16 << 20
 
-// Entry is one line of errors.jsonl (PRODUCT.md section 5). Message and
+// Entry is one line of errors.jsonl (docs/contract.md#errors-jsonl). Message and
 // ErrorMessage hold the same text, and Details and Context the same
 // object, one spelling per real schema: Append and Read fill whichever of
 // a pair is empty from the other.
@@ -103,7 +103,7 @@ func (e *Entry) mirror() {
 	}
 }
 
-// Rotation limits (PRODUCT.md section 5, as the real tooling does): before
+// Rotation limits (as the real tooling rotates the file): before
 // an Append, a live file of MaxBytes bytes or more is renamed to .1, .1 to
 // .2 and so on up to .Keep; the old .Keep is dropped. MaxBytes ≤ 0 turns
 // rotation off; Keep ≤ 0 drops the full file instead of keeping it. Both
@@ -132,7 +132,7 @@ func Open(path string) *Log {
 // Path returns the path of the log file given to Open.
 func (l *Log) Path() string { return l.path }
 
-// Append adds e to the log as one line (PRODUCT.md sections 4 and 5). It
+// Append adds e to the log as one line (docs/contract.md#errors-jsonl). It
 // fills the defaults (Timestamp now in UTC, Command "specd", Severity
 // "error", SchemaVersion 1) and mirrors message/error_message and
 // details/context. Then, holding the exclusive flock on the lock file
@@ -264,7 +264,7 @@ func rotate(path string, maxBytes int64, keep int) error {
 // written whole, so a concurrent Append only adds lines Read may or may not
 // see.
 //
-// Reading is tolerant (PRODUCT.md section 5): lines of both real schemas
+// Reading is tolerant: lines of both real schemas
 // decode, unknown fields are ignored, and message/error_message and
 // details/context are mirrored as Append does. A field of the wrong JSON
 // type does not lose the line: a non-string scalar in a string field keeps
@@ -370,7 +370,7 @@ func (e *Entry) rescue(raw map[string]json.RawMessage) {
 	}
 }
 
-// Filter selects entries for `specd errors` (PRODUCT.md section 5). The
+// Filter selects entries for `specd errors`. The
 // zero value of each field matches every entry.
 type Filter struct {
 	Since      time.Time // entries whose timestamp is at or after Since; an entry without an RFC 3339 timestamp does not match a non-zero Since

@@ -296,7 +296,7 @@ func TestReadLines(t *testing.T) {
 			`{"timestamp":"2025-11-24T01:28:47Z","environment":"production","command":"/build","workflow_id":"b_1","error_type":"state_error","error_message":"bad state","source":"bash_block","stack":["84 f x.sh"],"context":{"plan_file":"/p.md"},"status":"FIX_PLANNED"}` + "\n",
 			[]Entry{{Timestamp: "2025-11-24T01:28:47Z", WorkflowID: "b_1", Command: "/build", ErrorType: TypeState, Message: "bad state", ErrorMessage: "bad state",
 				Source: "bash_block", Details: map[string]any{"plan_file": "/p.md"}, Context: map[string]any{"plan_file": "/p.md"}}}, 0},
-		{"message and details (seed 004)",
+		{"message and details (coordinator schema)",
 			`{"timestamp":"2025-11-24T01:28:47Z","workflow_id":"r_2","error_type":"agent_error","message":"no report","details":{"topic":1},"recovery_hint":"Re-run.","severity":"warning","schema_version":1}` + "\r\n",
 			[]Entry{{Timestamp: "2025-11-24T01:28:47Z", WorkflowID: "r_2", ErrorType: TypeAgent, Message: "no report", ErrorMessage: "no report",
 				Details: map[string]any{"topic": 1.0}, Context: map[string]any{"topic": 1.0}, RecoveryHint: "Re-run.", Severity: "warning", SchemaVersion: 1}}, 0},

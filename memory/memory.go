@@ -1,6 +1,5 @@
 // Package memory keeps the "## Source Gaps" table of the agent memory file,
-// .opencode/memory/agent-memory.md (seed 003, FR-006 and US4; PRODUCT.md
-// section 7):
+// .opencode/memory/agent-memory.md (docs/contract.md#gap-table):
 //
 //	| Date | Gap Type | Topic | Trigger | Resolution | Deferred Until |
 //
@@ -46,7 +45,7 @@ import (
 // Heading is the section specd owns.
 const Heading = "## Source Gaps"
 
-// columns are the table's header cells (seed 003, FR-006).
+// columns are the table's header cells.
 var columns = []string{"Date", "Gap Type", "Topic", "Trigger", "Resolution", "Deferred Until"}
 
 const (
@@ -54,8 +53,8 @@ const (
 	separator = "|------|----------|-------|---------|------------|----------------|"
 )
 
-// Resolutions of a gap (seed 003, US4: "research more | defer | accept
-// limitation"), as written in the Resolution column.
+// Resolutions of a gap (research more, defer, or accept as a limitation),
+// as written in the Resolution column.
 const (
 	Open        = "open"                              // recorded, no decision yet; an empty cell reads the same
 	Researching = "researching"                       // the topic is being researched again with the gap as guidance
@@ -492,7 +491,7 @@ func List(path string) ([]Row, error) {
 }
 
 // Resolve records a decision on row id ("G-001"; "g-1" and "1" name the
-// same row) as `specd gaps resolve` takes it (seed 003, US4):
+// same row) as `specd gaps resolve` takes it:
 //   - Researching: Resolution researching, Deferred Until cleared;
 //   - Deferred: Resolution deferred, Deferred Until = today (UTC) plus
 //     deferFor rounded up to whole days; deferFor must be positive;

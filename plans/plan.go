@@ -1,11 +1,11 @@
 // Package plans reads and writes invocation plans: the file that names each
 // topic of a research run and the pre-calculated path of its report
-// (seed 004 Phase 2, "Add STEP 2.5: Create Invocation Plan File").
+// (docs/contract.md#plan-format).
 //
 // The reader (Parse, ParseFile) is lenient: it accepts every variant that
-// PRODUCT.md section 3 ("Plan format") lists and that the real plans under
+// docs/contract.md#plan-format lists and that the real plans under
 // testdata/corpus/claude-config show. The writer (Format) is strict: it emits
-// exactly the seed format, which the reader reads back unchanged.
+// exactly one format, which the reader reads back unchanged.
 //
 // Limits: the package only reads and writes bytes. It does not resolve or
 // check report paths (absolute paths from another machine are kept as
@@ -29,18 +29,18 @@ import (
 )
 
 // FileName is the plan's file name inside NNN_slug/reports/ (or one level
-// up), from PRODUCT.md section 2.
+// up; docs/contract.md#layout).
 const FileName = ".invocation-plan.txt"
 
 // Plan statuses: the first word of a plan's last "Status:" line
-// (PRODUCT.md section 3, "Readiness"; seed 004 Phase 2, "Status marker").
+// (docs/contract.md#readiness).
 const (
 	StatusComplete = "PLAN_COMPLETE" // the writer is done: specd runs the plan
 	StatusCreated  = "PLAN_CREATED"  // the writer is still working: specd waits
 )
 
 // Topic is one entry of a plan, "[k] <title> -> <report path>"
-// (PRODUCT.md section 3, "Plan format").
+// (docs/contract.md#plan-format).
 type Topic struct {
 	Index      int    // 0-based position; plans numbered from 1 are shifted down
 	Title      string // the topic text as written: between "[k] " and the last " -> ", trimmed
@@ -49,7 +49,7 @@ type Topic struct {
 	Line       int    // 1-based line of the entry, for messages
 }
 
-// Plan is a parsed invocation plan (PRODUCT.md section 3, "Plan format").
+// Plan is a parsed invocation plan (docs/contract.md#plan-format).
 // A Plan returned by Parse always has at least one topic, Expected equal to
 // len(Topics), and Topics[i].Index == i.
 type Plan struct {
@@ -62,12 +62,13 @@ type Plan struct {
 	// (which Parse checks against the entries): with it, the plan says
 	// it is whole without a Status line.
 	HasExpected bool
-	// AnalysisDepth is the "Analysis Depth: <depth>" header (seed 001):
+	// AnalysisDepth is the "Analysis Depth: <depth>" header
+	// (docs/contract.md#structured-results):
 	// execution_only, focused or comprehensive; "" when absent.
 	AnalysisDepth string
 }
 
-// The seed 001 analysis depths a plan may name.
+// The analysis depths a plan may name (docs/contract.md#structured-results).
 var AnalysisDepths = []string{"execution_only", "focused", "comprehensive"}
 
 // CheckDepth returns nil when depth is one of AnalysisDepths, else the
@@ -80,16 +81,16 @@ func CheckDepth(depth string) error {
 	return fmt.Errorf("analysis depth %q is not one of %s", abbrev(depth), strings.Join(AnalysisDepths, ", "))
 }
 
-// AnalysisSection is one section of a seed 001 analysis, with the depths
-// that include it.
+// AnalysisSection is one section of a codebase analysis (an analysis
+// envelope), with the depths that include it.
 type AnalysisSection struct {
-	Num    int      // 1–4, as the seed numbers them
+	Num    int      // 1–4, as the analysis numbers them ("### 1. Execution Flow")
 	Name   string   // e.g. "Execution Flow"
 	Depths []string // the analysis depths that include it
 }
 
-// AnalysisSections are the seed 001 sections in order (PLAN-005:
-// execution_only → 1; focused → 1 and 3; comprehensive → all four).
+// AnalysisSections are the analysis sections in order (execution_only → 1;
+// focused → 1 and 3; comprehensive → all four).
 var AnalysisSections = []AnalysisSection{
 	{1, "Execution Flow", AnalysisDepths},
 	{2, "Data Model & State", []string{"comprehensive"}},
@@ -130,7 +131,7 @@ func (e *ParseError) Error() string {
 // Ready reports whether the plan may run as far as its content tells:
 // true when the last "Status:" line says PLAN_COMPLETE or when there is no
 // "Status:" line at all; false for PLAN_CREATED, any other status and a nil
-// plan (PRODUCT.md section 3, "Readiness"). The other half of readiness (a
+// plan (docs/contract.md#readiness). The other half of readiness (a
 // plan without Status: must have arrived by rename or create, and a plan
 // still being written waits for the debounce) is the caller's.
 func (p *Plan) Ready() bool {
@@ -220,7 +221,7 @@ const (
 )
 
 // Parse reads one invocation plan from r; name (usually the path) is used
-// only in errors. The rules are PRODUCT.md section 3, "Plan format":
+// only in errors. The rules are those of docs/contract.md#plan-format:
 //
 //   - a "#" comment header or none; "# Generated: <value>" (the "#" is
 //     optional) is kept as written, the first one wins; other "#" lines are
@@ -231,8 +232,8 @@ const (
 //     1..n in any order, returned sorted and 0-based;
 //   - "Expected Invocations: N" or "EXPECTED_INVOCATIONS=N" (the last one
 //     wins); when absent, Expected is len(Topics);
-//   - "Analysis Depth: execution_only|focused|comprehensive" (seed 001;
-//     the last one wins);
+//   - "Analysis Depth: execution_only|focused|comprehensive" (the last
+//     one wins);
 //   - any number of "Status:" lines (also "STATUS:" or "STATUS="): the last
 //     one wins, and its first word is the status ("Status: PLAN_COMPLETE (ready …)" gives PLAN_COMPLETE);
 //   - appended blocks "Topic [k/N]: <title>", "Report Path: <path>",
@@ -438,8 +439,8 @@ func ParseFile(path string) (*Plan, error) {
 	return Parse(f, path)
 }
 
-// Format returns p in the seed format, exactly (PRODUCT.md section 3, "Plan
-// format"; seed 004 Phase 2):
+// Format returns p in the plan format specd writes, exactly
+// (docs/contract.md#plan-format):
 //
 //	# Research Coordinator Invocation Plan
 //	# Generated: <p.Generated>

@@ -114,14 +114,14 @@ func TestCorpusPlans(t *testing.T) {
 	}
 }
 
-// Each variant of PRODUCT.md section 3 gives the whole expected Plan.
+// Each variant of docs/contract.md#plan-format gives the whole expected Plan.
 func TestVariants(t *testing.T) {
 	ab := []Topic{{Index: 0, Title: "A", ReportPath: "001_a.md"}, {Index: 1, Title: "B", ReportPath: "002_b.md"}}
 	tests := []struct {
 		name, in string
 		want     Plan
 	}{
-		{"seed format",
+		{"coordinator format",
 			"# Research Coordinator Invocation Plan\n# Generated: 2026-11-22T10:00:00Z\n\nExpected Invocations: 2\n\nTopics:\n[0] A -> 001_a.md\n[1] B -> 002_b.md\n\nStatus: PLAN_COMPLETE\n",
 			Plan{Generated: "2026-11-22T10:00:00Z", Expected: 2, Topics: ab, Status: StatusComplete, HasStatus: true}},
 		{"TOPICS: and EXPECTED_INVOCATIONS=",
@@ -329,7 +329,7 @@ func TestReady(t *testing.T) {
 	}
 }
 
-// Format writes the seed format byte for byte (testdata/plan.golden, which
+// Format writes the plan format byte for byte (testdata/plan.golden, which
 // -update rewrites), and Parse reads it back to the same Plan.
 func TestFormatGolden(t *testing.T) {
 	p := &Plan{
@@ -442,7 +442,7 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// The seed 001 depth header is read, written back by Format, and a depth
+// The analysis depth header is read, written back by Format, and a depth
 // that is not one of the three names its line.
 func TestAnalysisDepth(t *testing.T) {
 	p, err := Parse(strings.NewReader("Expected Invocations: 1\nAnalysis Depth: Focused\n[0] Auth flow -> 001_auth.md\nStatus: PLAN_COMPLETE\n"), "plan")

@@ -1,8 +1,8 @@
 // Package quarantine detects prompt injection in text a specialist fetched
-// from the web (seed 002, invariants 1–2: fetched content is untrusted,
-// raw markup is never echoed, and embedded instructions are never
-// followed). It only detects: the caller moves a hit out of the report
-// into a quarantine file and never renders it.
+// from the web: fetched content is untrusted, raw markup is never echoed,
+// and embedded instructions are never followed (the result gate,
+// docs/contract.md#structured-results). It only detects: the caller moves
+// a hit out of the report into a quarantine file and never renders it.
 //
 // The rules are data, in the embedded rules.yaml, each with an id, a
 // category (control_char, role_marker, tool_call, html, instruction), a Go
