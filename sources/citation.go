@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// Citation formats (seed 003, US2 and FR-003).
+// Citation formats of a report's front-matter sources: list.
 const (
-	FormatMinimal  = "minimal"  // a YAML list of URLs; the default (seed 003, decision D3)
+	FormatMinimal  = "minimal"  // a YAML list of URLs; the default
 	FormatStandard = "standard" // url, title, type, date, accessed date
 	FormatDetailed = "detailed" // standard plus version, tier, reliability score and notes
 )
@@ -42,7 +42,7 @@ var citationTemplates = template.Must(template.New("citations").Funcs(template.F
 {{end}}{{end}}`))
 
 // RenderCitations writes scored sources as a YAML sources: list, ready for
-// a report's front matter, in one of the three formats of seed 003 US2:
+// a report's front matter, in one of the three formats:
 // minimal (URLs only; also for format ""), standard (url, type and the
 // accessed date, plus title and date when known, so that Parse reads back
 // what recency needs) and detailed (standard plus version, tier,

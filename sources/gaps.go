@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Gap types (seed 003, US4 and Key Entities; PRODUCT.md section 7).
+// Gap types (docs/contract.md#source-quality).
 const (
 	GapMissingOfficialDocs  = "missing_official_docs" // no source of final tier T1
 	GapOutdatedSources      = "outdated_sources"      // every dated source is more than 730 days old
@@ -21,7 +21,7 @@ type Gap struct {
 	Trigger string `json:"trigger"` // why, in a few words, e.g. "0 of 3 sources are T1"
 }
 
-// Gaps detects the four gaps of seed 003 US4 in a report's scored sources,
+// Gaps detects the four gap types in a report's scored sources,
 // in this order: missing_official_docs (no final T1), outdated_sources
 // (at least one dated source and every dated source older than 730 days;
 // undated sources neither count nor excuse, and project files are current),

@@ -11,8 +11,8 @@ import (
 	"github.com/gofrs/flock"
 )
 
-// LogLine formats the validation log line of seed 003 FR-011 for one
-// validation run over the summaries of its reports:
+// LogLine formats the validation log line (docs/contract.md#source-quality)
+// for one validation run over the summaries of its reports:
 //
 //	[2026-11-23T10:00:00Z] WEB-RESEARCH-VALIDATION | sources=N | avg_score=X | gaps=[a,b] | time=Ns | conflicts=N
 //
@@ -39,7 +39,7 @@ func LogLine(at time.Time, sums []Summary, elapsed time.Duration) string {
 
 // AppendLog appends line and a newline to the log at path (by default
 // .opencode/logs/web-research-validation.log) the way errors.jsonl is
-// written (PRODUCT.md section 4): under an flock on path+".lock", a
+// written (docs/contract.md#errors-jsonl): under an flock on path+".lock", a
 // permanent file that is never removed, the file is opened O_APPEND and the
 // line written in one write(2), so concurrent writers never interleave.
 // Missing directories are created. It blocks until the lock is free; it

@@ -11,16 +11,18 @@ import (
 )
 
 // Parse returns the sources a report cites, in order, one per distinct URL
-// (PRODUCT.md section 7):
+// (docs/contract.md#source-quality):
 //
 //  1. the front matter's sources: list, when it has one: mappings with
-//     url, type, date, title, version, notes, has_code (seed 000's fields),
-//     or bare strings as the minimal citation format writes them;
+//     url, type, date, title, version, notes, has_code (a research
+//     envelope's per-source fields), or bare strings as the minimal
+//     citation format writes them;
 //  2. otherwise the body: Markdown links [title](target) and bare http(s)
 //     URLs under a level-1 or -2 heading that starts with "Sources" or
 //     "References" (its subsections included, fenced code excluded), and
-//     seed 000's per-source sections ("## Source 1: Title" with a fenced
-//     YAML block of url, type, date…, or else the section's first link).
+//     per-source sections in the research envelope's style ("## Source 1:
+//     Title" with a fenced YAML block of url, type, date…, or else the
+//     section's first link).
 //
 // Images, in-page anchors and mailto: links are not sources. A relative
 // link whose text is the path it ends with (the local specialist writes

@@ -8,8 +8,8 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Rule is one entry of the Official Domains Registry (seed 003, edge
-// cases: "updatable … under Official Domains Registry").
+// Rule is one entry of the Official Domains Registry, an editable list
+// (docs/contract.md#source-quality).
 type Rule struct {
 	// Pattern is a host ("go.dev"), a host and every subdomain ("*.io"),
 	// or a host prefix ("docs.*"), optionally followed by a path prefix
@@ -39,7 +39,7 @@ func DefaultRegistry() Registry {
 }
 
 // defaultClass names a rule's class when the file leaves it out, after the
-// tiers of PRODUCT.md section 7.
+// tiers of docs/contract.md#source-quality.
 var defaultClass = map[Tier]string{1: "official_docs", 2: "official_repo", 3: "qa", 4: "publisher", 5: "blog"}
 
 // ParseRegistry reads a registry in the format of registry.yaml, a YAML

@@ -9,7 +9,7 @@ import (
 	"unicode"
 )
 
-// Score is one source's assessment (seed 003, US1 and US3).
+// Score is one source's assessment (docs/contract.md#source-quality).
 type Score struct {
 	Source       Source `json:"source"`
 	Authority    int    `json:"authority"`    // 0–40, from DomainTier
@@ -38,7 +38,7 @@ type Scorer struct {
 }
 
 // ScoreSource scores one source for a topic with the rubric of the package
-// comment (seed 003, US1; tiers per PRODUCT.md section 7). It never fails:
+// comment (docs/contract.md#source-quality). It never fails:
 // an unreadable URL is an unknown domain, an unreadable date is undated.
 func (s Scorer) ScoreSource(src Source, topic string) Score {
 	sc := Score{Source: src, AgeDays: -1}
@@ -159,7 +159,7 @@ func init() {
 // parseDate reads a source date: YYYY-MM-DD, RFC 3339, "YYYY-MM-DD hh:mm",
 // YYYY/MM/DD, YYYY-MM or YYYY, and the English "January 2, 2006" and
 // "Jan 2, 2006". A month or a year alone stands for its first day, the
-// conservative reading (seed 003, edge cases: "conservative scoring").
+// conservative reading: a source is never younger than it can be shown to be.
 func parseDate(s string) (time.Time, bool) {
 	s = strings.TrimSpace(s)
 	if s == "" {

@@ -1,13 +1,14 @@
 // Package sources scores the sources a research report cites and finds its
-// source-quality gaps: seed 003 (WEB-RESEARCH protocol), as PRODUCT.md
-// section 7 decides where the seed contradicts itself. It is pure logic
-// apart from AppendLog: no network, no clock of its own (Scorer.Now is the
-// "today" of every recency rule).
+// source-quality gaps (docs/contract.md#source-quality), with the tier
+// decision of docs/decisions.md#the-final-tier-is-the-worse-of-score-and-domain
+// where the original coordinator specification contradicts itself. It is
+// pure logic apart from AppendLog: no network, no clock of its own
+// (Scorer.Now is the "today" of every recency rule).
 //
 // # Scores and tiers
 //
 // Each source scores 0–100: authority 40, recency 30, completeness 20,
-// relevance 10 (seed 003, FR-001). The seed gives worked examples, not
+// relevance 10. The original specification gives worked examples, not
 // formulas; this rubric reproduces all five of them exactly:
 //   - authority, by the domain's tier in the registry: T1 40, T2 30, T3 20,
 //     T4 15, T5 10;
@@ -23,8 +24,8 @@
 // T4 20–39, T5 0–19) and the domain-pattern tier of the Official Domains
 // Registry (registry.yaml, embedded; replaced with ParseRegistry). When the
 // two disagree the source is flagged as a conflict; a domain the registry
-// does not know is T5 and flagged for review (PRODUCT.md section 7). The
-// seed's own rule, "score takes precedence" (FR-002), contradicts its
+// does not know is T5 and flagged for review. The original
+// specification's own rule, "score takes precedence", contradicts its
 // examples (github.com/kubernetes/examples at 85 is T2, not T1); the worse
 // of the two reproduces every example.
 //
@@ -42,7 +43,7 @@
 // # Limits
 //
 // Only what the report says is scored: nothing is fetched, a self-declared
-// authority (seed 000's authority: high) is ignored in favour of the
+// authority (an envelope's authority: high) is ignored in favour of the
 // registry, and code examples count only when the report says has_code.
 package sources
 
@@ -52,12 +53,12 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Source is one cited source, as a report's front matter lists it (seed
-// 000's per-source fields, PRODUCT.md section 7) or as Parse reads it from
+// Source is one cited source, as a report's front matter lists it
+// (docs/contract.md#source-quality) or as Parse reads it from
 // the links under "## Sources".
 type Source struct {
 	URL     string `yaml:"url" json:"url"`                     // web address, or a project file path
-	Type    string `yaml:"type" json:"type,omitempty"`         // e.g. official_docs, github_issue, blog (seed 000)
+	Type    string `yaml:"type" json:"type,omitempty"`         // e.g. official_docs, github_issue, blog
 	Date    string `yaml:"date" json:"date,omitempty"`         // published or last updated: YYYY-MM-DD, YYYY-MM, YYYY or RFC 3339
 	Title   string `yaml:"title" json:"title,omitempty"`       // matched against the topic for relevance
 	Version string `yaml:"version" json:"version,omitempty"`   // the version it documents, if any
@@ -68,7 +69,7 @@ type Source struct {
 // UnmarshalYAML reads a source written as a mapping (url, type, date,
 // title, version, notes, has_code; link is taken for a missing url, and
 // updated, last_updated or published for a missing date) or as a bare
-// string, as the minimal citation format writes it (seed 003, US2): the
+// string, as the minimal citation format writes it: the
 // string's first http(s) URL, with the rest of the string as its title.
 func (s *Source) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind == yaml.ScalarNode {
@@ -103,11 +104,11 @@ func (s *Source) UnmarshalYAML(n *yaml.Node) error {
 // plainSource decodes a mapping without recursing into UnmarshalYAML.
 type plainSource Source
 
-// Tier is a quality tier, 1 (best) to 5 (seed 003, US3).
+// Tier is a quality tier, 1 (best) to 5.
 type Tier int
 
 // Badge is the tier's visual indicator: 🟢 T1, 🔵 T2, 🟡 T3, 🟠 T4, 🔴 T5
-// (seed 003, FR-008); "" outside 1–5.
+// "" outside 1–5.
 func (t Tier) Badge() string {
 	switch t {
 	case 1:
@@ -125,8 +126,8 @@ func (t Tier) Badge() string {
 }
 
 // Confidence is the tier's confidence indicator: ✓✓✓ for T1 and ✓✓ for T2
-// (seed 003, US3 examples), ✓ for T3, ⚠ for T4 and T5 (FR-008 lists four
-// levels for five tiers; the two lowest tiers share the warning).
+// (as in the worked examples), ✓ for T3, ⚠ for T4 and T5 (four levels
+// for five tiers: the two lowest tiers share the warning).
 func (t Tier) Confidence() string {
 	switch t {
 	case 1:
@@ -143,8 +144,8 @@ func (t Tier) Confidence() string {
 func (t Tier) String() string { return fmt.Sprintf("T%d", int(t)) }
 
 // BandTier is the score band of a 0–100 score: T1 80–100, T2 60–79,
-// T3 40–59, T4 20–39, T5 0–19 (PRODUCT.md section 7; seed 003 edge case:
-// 60 is T2).
+// T3 40–59, T4 20–39, T5 0–19 (docs/contract.md#source-quality; 60 is
+// T2).
 func BandTier(score int) Tier {
 	switch {
 	case score >= 80:

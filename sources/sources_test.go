@@ -14,18 +14,20 @@ import (
 	"github.com/specd-dev/specd/internal/golden"
 )
 
-// now is "today" in every test: the date of the seed's log line example.
+// now is "today" in every test: the date of the validation log line example.
 var now = time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
 
 func days(n int) string { return now.AddDate(0, 0, -n).Format("2006-01-02") }
 
 func scorer() Scorer { return Scorer{Registry: DefaultRegistry(), Now: now} }
 
-// seedTopic is the topic the seed's examples are researched for.
+// seedTopic is the topic the worked examples of the original coordinator
+// specification are researched for.
 const seedTopic = "kubernetes pod autoscaling guide"
 
-// seedExamples are the five worked examples of seed 003 (US1 scenarios 1–3,
-// US3 scenarios 1–3) with the numbers PRODUCT.md section 7 lists.
+// seedExamples are the five worked examples of the original coordinator
+// specification, with the numbers they list (the acceptance tests of
+// docs/decisions.md#the-final-tier-is-the-worse-of-score-and-domain).
 var seedExamples = []struct {
 	name                      string
 	src                       Source
@@ -88,7 +90,7 @@ func TestBands(t *testing.T) {
 			t.Errorf("BandTier(%d) = %s, want T%d", score, got, want)
 		}
 	}
-	// The boundary of the seed's edge case, reached by scoring: an official
+	// The band boundary at 60, reached by scoring: an official
 	// page from 2020 naming its version scores 40+0+12+8 = 60 → T2; the
 	// same page without a version 40+0+10+9 = 59 → T3.
 	s60 := scorer().ScoreSource(Source{URL: "https://kubernetes.io/docs/a", Date: "2020-01-01", Version: "1.18", Title: "kubernetes pod autoscaling"}, seedTopic)
@@ -126,7 +128,7 @@ func TestRecency(t *testing.T) {
 		{"", -1, 10}, {"someday", -1, 10},
 		{"2026-11-30", 0, 30},                // a future date counts as today
 		{"2026-11-20T23:00:00-02:00", 1, 30}, // RFC 3339: the 21st, 01:00 UTC
-		{"2026-10", 53, 24},                  // seed 000 writes "date: 2025-12": the first of the month
+		{"2026-10", 53, 24},                  // envelopes write "date: 2025-12": the first of the month
 		{"2024", 1057, 0},                    // a year alone: its first day
 		{"2026/11/01", 22, 28}, {"November 1, 2026", 22, 28}, {"Nov 1, 2026", 22, 28},
 	} {
@@ -202,14 +204,13 @@ func TestUnknownDomainAndProjectFiles(t *testing.T) {
 	if d := scorer().ScoreSource(Source{URL: "docs/guide.md"}, "unrelated topic"); d.Completeness != 10 || d.Tier != 1 {
 		t.Errorf("project document: %+v", d)
 	}
-	// Seed-style citations without a scheme are web addresses.
+	// Citations without a scheme are web addresses.
 	if w := scorer().ScoreSource(Source{URL: "kubernetes.io/docs/concepts"}, "x"); w.Class != "official_docs" {
 		t.Errorf("kubernetes.io/docs without scheme: %+v", w)
 	}
 }
 
-// The four gap scenarios of seed 003 US4 (SC-005), one gap each, and the
-// clean case.
+// The four gap scenarios, one gap each, and the clean case.
 func TestGapScenarios(t *testing.T) {
 	sc := scorer()
 	fresh := func(u string) Source { return Source{URL: u, Date: days(5), HasCode: true, Title: "topic"} }
@@ -261,7 +262,7 @@ func TestGapScenarios(t *testing.T) {
 	}
 }
 
-// A 10-source mixed set (seed 003, US3 independent test), as a golden file
+// A 10-source mixed set, as a golden file
 // of scores and tiers.
 func TestMixedSetGolden(t *testing.T) {
 	srcs := []Source{
@@ -330,7 +331,7 @@ func TestParseFrontMatter(t *testing.T) {
 		{"minimal strings", "---\nsources:\n  - \"https://a.example/x\"\n  - Kubernetes docs https://kubernetes.io/docs\n  - https://a.example/x/\n---\n",
 			[]Source{{URL: "https://a.example/x"}, {URL: "https://kubernetes.io/docs", Title: "Kubernetes docs"}}},
 		{"one string", "---\nsources: https://go.dev\n---\n", []Source{{URL: "https://go.dev"}}},
-		{"aliases, seed 000 date and authority", "---\nsources:\n  - link: https://go.dev/x\n    updated: 2025-12\n    authority: high\n  - url: https://go.dev/y\n    published: 2024\n---\n",
+		{"aliases, envelope date and authority", "---\nsources:\n  - link: https://go.dev/x\n    updated: 2025-12\n    authority: high\n  - url: https://go.dev/y\n    published: 2024\n---\n",
 			[]Source{{URL: "https://go.dev/x", Date: "2025-12"}, {URL: "https://go.dev/y", Date: "2024"}}},
 		{"empty list falls back to the body", "---\nsources: []\n---\n## Sources\n- https://go.dev\n", []Source{{URL: "https://go.dev"}}},
 		{"null falls back to the body", "---\nsources:\n---\n## Sources\n- https://go.dev\n", []Source{{URL: "https://go.dev"}}},
@@ -383,8 +384,8 @@ func TestParseBody(t *testing.T) {
 	}
 }
 
-// Seed 000's per-source sections: "## Source N: Title" and a fenced YAML
-// block with the fields.
+// Per-source sections in the research envelope's style: "## Source N:
+// Title" and a fenced YAML block with the fields.
 func TestParseSourceSections(t *testing.T) {
 	body := "# Report\n## Source 1: Stripe API reference\n\n```yaml\nurl: https://docs.stripe.com/api/v3\ntype: official_docs  # comment\ndate: 2025-12\nversion: v3.2+\nauthority: high\n```\n\n**Key Findings**: x\n\n" +
 		"## Source 2: [Official Documentation / GitHub Issue]\nSee https://github.com/stripe/stripe-go/issues/1 for details.\n" +
