@@ -10,12 +10,12 @@ import (
 	"github.com/specd-dev/specd/specs"
 )
 
-// Classify gives a topic its one outcome at the hard barrier (PRODUCT.md
-// section 3, "Hard barrier"), after its specialist has exited. The file at
+// Classify gives a topic its one outcome (docs/contract.md#outcomes), once,
+// after its specialist has exited. The file at
 // reportPath is the truth: a valid report is completed whatever the process
-// printed or how it ended. Otherwise, in order: timeout, invalid (a
-// structured result that was refused), declined (TASK_ERROR: declined - …,
-// seed 002), specialist_error (TASK_ERROR printed), crashed (could not start, died by a signal or exited
+// printed or how it ended. Otherwise, in order: cancelled, missing (not
+// started because of a limit), timeout, invalid (a
+// structured result that was refused), declined (TASK_ERROR: declined - …), specialist_error (TASK_ERROR printed), crashed (could not start, died by a signal or exited
 // non-zero), invalid (a file that fails the report contract), missing.
 // It returns the outcome, a one-line reason ("" when completed) and the
 // report's metadata when completed.
@@ -31,10 +31,12 @@ func Classify(res Result, reportPath, topic string) (specs.Outcome, string, spec
 		fileReason = shortReason(verr)
 	}
 	switch {
+	case res.Cancelled != "":
+		return specs.OutcomeCancelled, "cancelled by " + res.Cancelled, meta
 	case res.NotStarted != "":
 		return specs.OutcomeMissing, "not started: " + res.NotStarted, meta
 	case res.TimedOut:
-		return specs.OutcomeTimeout, "killed after the per-topic timeout; " + fileReason, meta
+		return specs.OutcomeTimeout, "killed after the per-topic timeout (specialist.timeout " + res.Timeout.String() + "); " + fileReason, meta
 	case res.ResultInvalid != "":
 		return specs.OutcomeInvalid, res.ResultInvalid, meta
 	case res.Signals.TaskError != nil && res.Signals.TaskError.ErrorType == DeclinedType:

@@ -65,9 +65,13 @@ type Daemon struct {
 	gitMu  sync.Mutex         // one git commit at a time
 
 	mu      sync.Mutex
-	cfg     config.Config    // the current config; replaced on reload
-	reg     sources.Registry // the Official Domains Registry in force
-	running map[string]bool  // topic dirs with a RunPlan in progress here
+	cfg     config.Config     // the current config; replaced on reload
+	reg     sources.Registry  // the Official Domains Registry in force
+	running map[string]bool   // topic dirs with a RunPlan in progress here
+	active  map[string]*run   // runs executing here, by topic dir (cancel requests find them)
+	warned  map[string]string // topic dir -> hash of the plan version last warned about
+	hard    chan struct{}     // closed by StopNow: a cold shutdown
+	stopNow sync.Once
 }
 
 // New checks the options and returns a Daemon; it starts nothing.
@@ -97,6 +101,9 @@ func New(opts Options) (*Daemon, error) {
 		notify:  opts.Notifier,
 		cfg:     opts.Config,
 		running: map[string]bool{},
+		active:  map[string]*run{},
+		warned:  map[string]string{},
+		hard:    make(chan struct{}),
 		pause:   make(chan chan struct{}),
 	}
 	if d.notify == nil {
@@ -187,6 +194,34 @@ func (d *Daemon) config() config.Config {
 	return d.cfg
 }
 
+// StopNow begins a cold shutdown: Run stops every running specialist
+// (SIGTERM to its group, SIGKILL after specialist.grace) instead of
+// letting it finish. It is what a second SIGTERM or SIGINT does
+// (docs/operating.md#shutdown); calling it again does nothing.
+func (d *Daemon) StopNow() { d.stopNow.Do(func() { close(d.hard) }) }
+
+func (d *Daemon) setActive(dir string, r *run) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if r == nil {
+		delete(d.active, dir)
+	} else {
+		d.active[dir] = r
+	}
+}
+
+// warnOnce reports whether dir's plan version hash has not been warned
+// about yet, and remembers it.
+func (d *Daemon) warnOnce(dir, hash string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.warned[dir] == hash {
+		return false
+	}
+	d.warned[dir] = hash
+	return true
+}
+
 func (d *Daemon) finished(rs specs.RunState) {
 	d.stats.finished.Add(1)
 	if rs.Verdict == specs.VerdictFailed {
@@ -256,8 +291,7 @@ If the task needs rights you do not have, print: TASK_ERROR: declined - <reason>
 // stderr, where cliclass.go reads them). PROMPT is specialist.prompt or
 // defaultPrompt, expanded for the topic; with preset command each argument
 // of specialist.command is expanded. Template errors name the setting.
-func (d *Daemon) argv(in specialist.Input) ([]string, error) {
-	sp := d.config().Specialist
+func (d *Daemon) argv(sp config.Specialist, in specialist.Input) ([]string, error) {
 	if sp.Preset == config.PresetLocal {
 		return []string{d.opts.SpecialistExe, "specialist", "local"}, nil
 	}

@@ -521,9 +521,10 @@ func TestStartRate(t *testing.T) {
 	}
 }
 
-// TestShutdownLeavesNoProcess: stopping the daemon (SIGTERM/SIGINT) stops
-// a specialist whose grandchild ignores SIGTERM, group and all, within the
-// grace period; the run stays unfinished and resumes at the next start.
+// TestShutdownLeavesNoProcess: a cold shutdown (the second SIGTERM/SIGINT:
+// StopNow) stops a specialist whose grandchild ignores SIGTERM, group and
+// all, within the grace period; the run stays unfinished and resumes at
+// the next start.
 func TestShutdownLeavesNoProcess(t *testing.T) {
 	tr := newTree(t)
 	c := fakeConfig(t)
@@ -544,6 +545,7 @@ func TestShutdownLeavesNoProcess(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	cancel()
+	d.StopNow()
 	if err := <-errc; err != nil {
 		t.Fatal(err)
 	}
@@ -555,7 +557,7 @@ func TestShutdownLeavesNoProcess(t *testing.T) {
 	}
 	rs, err := daemon.LoadRunState(dir)
 	if err != nil || rs.State != "running" || rs.Topics[0].Outcome != specs.OutcomeQueued {
-		t.Errorf("after shutdown: state %q, topic %q (%v); want running, pending", rs.State, rs.Topics[0].Outcome, err)
+		t.Errorf("after shutdown: state %q, topic %q (%v); want running, queued", rs.State, rs.Topics[0].Outcome, err)
 	}
 }
 

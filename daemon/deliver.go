@@ -36,7 +36,7 @@ func resultPaths(reportPath string) (jsonPath, mdPath string) {
 // invalid is why a result was refused ("NAME:LINE: invalid: …"), which the
 // barrier reports as the topic's reason, or "".
 func (r *run) deliver(i int, stdoutPath string) (done bool, invalid string) {
-	t := r.rs.Topics[i]
+	t := r.topic(i)
 	report := r.paths[i]
 	if _, err := specs.ValidateReport(report, t.Topic); err == nil {
 		return true, "" // the specialist wrote its report; the file is the truth
@@ -84,7 +84,7 @@ func (r *run) deliver(i int, stdoutPath string) (done bool, invalid string) {
 	if err != nil {
 		return false, refuse(err)
 	}
-	stem := filepath.Join(reports, specs.LogsDir, fmt.Sprintf("%03d", t.Index+1))
+	stem := r.logStem(i)
 	if res.Thinking != "" {
 		if err := atomicfile.WriteFile(stem+".thinking.md", []byte(res.Thinking+"\n"), 0o644); err != nil {
 			log.Warn().Err(err).Msg("could not keep the <thinking> text")
@@ -115,7 +115,7 @@ func (r *run) deliver(i int, stdoutPath string) (done bool, invalid string) {
 // validation_error warning. Quarantined text is never logged: only the
 // field and the rule that caught it.
 func (r *run) gateEntry(i int, name string, c *results.Checked) {
-	t := r.rs.Topics[i]
+	t := r.topic(i)
 	var removed []map[string]string
 	for _, rm := range c.Removed {
 		e := map[string]string{"kind": rm.Kind, "field": rm.Field}

@@ -13,4 +13,6 @@ func (d *Daemon) Pause() (resume func()) {
 func (d *Daemon) Overflows() int64 { return d.stats.overflow.Load() }
 
 // Argv is the specialist command line of a topic (daemon.go).
-func (d *Daemon) Argv(in specialist.Input) ([]string, error) { return d.argv(in) }
+func (d *Daemon) Argv(in specialist.Input) ([]string, error) {
+	return d.argv(d.config().Specialist, in)
+}

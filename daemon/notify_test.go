@@ -67,7 +67,10 @@ func TestSdNotify(t *testing.T) {
 		return len(states) > 0 && strings.Contains(states[len(states)-1], "runs finished 1")
 	})
 	cancel()
-	read(func() bool { return len(states) > 0 && states[len(states)-1] == "STOPPING=1" })
+	read(func() bool { return len(states) > 0 && strings.HasPrefix(states[len(states)-1], "STOPPING=1") })
+	if last := states[len(states)-1]; last != "STOPPING=1\nSTATUS=draining: checkpointing runs" {
+		t.Errorf("last state %q, want STOPPING=1 with the draining status", last)
+	}
 	if err := <-errc; err != nil {
 		t.Fatal(err)
 	}

@@ -19,29 +19,17 @@ import (
 	"github.com/specd-dev/specd/specs"
 )
 
-// barrier classifies every topic exactly once, applies the threshold, logs
-// failures and writes the outputs (PRODUCT.md section 3).
+// barrier is the hard barrier (docs/contract.md#hard-barrier): every topic
+// has its one outcome by now (finishTopic classified each once); it counts
+// them, applies the threshold, logs every topic that did not complete and
+// writes the outputs.
 func (r *run) barrier() (specs.RunState, error) {
 	start := time.Now()
-	metas := map[int]specs.ReportMeta{}
+	r.rs.Completed = 0
 	for i := range r.rs.Topics {
 		t := &r.rs.Topics[i]
 		t.Rerun = false
-		if r.paths[i] == "" { // refused by the plan check
-			r.topicFailed(i)
-			continue
-		}
-		res := Result{}
-		if r.results[i] != nil {
-			res = *r.results[i]
-		}
-		outcome, reason, meta := Classify(res, r.paths[i], t.Topic)
-		t.Outcome, t.Reason = outcome, reason
-		if outcome == specs.OutcomeCompleted {
-			t.FindingsCount, t.RecommendationsCount, t.ReportBytes = meta.FindingsCount, meta.RecommendationsCount, meta.Bytes
-			t.ResultFormat, t.Confidence, t.Contradictions = meta.ResultFormat, meta.Confidence, meta.Contradictions
-			t.UncitedRemoved, t.CitationsFailed, t.Quarantined = meta.UncitedRemoved, meta.CitationsFailed, meta.Quarantined
-			metas[t.Index] = meta
+		if t.Outcome == specs.OutcomeCompleted {
 			r.rs.Completed++
 			r.trace(r.traceLine(i, "COMPLETED"), false)
 			continue
@@ -49,12 +37,13 @@ func (r *run) barrier() (specs.RunState, error) {
 		r.topicFailed(i)
 	}
 	r.rs.Verdict, r.rs.Rate = specs.Threshold(r.rs.Completed, r.rs.Expected)
+	r.cancelEntry()
 	r.thresholdEntry()
 	r.sourceQuality()
 	r.rs.Phases = append(r.rs.Phases, specs.Phase{Name: "barrier", DurationMS: time.Since(start).Milliseconds()})
 
 	start = time.Now()
-	if err := r.writeOverview(metas); err != nil {
+	if err := r.writeOverview(r.metas); err != nil {
 		return r.rs, err
 	}
 	r.rs.Phases = append(r.rs.Phases, specs.Phase{Name: "overview", DurationMS: time.Since(start).Milliseconds()})
@@ -175,6 +164,8 @@ func (r *run) topicFailed(i int) {
 		typ, hint = jsonl.TypeExecution, "Read the specialist's output in reports/.logs/ and check specialist.command, then `specd rerun "+r.number()+"`."
 	case specs.OutcomeDeclined:
 		typ, hint = jsonl.TypeAgent, "The specialist declined the dispatch (it is read-only by design); give the topic to a specialist with the rights it needs, or reword it, then `specd rerun "+r.number()+"`."
+	case specs.OutcomeCancelled:
+		typ, hint = jsonl.TypeExecution, "Cancelled on request, not a verdict on the research: `specd rerun "+r.number()+"` runs the cancelled topics again."
 	case specs.OutcomeSpecialistError:
 		typ, hint = jsonl.TypeAgent, "Read the specialist's TASK_ERROR and its ERROR_CONTEXT in reports/.logs/, fix the cause, then `specd rerun "+r.number()+"`."
 	case specs.OutcomeInvalid:
@@ -188,6 +179,9 @@ func (r *run) topicFailed(i int) {
 		"spec_dir": r.rel, "topic_index": t.Index, "topic": t.Topic, "report_path": r.rel + "/" + specs.ReportsDir + "/" + t.Report,
 		"outcome": string(t.Outcome), "exit_code": t.ExitCode,
 	}
+	if len(t.StderrTail) > 0 {
+		details["stderr_tail"] = t.StderrTail
+	}
 	if res := r.results[i]; res != nil && res.Class != "" {
 		details["error_class"] = res.Class
 	}
@@ -197,12 +191,36 @@ func (r *run) topicFailed(i int) {
 			details["error_context"] = ec
 		}
 	}
+	severity := ""
+	if t.Outcome == specs.OutcomeCancelled {
+		severity = "warning"
+	}
 	r.d.logError(jsonl.Entry{
-		WorkflowID: r.rs.WorkflowID, ErrorType: typ, Source: "barrier",
+		WorkflowID: r.rs.WorkflowID, ErrorType: typ, Source: "barrier", Severity: severity,
 		Message:      fmt.Sprintf("topic [%d] %s: %s", t.Index, t.Outcome, t.Reason),
 		Details:      details,
 		RecoveryHint: hint,
 	})
+}
+
+// cancelEntry records that topics of the run were cancelled, and by whom,
+// as one warning.
+func (r *run) cancelEntry() {
+	var idx []int
+	for _, t := range r.rs.Topics {
+		if t.Outcome == specs.OutcomeCancelled {
+			idx = append(idx, t.Index)
+		}
+	}
+	if len(idx) == 0 {
+		return
+	}
+	msg := fmt.Sprintf("run %s cancelled by %s: %d of %d topics cancelled", filepath.Base(r.specDir), r.rs.CancelledBy, len(idx), len(r.rs.Topics))
+	r.log.Warn().Ints("topics", idx).Msg(msg)
+	r.d.logError(jsonl.Entry{WorkflowID: r.rs.WorkflowID, ErrorType: jsonl.TypeExecution, Source: "cancel", Severity: "warning",
+		Message:      msg,
+		Details:      map[string]any{"spec_dir": r.rel, "cancelled_by": r.rs.CancelledBy, "topics": idx},
+		RecoveryHint: "`specd rerun " + r.number() + "` runs the cancelled topics again; completed reports are kept."})
 }
 
 // thresholdEntry logs a partial success as a warning and a failure as an

@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -18,6 +20,7 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/specd-dev/specd/jsonl"
+	"github.com/specd-dev/specd/liveness"
 	"github.com/specd-dev/specd/plans"
 	"github.com/specd-dev/specd/sources"
 	"github.com/specd-dev/specd/specs"
@@ -29,12 +32,15 @@ var ErrAlreadyRunning = errors.New("another specd daemon is running on this spec
 
 // Run is the daemon: it takes the tree's lock, watches the tree, scans it
 // fully at start-up, on an inotify overflow and every rescan_interval, takes
-// requests from the inbox, and runs every ready plan (PRODUCT.md section 4,
-// "Lost events": events only enqueue work; this one loop decides). It
-// blocks until ctx ends, then stops intake, lets running specialists be
-// stopped by their groups' SIGTERM/SIGKILL, checkpoints and returns nil.
-// Errors: ErrAlreadyRunning (wrapped with the lock path), and set-up
-// failures naming the directory.
+// requests from the inbox, and runs every ready plan (events only enqueue
+// work; this one loop decides: docs/architecture.md). It blocks until ctx
+// ends, then shuts down warm (docs/operating.md#shutdown): intake stops, no
+// new topic starts, and running specialists go on until they finish or
+// until shutdown_timeout, or until StopNow (a second signal), when their
+// groups get SIGTERM, then SIGKILL after specialist.grace. Topics finished
+// meanwhile are judged; unfinished runs are checkpointed and resume at the
+// next start. It returns nil then. Errors: ErrAlreadyRunning (wrapped with
+// the lock path), and set-up failures naming the directory.
 func (d *Daemon) Run(ctx context.Context) error {
 	specsDir := d.opts.SpecsDir
 	if err := os.MkdirAll(filepath.Join(specsDir, specs.InboxDir), 0o755); err != nil {
@@ -76,9 +82,15 @@ func (d *Daemon) Run(ctx context.Context) error {
 		signal.Notify(hup, syscall.SIGHUP)
 		defer signal.Stop(hup)
 	}
-	l := &loop{d: d, w: w, ctx: ctx, due: make(chan string, 256), timers: map[string]*time.Timer{}, done: map[string]time.Time{}}
+	kill, killAll := context.WithCancel(context.Background())
+	defer killAll()
+	l := &loop{d: d, w: w, ctx: ctx, kill: kill, due: make(chan string, 256), timers: map[string]*time.Timer{}, done: map[string]doneMark{}}
 	l.fullScan()
 	cfg := d.config()
+	up := liveness.Status{PID: os.Getpid(), StartedAt: time.Now().UTC(), State: liveness.StateReady, MaxParallel: cfg.MaxParallel, Preset: cfg.Specialist.Preset}
+	if err := liveness.Write(specsDir, up); err != nil {
+		log.Warn().Err(err).Msg("cannot write the daemon status file; specd status cannot show uptime")
+	}
 	d.notify.Notify("READY=1\n" + d.stats.status())
 	log.Info().Str("specs_dir", specsDir).Int("max_parallel", cfg.MaxParallel).
 		Str("preset", cfg.Specialist.Preset).Msg("specd ready")
@@ -98,13 +110,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
-			d.notify.Notify("STOPPING=1")
-			log.Info().Msg("stopping: intake closed, waiting for running specialists")
 			for _, t := range l.timers {
 				t.Stop()
 			}
-			l.runs.Wait()
-			log.Info().Msg("stopped")
+			l.drain(up, heart.C, pingWatchdog, killAll)
 			return nil
 		case <-heart.C:
 			state := ""
@@ -145,6 +154,58 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 }
 
+// drain is the warm shutdown (docs/operating.md#shutdown): intake is
+// closed and no topic starts (the runs' start context has ended); running
+// specialists go on until every run has returned, keeping the watchdog
+// fed and STATUS= current. shutdown_timeout, or StopNow, stops them (killAll).
+func (l *loop) drain(up liveness.Status, heart <-chan time.Time, pingWatchdog bool, killAll func()) {
+	d, log := l.d, l.d.opts.Log
+	timeout := d.config().ShutdownTimeout.Std()
+	up.State, up.DrainUntil = liveness.StateDraining, time.Now().UTC().Add(timeout)
+	if err := liveness.Write(d.opts.SpecsDir, up); err != nil {
+		log.Warn().Err(err).Msg("cannot write the daemon status file")
+	}
+	done := make(chan struct{})
+	go func() {
+		l.runs.Wait()
+		close(done)
+	}()
+	status := func() string {
+		n := d.stats.running.Load()
+		if n == 0 {
+			return "draining: checkpointing runs"
+		}
+		return fmt.Sprintf("draining: %d specialists running (Ctrl-C again to stop them now)", n)
+	}
+	msg := status()
+	d.notify.Notify("STOPPING=1\nSTATUS=" + msg)
+	log.Info().Int64("running", d.stats.running.Load()).Str("shutdown_timeout", timeout.String()).
+		Msgf("%s; no new topic starts; running specialists may finish within shutdown_timeout %s", msg, timeout)
+	limit := time.NewTimer(timeout)
+	defer limit.Stop()
+	hard := d.hard
+	for {
+		select {
+		case <-done:
+			log.Info().Msg("stopped")
+			return
+		case <-hard:
+			log.Warn().Int64("running", d.stats.running.Load()).Msg("second signal: stopping running specialists now (SIGTERM, then SIGKILL after specialist.grace)")
+			killAll()
+			hard = nil // a closed channel would spin this loop
+		case <-limit.C:
+			log.Warn().Int64("running", d.stats.running.Load()).Msgf("shutdown_timeout %s reached: stopping running specialists (SIGTERM, then SIGKILL after specialist.grace); their topics run again at the next start", timeout)
+			killAll()
+		case <-heart:
+			state := "STATUS=" + status()
+			if pingWatchdog {
+				state = "WATCHDOG=1\n" + state
+			}
+			d.notify.Notify(state)
+		}
+	}
+}
+
 // reload re-reads the config on SIGHUP (STYLE.md section 8): RELOADING=1,
 // then READY=1; a bad config keeps the old one. Runs in progress go on;
 // max_parallel keeps its start-up value until the next start.
@@ -170,11 +231,19 @@ func (d *Daemon) reload() {
 type loop struct {
 	d      *Daemon
 	w      *watcher
-	ctx    context.Context
-	due    chan string            // directories whose debounce expired
+	ctx    context.Context        // ends at shutdown: no intake, no new topic
+	kill   context.Context        // ends at a cold shutdown: running specialists are stopped
+	due    chan string            // directories to look at again (debounce expired, run returned)
 	timers map[string]*time.Timer // pending debounce per directory
-	done   map[string]time.Time   // finished runs: the mtime of reports/ when last read
+	done   map[string]doneMark    // finished runs, as last looked at
 	runs   sync.WaitGroup
+}
+
+// doneMark is what a finished run's directory looked like when the loop
+// last found nothing to do there: two stats tell whether to look again.
+type doneMark struct {
+	reports, plan time.Time // mtimes of reports/ and of the plan file
+	planPath      string
 }
 
 // event turns an fsnotify event into a debounced look at its directory.
@@ -184,6 +253,10 @@ func (l *loop) event(ev fsnotify.Event) {
 	}
 	dir := l.w.target(ev.Name)
 	if dir == "" {
+		return
+	}
+	if filepath.Base(ev.Name) == CancelFile && !ev.Has(fsnotify.Remove) {
+		l.d.takeCancel(dir)
 		return
 	}
 	if ev.Has(fsnotify.Create) || filepath.Base(ev.Name) == plans.FileName && ev.Has(fsnotify.Write) {
@@ -253,13 +326,17 @@ func (l *loop) reconcile(dir string) {
 		}
 	}
 	if l.d.isRunning(dir) {
+		l.d.takeCancel(dir) // a request whose event was lost
 		return
 	}
-	reports, err := os.Lstat(filepath.Join(dir, specs.ReportsDir))
-	if err == nil && l.done[dir] == reports.ModTime() {
-		// A finished run whose reports/ has not changed since (a rerun
-		// rewrites .run.json by rename, which changes it): one stat, no reads.
-		return
+	reports, _ := os.Lstat(filepath.Join(dir, specs.ReportsDir))
+	if m, ok := l.done[dir]; ok && reports != nil && m.reports == reports.ModTime() {
+		// A finished run whose reports/ and plan have not changed since (a
+		// rerun rewrites .run.json by rename, which changes reports/):
+		// two stats, no reads.
+		if pfi, err := os.Stat(m.planPath); err == nil && pfi.ModTime() == m.plan {
+			return
+		}
 	}
 	plan, ok := specs.FindPlan(dir)
 	if !ok {
@@ -274,28 +351,37 @@ func (l *loop) reconcile(dir string) {
 		return
 	}
 	if rfi, err := os.Stat(filepath.Join(dir, specs.ReportsDir, specs.RunStateFile)); err == nil {
-		if rs, err := LoadRunState(dir); err == nil && rs.State == specs.StateFinished {
-			switch {
-			case rs.PlanError == "": // finished for good (PRODUCT.md section 4)
-				if reports != nil {
-					l.done[dir] = reports.ModTime()
-				}
-				return
-			case !pfi.ModTime().After(rfi.ModTime()):
-				return // rejected, and the plan has not changed since
+		if rs, err := LoadRunState(dir); err == nil && rs.State == specs.StateFinished &&
+			(!pfi.ModTime().After(rfi.ModTime()) || planHash(plan) == rs.PlanSHA256 || planHash(plan) == rs.PlanWarned) {
+			// Finished, and the plan is the one it ran (or was warned
+			// about): nothing to do. A changed plan goes to RunPlan, which
+			// runs added topics or warns (docs/contract.md#readiness).
+			if reports != nil {
+				l.done[dir] = doneMark{reports: reports.ModTime(), plan: pfi.ModTime(), planPath: plan}
 			}
+			return
 		}
 	}
 	delete(l.done, dir)
 	l.start(dir)
 }
 
-// complete reports whether the plan parses and its last Status: line says
-// PLAN_COMPLETE: writers put that line last, so the plan is whole and can
-// start without waiting for the debounce (PRODUCT.md section 3, "Readiness").
+// complete reports whether the plan parses and says it is whole
+// (plans.Plan.Complete), so that it can start without waiting for its file
+// to settle (docs/contract.md#readiness).
 func complete(path string) bool {
 	p, err := plans.ParseFile(path)
-	return err == nil && p.Status == plans.StatusComplete
+	return err == nil && p.Complete()
+}
+
+// planHash is the hex SHA-256 of the plan file at path, "" when unreadable.
+func planHash(path string) string {
+	data, err := specs.ReadRegular(path, maxPlanBytes)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
 }
 
 // start runs the plan of dir in its own goroutine.
@@ -312,9 +398,15 @@ func (l *loop) start(dir string) {
 			delete(d.running, dir)
 			d.mu.Unlock()
 		}()
-		_, err := d.RunPlan(l.ctx, dir)
+		_, err := d.runPlan(l.ctx, l.kill, dir)
 		switch {
-		case err == nil, errors.Is(err, ErrNotReady), errors.Is(err, ErrNoPlan), errors.Is(err, ErrInterrupted):
+		case err == nil:
+			// Look again: the plan may have changed while the run finished.
+			select {
+			case l.due <- dir:
+			default: // the queue is full: the rescan looks
+			}
+		case errors.Is(err, ErrNotReady), errors.Is(err, ErrNoPlan), errors.Is(err, ErrInterrupted):
 		case errors.Is(err, ErrRunLocked):
 			d.opts.Log.Info().Str("run", filepath.Base(dir)).Msg("plan is being run by another process")
 		default:

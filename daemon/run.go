@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +19,7 @@ import (
 	"github.com/gofrs/flock"
 	"github.com/rs/zerolog"
 
+	"github.com/specd-dev/specd/config"
 	"github.com/specd-dev/specd/internal/atomicfile"
 	"github.com/specd-dev/specd/jsonl"
 	"github.com/specd-dev/specd/plans"
@@ -63,12 +66,18 @@ type run struct {
 	specDir string
 	rel     string // specDir relative to the root, slash-separated
 	log     zerolog.Logger
-	mu      sync.Mutex // guards rs and the trace file
-	rs      specs.RunState
+	depth   string   // the plan's Analysis Depth
 	paths   []string // absolute report path per topic; "" when the plan's path was refused
-	results []*Result
-	used    atomic.Int64 // specialist wall-clock time spent, ns (specialist.budget)
-	limits  sync.Map     // limit kinds already reported for this run
+
+	mu      sync.Mutex // guards rs, results, metas, kills, cancelBy and the trace file
+	rs      specs.RunState
+	results []*Result                  // how each topic's last attempt ended; nil when it did not run here
+	metas   map[int]specs.ReportMeta   // completed reports' metadata, by topic index
+	kills   map[int]context.CancelFunc // stops a queued or running topic (cancel)
+	cancel  map[int]string             // cancelled topics: who cancelled them
+
+	used   atomic.Int64 // specialist wall-clock time spent, ns (specialist.budget)
+	limits sync.Map     // limit kinds already reported for this run
 
 	// stop says why no more specialists start (an auth or config error,
 	// cliclass.go); nil while they may.
@@ -77,15 +86,23 @@ type run struct {
 
 // RunPlan runs the plan of one topic directory through the whole pipeline:
 // specialists, hard barrier, threshold, errors.jsonl, OVERVIEW.md, trace
-// log and .run.json (PRODUCT.md section 3). It holds the plan's run lock
+// log and .run.json (docs/architecture.md). It holds the plan's run lock
 // while it works, so no topic runs twice concurrently across processes.
-// A finished run is returned as it is, not run again; an unfinished one
-// resumes, skipping topics whose valid report exists. It blocks until the
-// run ends or ctx ends (then every specialist group is stopped, the state
-// is checkpointed and ErrInterrupted returned). Other errors: ErrNoPlan,
-// ErrNotReady, ErrRunLocked, and I/O errors naming the file. A malformed
-// plan is not an error of RunPlan: it ends the run FAILED with PlanError set.
+// A finished run is returned as it is, not run again, unless topics were
+// added to its plan since (they run; docs/contract.md#readiness); an
+// unfinished one resumes, keeping every topic that already has its
+// outcome. It blocks until the run ends or ctx ends (then every specialist
+// group is stopped, the state is checkpointed and ErrInterrupted
+// returned). Other errors: ErrNoPlan, ErrNotReady, ErrRunLocked, and I/O
+// errors naming the file. A malformed plan is not an error of RunPlan: it
+// ends the run FAILED with PlanError set.
 func (d *Daemon) RunPlan(ctx context.Context, specDir string) (specs.RunState, error) {
+	return d.runPlan(ctx, ctx, specDir)
+}
+
+// runPlan is RunPlan with the two ends of runTopic: start ends at a warm
+// shutdown, kill at a cold one.
+func (d *Daemon) runPlan(start, kill context.Context, specDir string) (specs.RunState, error) {
 	planPath, ok := specs.FindPlan(specDir)
 	if !ok {
 		return specs.RunState{}, ErrNoPlan
@@ -109,14 +126,25 @@ func (d *Daemon) RunPlan(ctx context.Context, specDir string) (specs.RunState, e
 	}
 	sum := sha256.Sum256(data)
 	hash := hex.EncodeToString(sum[:])
-	prev, prevErr := LoadRunState(specDir)
-	if prevErr == nil && prev.State == specs.StateFinished && (prev.PlanError == "" || prev.PlanSHA256 == hash) {
-		return prev, nil
-	}
 	rel, _ := filepath.Rel(d.opts.Root, specDir)
 	planRel, _ := filepath.Rel(d.opts.Root, planPath)
 	r := &run{d: d, specDir: specDir, rel: filepath.ToSlash(rel),
-		log: d.opts.Log.With().Str("run", filepath.Base(specDir)).Logger()}
+		log:   d.opts.Log.With().Str("run", filepath.Base(specDir)).Logger(),
+		metas: map[int]specs.ReportMeta{}, kills: map[int]context.CancelFunc{}, cancel: map[int]string{}}
+	plan, perr := plans.Parse(bytes.NewReader(data), filepath.ToSlash(planRel))
+	prev, prevErr := LoadRunState(specDir)
+	grown := false
+	if prevErr == nil && prev.PlanSHA256 != hash && perr == nil && prev.PlanError == "" {
+		grown = extends(plan, prev.Topics)
+	}
+	if prevErr == nil && prev.State == specs.StateFinished && !grown {
+		if prev.PlanError == "" && prev.PlanSHA256 != hash && prev.PlanWarned != hash {
+			return r.planChanged(prev, plan, perr, hash)
+		}
+		if prev.PlanError == "" || prev.PlanSHA256 == hash {
+			return prev, nil
+		}
+	}
 	now := d.now()
 	r.rs = specs.RunState{
 		SchemaVersion: 1,
@@ -130,22 +158,107 @@ func (d *Daemon) RunPlan(ctx context.Context, specDir string) (specs.RunState, e
 		StartedAt:  now.UTC().Format(time.RFC3339),
 		State:      specs.StateRunning,
 	}
-	if prevErr == nil && prev.State == specs.StateRunning && prev.PlanSHA256 == hash {
-		// Resume: keep the identity of the interrupted run.
+	resume := prevErr == nil && prev.PlanError == "" && (prev.State == specs.StateRunning && prev.PlanSHA256 == hash || grown)
+	if resume {
+		// Keep the identity of the interrupted (or grown) run.
 		r.rs.WorkflowID, r.rs.Date, r.rs.StartedAt = prev.WorkflowID, prev.Date, prev.StartedAt
-		r.log.Info().Str("workflow_id", prev.WorkflowID).Msg("resuming unfinished run")
+		r.rs.CancelledBy = prev.CancelledBy
+		if grown {
+			r.log.Info().Str("workflow_id", prev.WorkflowID).Int("topics_before", len(prev.Topics)).Int("topics_now", len(plan.Topics)).
+				Msg("topics were added to the plan: running them")
+		} else {
+			r.log.Info().Str("workflow_id", prev.WorkflowID).Msg("resuming unfinished run")
+		}
 	}
 	r.log = r.log.With().Str("workflow_id", r.rs.WorkflowID).Logger()
 	r.rs.Request, r.rs.Complexity = readRequest(specDir)
 
-	plan, err := plans.Parse(strings.NewReader(string(data)), r.rs.Plan)
-	if err != nil {
-		return r.rejectPlan(err)
+	if perr != nil {
+		return r.rejectPlan(perr)
 	}
 	if !plan.Ready() {
+		r.notReady(plan, hash)
 		return specs.RunState{}, ErrNotReady
 	}
-	return r.execute(ctx, plan, prev)
+	if max := d.config().MaxTopics; len(plan.Topics) > max {
+		return r.rejectPlan(fmt.Errorf("%s: %d topics, more than max_topics (%d): each topic is one specialist run; split the plan, or raise max_topics in %s if you mean it",
+			r.rs.Plan, len(plan.Topics), max, config.FileName))
+	}
+	if !resume {
+		prev = specs.RunState{}
+	}
+	return r.execute(start, kill, plan, prev)
+}
+
+// extends reports whether plan holds the topics of before, unchanged and
+// in order, and more after them: the plan's writer appended topics.
+func extends(plan *plans.Plan, before []specs.TopicState) bool {
+	if len(plan.Topics) <= len(before) {
+		return false
+	}
+	for i, t := range before {
+		p := plan.Topics[i]
+		if p.Title != t.Topic || filepath.Base(p.ReportPath) != t.Report {
+			return false
+		}
+	}
+	return true
+}
+
+// sameTopics reports whether plan lists exactly the topics of before.
+func sameTopics(plan *plans.Plan, before []specs.TopicState) bool {
+	if len(plan.Topics) != len(before) {
+		return false
+	}
+	for i, t := range before {
+		if plan.Topics[i].Title != t.Topic {
+			return false
+		}
+	}
+	return true
+}
+
+// planChanged handles the plan of a finished run that changed without
+// adding topics (RunPlan runs added ones): a change that leaves the topics
+// as they are (a Status line, appended Topic [k/N] blocks) is recorded
+// silently; any other is a warning in the log and errors.jsonl, once per
+// plan version, that names the run and `specd rerun`.
+func (r *run) planChanged(prev specs.RunState, plan *plans.Plan, perr error, hash string) (specs.RunState, error) {
+	if perr == nil && sameTopics(plan, prev.Topics) {
+		prev.PlanSHA256 = hash
+		return prev, saveRunState(r.specDir, &prev)
+	}
+	what := "its topics changed"
+	if perr != nil {
+		what = "it no longer parses: " + perr.Error()
+	}
+	msg := fmt.Sprintf("plan of finished run %s changed after the run started (%s); the run's reports are from the plan it ran", filepath.Base(r.specDir), what)
+	r.log.Warn().Str("plan", prev.Plan).Msg(msg)
+	r.d.logError(jsonl.Entry{
+		WorkflowID: prev.WorkflowID, ErrorType: jsonl.TypeState, Source: "plans", Severity: "warning",
+		Message:      msg,
+		Details:      map[string]any{"spec_dir": r.rel, "plan": prev.Plan, "plan_sha256": hash, "ran_plan_sha256": prev.PlanSHA256},
+		RecoveryHint: "Run `specd rerun " + topicNumber(r.specDir) + "` to run the changed plan (topics with a valid report are kept), or restore the plan.",
+	})
+	prev.PlanWarned = hash
+	return prev, saveRunState(r.specDir, &prev)
+}
+
+// notReady warns about a plan whose Status: specd does not know, once
+// per plan version (docs/contract.md#readiness); PLAN_CREATED waits quietly.
+func (r *run) notReady(plan *plans.Plan, hash string) {
+	err := plans.CheckStatus(plan.Status)
+	if err == nil || !r.d.warnOnce(r.specDir, hash) {
+		return
+	}
+	msg := fmt.Sprintf("plan %s waits: %v", r.rs.Plan, err)
+	r.log.Warn().Msg(msg)
+	r.d.logError(jsonl.Entry{
+		WorkflowID: r.rs.WorkflowID, ErrorType: jsonl.TypeParse, Source: "plans", Severity: "warning",
+		Message:      msg,
+		Details:      map[string]any{"spec_dir": r.rel, "plan": r.rs.Plan, "status": plan.Status},
+		RecoveryHint: "Fix the plan's last Status: line (PLAN_COMPLETE runs it, PLAN_CREATED keeps it waiting); specd reads the plan again when it changes.",
+	})
 }
 
 // Reopen marks a finished run of specDir as unfinished, so that the next
@@ -185,11 +298,17 @@ func Reopen(specDir string, force map[int]string) error {
 		}
 	}
 	for i := range rs.Topics {
-		if g, ok := force[rs.Topics[i].Index]; ok {
-			rs.Topics[i].Rerun, rs.Topics[i].Guidance = true, g
+		t := &rs.Topics[i]
+		g, forced := force[t.Index]
+		if forced {
+			t.Rerun, t.Guidance = true, g
+		}
+		if forced || t.Outcome != specs.OutcomeCompleted {
+			// Runs again: a fresh topic, attempts counted anew.
+			*t = specs.TopicState{Index: t.Index, Topic: t.Topic, Report: t.Report, Outcome: specs.OutcomeQueued, ExitCode: -1, Rerun: t.Rerun, Guidance: t.Guidance}
 		}
 	}
-	rs.State = specs.StateRunning
+	rs.State, rs.CancelledBy = specs.StateRunning, ""
 	return saveRunState(specDir, &rs)
 }
 
@@ -232,76 +351,207 @@ func (r *run) rejectPlan(perr error) (specs.RunState, error) {
 	return r.rs, nil
 }
 
-// execute runs every topic that has no valid report yet, then the barrier.
-func (r *run) execute(ctx context.Context, plan *plans.Plan, prev specs.RunState) (specs.RunState, error) {
-	start := time.Now()
-	n := len(plan.Topics)
-	r.rs.Expected = n
-	r.rs.Topics = make([]specs.TopicState, n)
-	r.paths = make([]string, n)
-	r.results = make([]*Result, n)
-	seen := map[string]int{}
-	planDir := filepath.Dir(filepath.Join(r.d.opts.Root, r.rs.Plan))
-	for i, t := range plan.Topics {
-		ts := specs.TopicState{Index: t.Index, Topic: t.Title, Report: filepath.Base(t.ReportPath), Outcome: specs.OutcomeQueued, ExitCode: -1}
-		p, err := specs.ResolveReportPath(r.specDir, planDir, t.ReportPath)
-		if err == nil {
-			if j, dup := seen[p]; dup {
-				err = fmt.Errorf("report path %q: also used by topic [%d]", t.ReportPath, j)
-			}
-			seen[p] = t.Index
-		}
-		if err != nil {
-			ts.Outcome, ts.Reason = specs.OutcomeInvalid, "plan error: "+err.Error()
-		} else {
-			r.paths[i] = p
-			ts.Report = filepath.Base(p)
-		}
-		if prev.WorkflowID == r.rs.WorkflowID && i < len(prev.Topics) && prev.Topics[i].Topic == t.Title {
-			// Resuming: keep what the earlier attempt knew.
-			ts.Attempts, ts.Rerun, ts.Guidance = prev.Topics[i].Attempts, prev.Topics[i].Rerun, prev.Topics[i].Guidance
-		}
-		r.rs.Topics[i] = ts
-	}
+// execute sets up every topic, runs those without an outcome, re-reads
+// the plan for topics added meanwhile and runs them too, then passes the
+// hard barrier. prev is the interrupted run being resumed (zero when the
+// run is new): a topic it had already judged keeps its outcome, so that no
+// topic runs twice. When the run cannot finish (a shutdown), running topics
+// go back to queued, the state is checkpointed and ErrInterrupted returned.
+func (r *run) execute(start, kill context.Context, plan *plans.Plan, prev specs.RunState) (specs.RunState, error) {
+	t0 := time.Now()
+	r.depth = plan.AnalysisDepth
+	r.addTopics(plan.Topics, prev)
+	r.trace(fmt.Sprintf("# Research Coordinator Invocation Trace - %s\n# Topics: %d\n\n", r.rs.StartedAt, len(r.rs.Topics)), true)
+	r.rs.Phases = append(r.rs.Phases, specs.Phase{Name: "plan", DurationMS: time.Since(t0).Milliseconds()})
 	if err := r.checkpoint(); err != nil {
 		return r.rs, err
 	}
-	r.trace(fmt.Sprintf("# Research Coordinator Invocation Trace - %s\n# Topics: %d\n\n", r.rs.StartedAt, n), true)
-	r.rs.Phases = append(r.rs.Phases, specs.Phase{Name: "plan", DurationMS: time.Since(start).Milliseconds()})
+	r.d.setActive(r.specDir, r)
+	defer r.d.setActive(r.specDir, nil)
+	r.d.takeCancel(r.specDir) // a request that came before the run started
 
-	// Specialists, in parallel under the daemon's cap.
-	start = time.Now()
-	var wg sync.WaitGroup
-	for i := range plan.Topics {
-		if r.paths[i] == "" {
-			continue
+	t0 = time.Now()
+	for from := 0; ; {
+		var wg sync.WaitGroup
+		for i := from; i < len(r.rs.Topics); i++ {
+			if r.rs.Topics[i].Outcome.Final() {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r.runTopic(start, kill, i)
+			}()
 		}
-		if _, err := specs.ValidateReport(r.paths[i], r.rs.Topics[i].Topic); err == nil && !r.rs.Topics[i].Rerun {
-			r.log.Info().Int("topic", i).Msg("valid report already present; specialist not run")
-			continue
+		wg.Wait()
+		from = len(r.rs.Topics)
+		if start.Err() != nil || !r.grow() {
+			break
 		}
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			r.runTopic(ctx, plan, i)
-		}(i)
 	}
-	wg.Wait()
-	r.rs.Phases = append(r.rs.Phases, specs.Phase{Name: "specialists", DurationMS: time.Since(start).Milliseconds()})
-	if ctx.Err() != nil {
+	r.d.setActive(r.specDir, nil) // no cancel request reaches the barrier
+	r.rs.Phases = append(r.rs.Phases, specs.Phase{Name: "specialists", DurationMS: time.Since(t0).Milliseconds()})
+	if c := r.rs.Count(); c.Running+c.Queued > 0 {
+		r.mu.Lock()
 		for i := range r.rs.Topics {
-			if r.rs.Topics[i].Outcome == specs.OutcomeRunning {
-				r.rs.Topics[i].Outcome = specs.OutcomeQueued
+			if t := &r.rs.Topics[i]; !t.Outcome.Final() {
+				t.Outcome, t.PID = specs.OutcomeQueued, 0
 			}
 		}
 		r.rs.Phases = nil
+		r.mu.Unlock()
 		if err := r.checkpoint(); err != nil {
 			return r.rs, err
 		}
-		r.log.Warn().Msg("run interrupted; it resumes at the next start")
+		r.log.Warn().Int("done", c.Done).Int("unfinished", c.Running+c.Queued).Msg("run interrupted; it resumes at the next start")
 		return r.rs, ErrInterrupted
 	}
 	return r.barrier()
+}
+
+// addTopics appends the plan's topics from len(r.rs.Topics) on, each with
+// its report path checked once, and gives each its state: invalid for a
+// refused path; completed when a valid report is there already (and no
+// rerun is asked); the outcome prev recorded for it when resuming; queued
+// otherwise.
+func (r *run) addTopics(topics []plans.Topic, prev specs.RunState) {
+	planDir := filepath.Dir(filepath.Join(r.d.opts.Root, r.rs.Plan))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, t := range topics[len(r.rs.Topics):] {
+		i := t.Index
+		ts := specs.TopicState{Index: i, Topic: t.Title, Report: filepath.Base(t.ReportPath), Outcome: specs.OutcomeQueued, ExitCode: -1}
+		if i < len(prev.Topics) && prev.Topics[i].Topic == t.Title {
+			// Resuming: keep what the earlier attempts knew.
+			ts = prev.Topics[i]
+			if !ts.Outcome.Final() || ts.Outcome == specs.OutcomeCompleted {
+				ts.Outcome, ts.PID = specs.OutcomeQueued, 0
+			}
+		}
+		p, err := specs.ResolveReportPath(r.specDir, planDir, t.ReportPath)
+		r.paths = append(r.paths, p)
+		switch {
+		case err != nil:
+			r.paths[i] = ""
+			ts.Outcome, ts.Reason = specs.OutcomeInvalid, "plan error: "+err.Error()
+		case !ts.Rerun:
+			ts.Report = filepath.Base(p)
+			if meta, err := specs.ValidateReport(p, t.Title); err == nil {
+				r.rs.Topics = append(r.rs.Topics, ts)
+				r.completed(i, meta)
+				r.results = append(r.results, nil)
+				r.log.Debug().Int("topic", i).Msg("valid report present; specialist not run")
+				continue
+			}
+		default:
+			ts.Report = filepath.Base(p)
+		}
+		r.rs.Topics = append(r.rs.Topics, ts)
+		r.results = append(r.results, nil)
+	}
+	r.rs.Expected = len(r.rs.Topics)
+}
+
+// grow re-reads the plan after the topics ran: topics appended to it
+// meanwhile (a coordinator that appends to its plan) are added to the run
+// and reports true. Any other change is left to the next look at the
+// finished run (RunPlan), which warns.
+func (r *run) grow() bool {
+	path := filepath.Join(r.d.opts.Root, r.rs.Plan)
+	data, err := specs.ReadRegular(path, maxPlanBytes)
+	if err != nil {
+		return false
+	}
+	sum := sha256.Sum256(data)
+	hash := hex.EncodeToString(sum[:])
+	if hash == r.rs.PlanSHA256 {
+		return false
+	}
+	plan, err := plans.Parse(bytes.NewReader(data), r.rs.Plan)
+	if err != nil || !plan.Ready() || !extends(plan, r.rs.Topics) || len(plan.Topics) > r.d.config().MaxTopics {
+		return false
+	}
+	r.log.Info().Int("topics_before", len(r.rs.Topics)).Int("topics_now", len(plan.Topics)).Msg("topics were added to the plan: running them")
+	r.rs.PlanSHA256 = hash
+	r.addTopics(plan.Topics, specs.RunState{})
+	r.checkpoint()
+	return true
+}
+
+// maxPlanBytes bounds a plan file read during a run.
+const maxPlanBytes = 64 << 20
+
+// topic returns a copy of topic i's state.
+func (r *run) topic(i int) specs.TopicState {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.rs.Topics[i]
+}
+
+// setOutcome sets topic i's state (queued between retries).
+func (r *run) setOutcome(i int, o specs.Outcome) {
+	r.mu.Lock()
+	r.rs.Topics[i].Outcome, r.rs.Topics[i].PID = o, 0
+	r.mu.Unlock()
+	r.checkpoint()
+}
+
+// track registers (stop != nil) or forgets topic i's kill switch for
+// cancel. It reports false, registering nothing, when the topic was
+// cancelled before it was tracked; then it records the outcome.
+func (r *run) track(i int, stop context.CancelFunc) bool {
+	r.mu.Lock()
+	by, cancelled := r.cancel[i]
+	if stop == nil || !cancelled {
+		if stop == nil {
+			delete(r.kills, i)
+		} else {
+			r.kills[i] = stop
+		}
+		r.mu.Unlock()
+		return true
+	}
+	r.mu.Unlock()
+	r.finishTopic(i, Result{ExitCode: -1, Cancelled: by})
+	return false
+}
+
+// cancelledBy is who cancelled topic i, or "".
+func (r *run) cancelledBy(i int) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.cancel[i]
+}
+
+// cancelTopics stops the given topics (every topic when topics is empty)
+// that have no outcome yet: a queued topic never starts, a running one's
+// process group gets SIGTERM, then SIGKILL after specialist.grace; each
+// ends cancelled (docs/operating.md#cancel). It returns how many topics
+// it cancelled.
+func (r *run) cancelTopics(topics []int, by string) int {
+	r.mu.Lock()
+	n := 0
+	for i := range r.rs.Topics {
+		if len(topics) > 0 && !slices.Contains(topics, r.rs.Topics[i].Index) {
+			continue
+		}
+		if _, done := r.cancel[i]; done || r.rs.Topics[i].Outcome.Final() {
+			continue
+		}
+		r.cancel[i] = by
+		n++
+		if kill := r.kills[i]; kill != nil {
+			kill()
+		}
+	}
+	if n > 0 {
+		r.rs.CancelledBy = by
+	}
+	r.mu.Unlock()
+	if n > 0 {
+		r.log.Warn().Str("by", by).Ints("topics", topics).Int("cancelled", n).Msg("cancel requested")
+	}
+	return n
 }
 
 func (r *run) number() string { return topicNumber(r.specDir) }

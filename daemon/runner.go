@@ -37,6 +37,9 @@ type Job struct {
 	Skip func() bool
 	// OnStart, when set, is called just before the process starts.
 	OnStart func()
+	// OnSpawn, when set, is called with the process (and group) id once it
+	// has started.
+	OnSpawn func(pid int)
 }
 
 // Result is how a specialist process ended.
@@ -45,9 +48,11 @@ type Result struct {
 	ExitCode    int                // exit status; -1 when killed by a signal or never started
 	Signal      string             // the signal that ended it, e.g. "killed"; "" if it exited
 	TimedOut    bool               // Job.Timeout passed and the group was signalled
+	Timeout     time.Duration      // Job.Timeout, for messages
 	Interrupted bool               // the caller's context ended first (daemon shutdown): not a verdict
 	Skipped     bool               // Job.Skip said the topic needs no process; nothing was started
 	NotStarted  string             // why specd did not start it (a limit); set by the caller, not the runner
+	Cancelled   string             // who cancelled the topic (`specd cancel`); set by the caller, not the runner
 	Signals     specialist.Signals // what it printed on stdout (seed 004, Appendix D)
 	// ResultInvalid is why the specialist's structured result was refused
 	// ("" when it gave none or it became the report); set by the caller.
@@ -97,7 +102,7 @@ func childEnv(in specialist.Input, extra []string) []string {
 // Run implements Runner.
 func (ProcessRunner) Run(ctx context.Context, job Job) Result {
 	start := time.Now()
-	res := Result{ExitCode: -1}
+	res := Result{ExitCode: -1, Timeout: job.Timeout}
 	if len(job.Argv) == 0 {
 		res.StartErr = errors.New("empty specialist command")
 		return res
@@ -160,6 +165,9 @@ func (ProcessRunner) Run(ctx context.Context, job Job) Result {
 		return res
 	}
 	pgid := cmd.Process.Pid
+	if job.OnSpawn != nil {
+		job.OnSpawn(pgid)
+	}
 	// Grace-period killer for the whole group: WaitDelay kills only the
 	// leader, and a grandchild that ignores SIGTERM must not survive.
 	done := make(chan struct{})

@@ -6,40 +6,59 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/specd-dev/specd/jsonl"
-	"github.com/specd-dev/specd/plans"
 	"github.com/specd-dev/specd/specialist"
 	"github.com/specd-dev/specd/specs"
 )
 
-// runTopic runs one topic's specialist when max_parallel, the start rate
-// and the run's budget allow, retrying infrastructure failures with backoff
-// (PRODUCT.md section 3, "Control"), and records its result.
-func (r *run) runTopic(ctx context.Context, plan *plans.Plan, i int) {
+// runTopic runs topic i's specialist when max_parallel, the start rate
+// and the run's budget allow, retrying infrastructure failures with
+// backoff, and records its final outcome (docs/contract.md#outcomes).
+//
+// Two contexts stop it. When start ends (a warm shutdown) no further
+// attempt starts, a running one goes on, and a topic that has not started
+// stays queued. When kill ends (a cold shutdown, or shutdown_timeout) the
+// running attempt's process group is stopped and the topic stays queued:
+// the run resumes at the next start. A cancel request (r.cancel) stops the
+// topic and ends it cancelled.
+func (r *run) runTopic(start, kill context.Context, i int) {
+	tctx, stop := context.WithCancel(kill)
+	defer stop()
+	if !r.track(i, stop) {
+		return // cancelled before it was queued: cancel recorded it
+	}
+	defer r.track(i, nil)
 	r.d.stats.queued.Add(1)
 	select {
 	case r.d.sem <- struct{}{}:
 		r.d.stats.queued.Add(-1)
-	case <-ctx.Done():
+	case <-start.Done():
 		r.d.stats.queued.Add(-1)
+		return
+	case <-tctx.Done():
+		r.d.stats.queued.Add(-1)
+		if by := r.cancelledBy(i); by != "" {
+			r.finishTopic(i, Result{ExitCode: -1, Cancelled: by})
+		}
 		return
 	}
 	defer func() { <-r.d.sem }()
-	t := r.rs.Topics[i]
+	t := r.topic(i)
 	in := specialist.Input{
 		ReportPath:         r.paths[i],
 		Topic:              t.Topic,
 		TopicIndex:         t.Index,
-		TopicCount:         len(plan.Topics),
+		TopicCount:         len(r.rs.Topics),
 		SpecDir:            r.specDir,
 		ResearchComplexity: r.rs.Complexity,
 		WorkflowID:         r.rs.WorkflowID,
 		ProjectRoot:        r.d.opts.Root,
 		Guidance:           t.Guidance,
 		CorrelationID:      r.rs.WorkflowID,
-		AnalysisDepth:      plan.AnalysisDepth,
+		AnalysisDepth:      r.depth,
 	}
 	jsonResult, mdResult := resultPaths(r.paths[i])
 	in.ResultPath = jsonResult
@@ -47,18 +66,26 @@ func (r *run) runTopic(ctx context.Context, plan *plans.Plan, i int) {
 		in.RequestFile = p
 	}
 	log := r.log.With().Int("topic", t.Index).Str("report", t.Report).Logger()
-	logs := filepath.Join(r.specDir, specs.ReportsDir, specs.LogsDir)
-	stem := filepath.Join(logs, fmt.Sprintf("%03d", t.Index+1))
-	argv, err := r.d.argv(in)
-	if err == nil {
-		err = os.MkdirAll(logs, 0o755)
-	}
-	if err == nil {
-		err = os.MkdirAll(filepath.Dir(in.ResultPath), 0o755)
-	}
+	stem := r.logStem(i)
 	var res Result
 	for attempt := 0; ; attempt++ {
+		// One config snapshot per attempt: a SIGHUP between attempts
+		// changes the next attempt as a whole, never half of it.
 		sp := r.d.config().Specialist
+		if by := r.cancelledBy(i); by != "" {
+			res = Result{ExitCode: -1, Cancelled: by}
+			break
+		}
+		if start.Err() != nil {
+			return // draining: no new attempt; the topic resumes at the next start
+		}
+		argv, err := r.d.argv(sp, in)
+		if err == nil {
+			err = os.MkdirAll(filepath.Dir(stem), 0o755)
+		}
+		if err == nil {
+			err = os.MkdirAll(filepath.Dir(in.ResultPath), 0o755)
+		}
 		if err != nil {
 			res = Result{ExitCode: -1, StartErr: err}
 			break
@@ -73,11 +100,11 @@ func (r *run) runTopic(ctx context.Context, plan *plans.Plan, i int) {
 			res = Result{ExitCode: -1, NotStarted: why}
 			break
 		}
-		if err := r.d.startLimit(ctx, r); err != nil {
-			return // shutdown while waiting: the checkpoint keeps the topic pending
+		if err := r.d.startLimit(start, r); err != nil {
+			return // shutdown while waiting: the topic stays queued
 		}
 		started := false
-		res = r.d.runner.Run(ctx, Job{
+		res = r.d.runner.Run(tctx, Job{
 			Argv: argv, Dir: r.d.opts.Root, Input: in, Env: childExtraEnv(sp.Env),
 			Stdout: stem + ".stdout", Stderr: stem + ".stderr",
 			Timeout: sp.Timeout.Std(), Grace: sp.Grace.Std(),
@@ -96,14 +123,21 @@ func (r *run) runTopic(ctx context.Context, plan *plans.Plan, i int) {
 				for _, p := range []string{in.ResultPath, mdResult} {
 					os.Remove(p)
 				}
-				r.mu.Lock()
-				r.rs.Topics[i].Outcome = specs.OutcomeRunning
-				r.rs.Topics[i].Attempts++
-				r.mu.Unlock()
-				r.trace(r.traceLine(i, "INVOKED"), false)
 				r.d.stats.running.Add(1)
 				started = true
-				log.Info().Strs("argv", argv).Int("attempt", attempt+1).Msg("specialist started")
+			},
+			OnSpawn: func(pid int) {
+				r.mu.Lock()
+				ts := &r.rs.Topics[i]
+				ts.Outcome, ts.PID = specs.OutcomeRunning, pid
+				ts.Attempts++
+				if ts.StartedAt == "" {
+					ts.StartedAt = r.d.now().UTC().Format(specs.TimeFormat)
+				}
+				r.mu.Unlock()
+				r.checkpoint()
+				r.trace(r.traceLine(i, "INVOKED"), false)
+				log.Info().Strs("argv", argv).Int("attempt", attempt+1).Int("pid", pid).Msg("specialist started")
 			},
 		})
 		if started {
@@ -111,16 +145,23 @@ func (r *run) runTopic(ctx context.Context, plan *plans.Plan, i int) {
 		}
 		if res.Skipped {
 			log.Info().Msg("an earlier specialist of this topic finished it; not started again")
-			return
-		}
-		if res.Interrupted {
+			r.finishTopic(i, Result{ExitCode: 0})
 			return
 		}
 		r.used.Add(int64(res.Duration))
+		if by := r.cancelledBy(i); by != "" {
+			res.Cancelled = by
+			log.Warn().Str("by", by).Msg("specialist stopped: topic cancelled")
+			break
+		}
+		if res.Interrupted {
+			log.Warn().Dur("ran", res.Duration).Msg("specialist stopped by shutdown; the topic runs again at the next start")
+			return
+		}
 		var done bool
 		done, res.ResultInvalid = r.deliver(i, stem+".stdout")
 		log.Info().Int("exit_code", res.ExitCode).Str("signal", res.Signal).Bool("timed_out", res.TimedOut).
-			Dur("duration", res.Duration).Msg("specialist exited")
+			Int64("duration_ms", res.Duration.Milliseconds()).Msg("specialist exited")
 		kind := infraFailure(res)
 		if r.stopOnConfigError(t.Index, res) || kind == "" || attempt >= sp.Retries {
 			break
@@ -129,24 +170,83 @@ func (r *run) runTopic(ctx context.Context, plan *plans.Plan, i int) {
 			break // the file is the truth: it finished after all
 		}
 		wait := backoff(sp.RetryBackoff.Std(), attempt)
-		log.Warn().Str("failure", kind).Dur("backoff", wait).Msg("retrying the specialist")
+		log.Warn().Str("failure", kind).Int64("backoff_ms", wait.Milliseconds()).Msg("retrying the specialist")
 		r.d.logError(jsonl.Entry{WorkflowID: r.rs.WorkflowID, ErrorType: jsonl.TypeExecution, Source: "runner", Severity: "warning",
 			Message:      fmt.Sprintf("topic [%d] %s; retry %d of %d in %s", t.Index, kind, attempt+1, sp.Retries, wait.Round(time.Millisecond)),
 			Details:      retryDetails(r.rel, t.Index, attempt, res),
-			RecoveryHint: "Nothing to do if a retry succeeds; if every retry fails, read reports/.logs/ and check specialist.command and specialist.timeout."})
+			RecoveryHint: "Nothing to do if a retry succeeds; if every retry fails, read the specialist's output with `specd logs " + r.number() + "` and check specialist.command and specialist.timeout."})
+		r.setOutcome(i, specs.OutcomeQueued)
 		select {
-		case <-ctx.Done():
-			return
+		case <-tctx.Done():
+			if r.cancelledBy(i) == "" {
+				return // cold shutdown during the backoff
+			}
+		case <-start.Done():
+			return // warm shutdown during the backoff: resumes at the next start
 		case <-time.After(wait):
 		}
 	}
-	// No checkpoint here: a resumed run judges topics by their report
-	// files, so per-topic state needs no fsync on the hot path.
+	r.finishTopic(i, res)
+}
+
+// finishTopic classifies topic i once, from its report file and how its
+// last attempt ended (Classify), records the outcome and checkpoints.
+func (r *run) finishTopic(i int, res Result) {
+	t := r.topic(i)
+	outcome, reason, meta := Classify(res, r.paths[i], t.Topic)
+	var tail []string
+	if outcome != specs.OutcomeCompleted {
+		tail = stderrTail(r.logStem(i) + ".stderr")
+	}
+	now := r.d.now().UTC()
 	r.mu.Lock()
+	ts := &r.rs.Topics[i]
+	ts.Outcome, ts.Reason, ts.PID, ts.StderrTail = outcome, reason, 0, tail
+	ts.ExitCode = res.ExitCode
+	ts.FinishedAt = now.Format(specs.TimeFormat)
+	if st, err := time.Parse(specs.TimeFormat, ts.StartedAt); err == nil {
+		ts.DurationMS = now.Sub(st).Milliseconds()
+	}
+	if outcome == specs.OutcomeCompleted {
+		r.completed(i, meta)
+	}
 	r.results[i] = &res
-	r.rs.Topics[i].ExitCode = res.ExitCode
-	r.rs.Topics[i].DurationMS = res.Duration.Milliseconds()
 	r.mu.Unlock()
+	r.checkpoint()
+}
+
+// completed records a completed topic's report metadata; r.mu is held.
+func (r *run) completed(i int, meta specs.ReportMeta) {
+	t := &r.rs.Topics[i]
+	t.Outcome, t.Reason = specs.OutcomeCompleted, ""
+	t.FindingsCount, t.RecommendationsCount, t.ReportBytes = meta.FindingsCount, meta.RecommendationsCount, meta.Bytes
+	t.ResultFormat, t.Confidence, t.Contradictions = meta.ResultFormat, meta.Confidence, meta.Contradictions
+	t.UncitedRemoved, t.CitationsFailed, t.Quarantined = meta.UncitedRemoved, meta.CitationsFailed, meta.Quarantined
+	r.metas[t.Index] = meta
+}
+
+// stderrTail returns the last lines of a specialist's stderr for a topic
+// that did not complete: at most 5 non-empty lines of at most 200 bytes,
+// read from the last 4 KiB of the file.
+func stderrTail(path string) []string {
+	lines := strings.Split(strings.TrimSpace(string(tail(path, 4<<10))), "\n")
+	var out []string
+	for _, l := range lines {
+		if l = strings.TrimSpace(l); l != "" {
+			if len(l) > 200 {
+				l = l[:200] + "…"
+			}
+			out = append(out, l)
+		}
+	}
+	return out[max(0, len(out)-5):]
+}
+
+// logStem is the path of topic i's log files without extension:
+// reports/.logs/NNN (NNN = index+1, three digits); .stdout, .stderr, .lock
+// and .thinking.md follow it.
+func (r *run) logStem(i int) string {
+	return filepath.Join(r.specDir, specs.ReportsDir, specs.LogsDir, fmt.Sprintf("%03d", r.rs.Topics[i].Index+1))
 }
 
 // infraFailure names an infrastructure failure worth a retry (spawn error,

@@ -1,7 +1,8 @@
 #!/bin/sh
 # A scripted specialist for the daemon tests. Its behaviour is the first word
 # of SPECD_TOPIC: ok, missing, invalid, crash, taskerror, hang, orphan, dir,
-# ratelimit (opencode's 429 error once, then ok), auth (opencode's 401 error).
+# ratelimit (opencode's 429 error once, then ok), auth (opencode's 401 error),
+# slow (ok after FAKE_SLOW seconds, default 2).
 # It follows the specialist contract: SPECD_* variables in, report at
 # SPECD_REPORT_PATH (temp + rename), seed 004 signals on stdout.
 set -eu
@@ -23,6 +24,10 @@ write_report() { # $1 = findings count written, $2 = findings_count claimed
 
 case "$mode" in
 ok)
+	write_report 2 2
+	echo "REPORT_CREATED: $SPECD_REPORT_PATH" ;;
+slow)
+	sleep "${FAKE_SLOW:-2}"
 	write_report 2 2
 	echo "REPORT_CREATED: $SPECD_REPORT_PATH" ;;
 missing)
