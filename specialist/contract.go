@@ -1,7 +1,8 @@
 // Package specialist holds the contract between specd and a specialist
 // process: what goes in (environment variables and one JSON object on stdin)
-// and what comes out (the report at a pre-calculated path, and the seed 004
-// stdout signals REPORT_CREATED, ERROR_CONTEXT and TASK_ERROR).
+// and what comes out (the report at a pre-calculated path, and the stdout
+// signals REPORT_CREATED, ERROR_CONTEXT and TASK_ERROR); see
+// docs/contract.md#specialists.
 package specialist
 
 import (
@@ -21,19 +22,20 @@ type Input struct {
 	TopicCount         int    `json:"topic_count"`         // number of topics in the plan
 	SpecDir            string `json:"spec_dir"`            // the NNN_slug directory
 	RequestFile        string `json:"request_file"`        // REQUEST.md, or "" when the plan came without one
-	ResearchComplexity int    `json:"research_complexity"` // 1–4 (seed 004, Phase 3)
-	WorkflowID         string `json:"workflow_id"`         // the run's workflow_id (seed 004, Phase 4)
+	ResearchComplexity int    `json:"research_complexity"` // 1–4, from REQUEST.md; 2 by default
+	WorkflowID         string `json:"workflow_id"`         // the run's workflow_id
 	ProjectRoot        string `json:"project_root"`        // the project directory (the specialist's working directory)
 	Guidance           string `json:"guidance,omitempty"`  // what to improve on a re-run, e.g. a source gap to close
 	// ResultPath is where a specialist may write a structured result
-	// instead of the report (PRODUCT.md section 8): reports/.results/<report
-	// stem>.json for seed 002 JSON; the same stem with .md for a seed 000/001
-	// envelope. specd then checks it and writes the report itself.
+	// instead of the report (docs/contract.md#structured-results):
+	// reports/.results/<report stem>.json for the web research JSON; the
+	// same stem with .md for a research or analysis envelope. specd then
+	// checks it and writes the report itself.
 	ResultPath string `json:"result_path"`
 	// CorrelationID is the run's workflow_id, to be echoed as an envelope's
-	// correlation_id (seed 000); an envelope naming another one is invalid.
+	// correlation_id; an envelope naming another one is invalid.
 	CorrelationID string `json:"correlation_id"`
-	// AnalysisDepth is the plan's seed 001 depth: execution_only, focused or
+	// AnalysisDepth is the plan's analysis depth: execution_only, focused or
 	// comprehensive ("" when the plan names none: comprehensive).
 	AnalysisDepth string `json:"analysis_depth,omitempty"`
 }

@@ -7,7 +7,8 @@ import (
 	"strings"
 )
 
-// Signals are the seed 004 (Appendix D) lines a specialist printed on stdout.
+// Signals are the lines a specialist printed on stdout to say how it ended
+// (docs/contract.md#specialists).
 type Signals struct {
 	ReportCreated []string        // paths after "REPORT_CREATED: ", in order
 	ErrorContext  json.RawMessage // the JSON after the last "ERROR_CONTEXT: ", if it parsed
@@ -20,7 +21,7 @@ type TaskError struct {
 	Message   string
 }
 
-// ParseSignals scans a specialist's stdout for the seed 004 signals. Lines
+// ParseSignals scans a specialist's stdout for the signals. Lines
 // may carry leading whitespace or Markdown emphasis/backticks (agents print
 // them inside prose); anything else is ignored. It never fails: malformed
 // ERROR_CONTEXT JSON is dropped, a TASK_ERROR line without " - " keeps its

@@ -1,7 +1,8 @@
 // Package agents writes the agent definitions that make opencode and
-// Claude Code act as seed 002 research specialists for specd: tools
+// Claude Code act as read-only research specialists for specd: tools
 // narrowed to read-only web access and file reading, and an output section
-// that asks for exactly the WebResearcherResult JSON (PRODUCT.md section 8).
+// that asks for exactly the WebResearcherResult JSON
+// (docs/contract.md#structured-results).
 package agents
 
 import (

@@ -8,7 +8,7 @@ import (
 )
 
 // Each definition has front matter its CLI reads, narrows the tools to
-// read-only ones, and asks for exactly the seed 002 schema.
+// read-only ones, and asks for exactly the WebResearcherResult schema.
 func TestDefinition(t *testing.T) {
 	for cli, want := range map[string][]string{
 		"opencode": {"write: false", "edit: false", "bash: false", "webfetch: true", "mode: all"},

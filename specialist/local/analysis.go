@@ -8,7 +8,7 @@ import (
 	"github.com/specd-dev/specd/plans"
 )
 
-// sectionLines picks, per seed 001 section other than the flow, the lines
+// sectionLines picks, per analysis section other than the flow, the lines
 // of the cited files that belong in it.
 var sectionLines = map[string]*regexp.Regexp{
 	"Data Model & State":    regexp.MustCompile(`^\s*(?:export\s+)?(?:type\s+\w+\s+(?:struct|interface)\b|(?:abstract\s+)?class\s+\w+|interface\s+\w+|struct\s+\w+|enum\s+\w+|@dataclass)`),
@@ -19,7 +19,7 @@ var sectionLines = map[string]*regexp.Regexp{
 // maxAnalysisItems bounds each section other than the flow.
 const maxAnalysisItems = 6
 
-// analysis renders the "## Analysis" section for a plan's seed 001 depth
+// analysis renders the "## Analysis" section for a plan's analysis depth
 // (SPECD_ANALYSIS_DEPTH), with the sections plans.AnalysisSections gives
 // that depth: the Execution Flow is the findings as steps, in
 // file and line order; the other sections list matching lines of the
@@ -29,7 +29,7 @@ func analysis(depth string, c *corpus, hits []hit) string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "## Analysis\n\nSeed 001 codebase analysis at depth %s, over the files the findings cite.\n\n", depth)
+	fmt.Fprintf(&b, "## Analysis\n\nCodebase analysis at depth %s, over the files the findings cite.\n\n", depth)
 	for _, s := range plans.AnalysisSections {
 		if !s.In(depth) {
 			continue

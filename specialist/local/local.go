@@ -1,13 +1,13 @@
-// Package local is specd's built-in offline specialist (PRODUCT.md section
-// 3, "The built-in local specialist"). It researches one topic inside the
-// project's own files, with no LLM and no network, and writes a report that
-// passes the report contract (seed 004, Appendix C).
+// Package local is specd's built-in offline specialist
+// (docs/decisions.md#a-built-in-offline-specialist). It researches one topic
+// inside the project's own files, with no LLM and no network, and writes a
+// report that passes the report contract (docs/contract.md#report-contract).
 //
 // What it searches: the text files git would track under the project root
 // (Files), cut into windows of 6 lines (stride 3) and ranked with BM25
 // (k1 = 1.2, b = 0.75) against the words of the topic, with a small boost
 // when a word also names the file's path. Each finding cites path:line
-// with the 1–6 lines found there, copied exactly (seed 001's citation
+// with the 1–6 lines found there, copied exactly (the code citation
 // style); Sources lists the cited files as links relative to the report.
 //
 // Limits: it finds where the topic's words occur, not what code means.
@@ -49,7 +49,7 @@ type Options struct {
 	MaxFileBytes int64
 }
 
-// Seed 004 error types that Run reports.
+// The errors.jsonl error types that Run reports (docs/contract.md#errors-jsonl).
 const (
 	ErrValidation = "validation_error" // bad input: no report path, no search terms
 	ErrFile       = "file_error"       // I/O: project root, reports directory, writing the report
@@ -57,9 +57,9 @@ const (
 	ErrTimeout    = "timeout_error"    // ctx's deadline passed before the report was written
 )
 
-// Error is a failure of Run, as reported on stdout in the seed 004 signals
-// (Appendix D): ERROR_CONTEXT carries Type, Message and Details; TASK_ERROR
-// carries Type and Message.
+// Error is a failure of Run, as reported on stdout in the specialist
+// signals (docs/contract.md#specialists): ERROR_CONTEXT carries Type,
+// Message and Details; TASK_ERROR carries Type and Message.
 type Error struct {
 	Type    string         // one of ErrValidation, ErrFile, ErrAgent, ErrTimeout
 	Message string         // one lowercase line, no final punctuation

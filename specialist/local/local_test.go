@@ -694,7 +694,7 @@ func BenchmarkRun(b *testing.B) {
 	}
 }
 
-// The seed 001 depth picks the analysis sections (PLAN-005); no depth
+// The analysis depth picks the analysis sections; no depth
 // leaves the report as it was.
 func TestAnalysisDepth(t *testing.T) {
 	root := project(t, false)

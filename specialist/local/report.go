@@ -14,10 +14,10 @@ import (
 	"github.com/specd-dev/specd/specialist"
 )
 
-// render writes the report (seed 004, Appendix C). Every top-level list
-// item under ## Findings and ## Recommendations is counted in the front
-// matter; excerpts sit in fenced blocks indented by three spaces, so no
-// line of them starts at column 0. Links are relative to reportDir; no
+// render writes the report (docs/contract.md#report-contract). Every
+// top-level list item under ## Findings and ## Recommendations is counted
+// in the front matter; excerpts sit in fenced blocks indented by three
+// spaces, so no line of them starts at column 0. Links are relative to reportDir; no
 // absolute path is written.
 func render(in specialist.Input, q query, c *corpus, hits []hit, reportDir, root, date string) []byte {
 	var files []int // distinct cited docs, best first
