@@ -67,7 +67,7 @@ func Classify(res Result, reportPath, topic string) (specs.Outcome, string, spec
 // reason can go into OVERVIEW.md and errors.jsonl: "001_x.md:4: invalid: …".
 // DeclinedType is the TASK_ERROR error_type of a specialist that declines
 // a dispatch it may not do, e.g. one that needs write or execute rights
-// (seed 002, "Decline dispatch"): "TASK_ERROR: declined - <reason>".
+// (docs/contract.md#outcomes): "TASK_ERROR: declined - <reason>".
 const DeclinedType = "declined"
 
 func shortReason(err error) string {

@@ -2,7 +2,7 @@
 // decides what to do with each topic directory (reconciler.go), runs one
 // specialist process per topic (runner.go), and classifies every topic at
 // the hard barrier (barrier.go) before writing the outputs (run.go).
-// PRODUCT.md sections 3 and 4 are the design.
+// docs/architecture.md describes the pipeline; docs/contract.md the files.
 package daemon
 
 import (
@@ -42,7 +42,7 @@ type Options struct {
 	OnRunFinished func(specs.RunState)
 	// Reload, when set, is called on SIGHUP; a valid new config replaces the
 	// old one for specialists started afterwards, a bad one is logged and
-	// the old one kept (STYLE.md section 8).
+	// the old one kept (docs/operating.md#daemon).
 	Reload func() (config.Config, error)
 	// Notifier receives sd_notify states; nil means systemd's socket.
 	Notifier Notifier
@@ -121,7 +121,7 @@ func New(opts Options) (*Daemon, error) {
 }
 
 // ErrorsPath is errors.jsonl beside the spec tree: .opencode/errors.jsonl
-// for .opencode/specs (PRODUCT.md section 5), .claude/errors.jsonl for .claude/specs.
+// for .opencode/specs (docs/contract.md#errors-jsonl), .claude/errors.jsonl for .claude/specs.
 func ErrorsPath(specsDir string) string {
 	return filepath.Join(filepath.Dir(specsDir), "errors.jsonl")
 }
@@ -235,7 +235,7 @@ func (d *Daemon) finished(rs specs.RunState) {
 // defaultPrompt is what an agent CLI preset (opencode, claude) is asked per
 // topic unless specialist.prompt replaces it. Its fields are those of
 // specialist.Input. It names the report path, the topic verbatim, the
-// request file, the report contract and the seed 004 signals.
+// request file, the report contract and the signals (docs/contract.md#specialists).
 const defaultPrompt = `You are a research specialist working without a human: do not ask questions or wait for confirmation.
 
 Research this topic in the project in the current directory (topic text verbatim, between the lines):
@@ -266,8 +266,9 @@ TASK_ERROR: <error_type> - <one-line message>`
 
 // agentPrompt is what an agent CLI preset is asked per topic when
 // specialist.agent names an agent definition such as the read-only
-// research-specialist of `specd init --agents` (seed 002): the result is
-// the JSON it prints, which specd checks and renders (PRODUCT.md section 8).
+// research-specialist of `specd init --agents`: the result is the
+// WebResearcherResult JSON it prints, which specd checks and renders
+// (docs/contract.md#structured-results).
 const agentPrompt = `Research this topic for the project in the current directory:
 
 {{.Topic}}
@@ -279,7 +280,7 @@ If you can write files, you may instead write that JSON to {{.ResultPath}} (a te
 If the task needs rights you do not have, print: TASK_ERROR: declined - <reason>`
 
 // argv builds the specialist command line for one topic from the preset
-// (PRODUCT.md section 3, "Presets"):
+// (docs/configuration.md):
 //
 //	opencode run --print-logs --log-level ERROR [--agent A] [--model M] -- PROMPT
 //	claude -p --permission-mode acceptEdits --permission-prompts none

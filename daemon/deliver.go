@@ -18,7 +18,7 @@ import (
 
 // resultPaths are the two places a specialist may write its structured
 // result for a report, in reports/.results/ (ignored by git, like .logs/):
-// the seed 002 JSON and the seed 000/001 envelope. specd writes
+// the WebResearcherResult JSON and the research/analysis envelope. specd writes
 // <report stem>.quarantine.json beside them.
 func resultPaths(reportPath string) (jsonPath, mdPath string) {
 	dir := filepath.Join(filepath.Dir(reportPath), specs.ResultsDir)
@@ -27,7 +27,7 @@ func resultPaths(reportPath string) (jsonPath, mdPath string) {
 }
 
 // deliver turns topic i's structured result into its report when the
-// specialist did not write a valid report itself (PRODUCT.md section 8).
+// specialist did not write a valid report itself (docs/contract.md#structured-results).
 // It reads the result file (JSON first, then the envelope), else the
 // result in the specialist's stdout (results.FromStdout); Parse and Check it;
 // and writes the report (temp + fsync + rename), the quarantine file and
@@ -111,7 +111,7 @@ func (r *run) deliver(i int, stdoutPath string) (done bool, invalid string) {
 	return true, ""
 }
 
-// gateEntry logs what the seed 002 gate removed from one result as one
+// gateEntry logs what the result gate removed from one result as one
 // validation_error warning. Quarantined text is never logged: only the
 // field and the rule that caught it.
 func (r *run) gateEntry(i int, name string, c *results.Checked) {
@@ -127,7 +127,7 @@ func (r *run) gateEntry(i int, name string, c *results.Checked) {
 		removed = append(removed, e)
 	}
 	r.log.Warn().Int("topic", t.Index).Int("uncited_removed", c.Uncited).Int("citations_failed", c.CitationsFailed).
-		Int("quarantined", c.Quarantined).Msg("the seed 002 gate removed items from a structured result")
+		Int("quarantined", c.Quarantined).Msg("the result gate removed items from a structured result")
 	r.d.logError(jsonl.Entry{
 		WorkflowID: r.rs.WorkflowID, ErrorType: jsonl.TypeValidation, Source: "results", Severity: "warning",
 		Message: fmt.Sprintf("topic [%d] %s: %d uncited removed, %d citations failed, %d quarantined",

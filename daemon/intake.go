@@ -19,12 +19,12 @@ import (
 )
 
 // Request is a research request as dropped in specs/inbox/ or given to
-// `specd submit` (PRODUCT.md section 3, "Intake").
+// `specd submit` (docs/contract.md#intake).
 type Request struct {
 	Text       string   // the request: the first prose line, or the whole argument of submit
 	Topics     []string // explicit topics; empty means the request is one topic
-	Complexity int      // research_complexity 1–4 (seed 004 Phase 3); 0 means the default, 2
-	// AnalysisDepth is the seed 001 depth written to the plan's "Analysis
+	Complexity int      // research_complexity 1–4; 0 means the default, 2
+	// AnalysisDepth is the analysis depth written to the plan's "Analysis
 	// Depth:" line: execution_only, focused or comprehensive; "" for none.
 	AnalysisDepth string
 }
@@ -127,7 +127,7 @@ func (r Request) complexity() int {
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // Submit turns a request into a new topic directory with REQUEST.md and a
-// plan in the seed format, ready to run (PRODUCT.md section 3, intake 1):
+// plan in the contract's format, ready to run (docs/contract.md#plan-format):
 // it allocates NNN_slug under specsDir, writes REQUEST.md and
 // reports/.invocation-plan.txt atomically, and returns the directory's
 // absolute path. Report file names are NNN_<topic slug>.md, numbered from

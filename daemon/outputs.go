@@ -108,7 +108,7 @@ func (r *run) commit() {
 
 // sourceQuality scores the sources of every completed report, records
 // their gaps in the agent memory's gap table and appends the validation log
-// line (seed 003; PRODUCT.md section 7). Gaps inform; they never fail the
+// line (docs/contract.md#source-quality). Gaps inform; they never fail the
 // barrier, and a failure here is logged, not returned.
 func (r *run) sourceQuality() {
 	start := time.Now()
@@ -161,13 +161,13 @@ func (r *run) topicFailed(i int) {
 	case specs.OutcomeTimeout:
 		typ, hint = jsonl.TypeTimeout, "Raise specialist.timeout in .opencode/specd.yaml or narrow the topic, then `specd rerun "+r.number()+"`."
 	case specs.OutcomeCrashed:
-		typ, hint = jsonl.TypeExecution, "Read the specialist's output in reports/.logs/ and check specialist.command, then `specd rerun "+r.number()+"`."
+		typ, hint = jsonl.TypeExecution, fmt.Sprintf("Read the specialist's output (`specd logs %s --topic %d`) and check specialist.command, then `specd rerun %s`.", r.number(), t.Index, r.number())
 	case specs.OutcomeDeclined:
 		typ, hint = jsonl.TypeAgent, "The specialist declined the dispatch (it is read-only by design); give the topic to a specialist with the rights it needs, or reword it, then `specd rerun "+r.number()+"`."
 	case specs.OutcomeCancelled:
 		typ, hint = jsonl.TypeExecution, "Cancelled on request, not a verdict on the research: `specd rerun "+r.number()+"` runs the cancelled topics again."
 	case specs.OutcomeSpecialistError:
-		typ, hint = jsonl.TypeAgent, "Read the specialist's TASK_ERROR and its ERROR_CONTEXT in reports/.logs/, fix the cause, then `specd rerun "+r.number()+"`."
+		typ, hint = jsonl.TypeAgent, fmt.Sprintf("Read the specialist's TASK_ERROR and its ERROR_CONTEXT (`specd logs %s --topic %d`), fix the cause, then `specd rerun %s`.", r.number(), t.Index, r.number())
 	case specs.OutcomeInvalid:
 		if strings.HasPrefix(t.Reason, "plan error:") {
 			typ, hint = jsonl.TypeParse, "Fix the report path in the plan: it must name a file directly in this topic's reports/ directory."
@@ -224,7 +224,7 @@ func (r *run) cancelEntry() {
 }
 
 // thresholdEntry logs a partial success as a warning and a failure as an
-// error (seed 004, Phase 5).
+// error (docs/contract.md#threshold).
 func (r *run) thresholdEntry() {
 	msg := fmt.Sprintf("%d/%d topics completed (%d%%)", r.rs.Completed, r.rs.Expected, r.rs.Rate)
 	e := jsonl.Entry{WorkflowID: r.rs.WorkflowID, Source: "barrier",

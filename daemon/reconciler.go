@@ -206,7 +206,7 @@ func (l *loop) drain(up liveness.Status, heart <-chan time.Time, pingWatchdog bo
 	}
 }
 
-// reload re-reads the config on SIGHUP (STYLE.md section 8): RELOADING=1,
+// reload re-reads the config on SIGHUP (docs/operating.md#daemon): RELOADING=1,
 // then READY=1; a bad config keeps the old one. Runs in progress go on;
 // max_parallel keeps its start-up value until the next start.
 func (d *Daemon) reload() {

@@ -35,7 +35,7 @@ var (
 )
 
 // runLockFile is the permanent flock file that makes one process the owner
-// of a plan's run (PRODUCT.md section 4, "One owner per plan").
+// of a plan's run (docs/decisions.md).
 const runLockFile = ".run.lock"
 
 // LoadRunState reads reports/.run.json of a topic directory.
@@ -262,7 +262,7 @@ func (r *run) notReady(plan *plans.Plan, hash string) {
 }
 
 // Reopen marks a finished run of specDir as unfinished, so that the next
-// RunPlan (the daemon's, or the caller's) resumes it (PRODUCT.md section 4).
+// RunPlan (the daemon's, or the caller's) resumes it (docs/operating.md#crash-safety).
 // With force empty (`specd rerun`), the topics without a valid report run
 // again and completed ones are kept. With force, the topics it names (by
 // index) run again even with a valid report, each with its guidance passed

@@ -53,7 +53,7 @@ type Result struct {
 	Skipped     bool               // Job.Skip said the topic needs no process; nothing was started
 	NotStarted  string             // why specd did not start it (a limit); set by the caller, not the runner
 	Cancelled   string             // who cancelled the topic (`specd cancel`); set by the caller, not the runner
-	Signals     specialist.Signals // what it printed on stdout (seed 004, Appendix D)
+	Signals     specialist.Signals // what it printed on stdout (docs/contract.md#specialists)
 	// ResultInvalid is why the specialist's structured result was refused
 	// ("" when it gave none or it became the report); set by the caller.
 	ResultInvalid string
@@ -63,7 +63,7 @@ type Result struct {
 }
 
 // Runner runs specialist jobs. The process runner is the only one today;
-// the interface keeps a remote executor (PRODUCT.md section 9) a swap.
+// the interface keeps a remote executor a swap (docs/decisions.md).
 type Runner interface {
 	// Run starts the job and blocks until the process and every process of
 	// its group are gone, the timeout has killed them, or ctx ended and they
@@ -72,7 +72,7 @@ type Runner interface {
 }
 
 // ProcessRunner runs each job as a child process in its own process group
-// (STYLE.md section 3): on timeout or cancellation the whole group gets
+// (docs/decisions.md): on timeout or cancellation the whole group gets
 // SIGTERM, then SIGKILL after the grace period, so no grandchild survives.
 type ProcessRunner struct{}
 

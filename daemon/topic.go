@@ -251,12 +251,12 @@ func (r *run) logStem(i int) string {
 
 // infraFailure names an infrastructure failure worth a retry (spawn error,
 // death by signal, timeout, a rate limit or state-store failure the CLI
-// printed), or returns "" (PRODUCT.md section 3: a bad
+// printed), or returns "" (docs/contract.md#outcomes: a bad
 // report is not retried blindly).
 func infraFailure(res Result) string {
 	switch {
 	case res.Signals.TaskError != nil && res.Signals.TaskError.ErrorType == DeclinedType:
-		return "" // seed 002: a decline is an answer, never retried
+		return "" // a decline is an answer, never retried
 	case res.StartErr != nil:
 		return "could not start: " + res.StartErr.Error()
 	case res.TimedOut:

@@ -11,7 +11,7 @@ import (
 // watcher keeps an inotify watch on every directory specd cares about:
 // the spec tree, its inbox, each topic directory and its reports/
 // (fsnotify is not recursive). Events are hints: they only say which
-// directory to look at again (STYLE.md section 1).
+// directory to look at again.
 type watcher struct {
 	fs       *fsnotify.Watcher
 	specsDir string
