@@ -1,0 +1,380 @@
+package progress
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/progress"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/muesli/termenv"
+
+	"github.com/specd-dev/specd/specs"
+)
+
+// How much the live view lists.
+const (
+	maxQueuedShown   = 3  // queued topics listed; the rest is "… and N more"
+	maxFinishedShown = 5  // last finished topics listed
+	barWidth         = 24 // progress bar cells
+	minBar           = 10 // progress bar cells in a narrow terminal
+	titleWidth       = 40 // topic titles are cut to this many cells
+)
+
+// DefaultInterval is how often the live view reads the tree again.
+const DefaultInterval = 500 * time.Millisecond
+
+// Source is what a view reads: a spec tree, or one run of it.
+type Source struct {
+	SpecsDir string // the spec tree
+	Run      string // a topic directory name to show only that run; "" for all
+}
+
+// Read takes a snapshot of the source at now (see the package-level Read).
+func (src Source) Read(now time.Time) (Snapshot, error) {
+	s, err := Read(src.SpecsDir, now)
+	if err != nil || src.Run == "" {
+		return s, err
+	}
+	return s.Only(src.Run), nil
+}
+
+// look is how a frame is drawn: styles from a lipgloss renderer, and the
+// progress bar.
+type look struct {
+	bar                                 progress.Model
+	title, faint, good, bad, run, quiet lipgloss.Style
+}
+
+// newLook returns the styles for output to r; an Ascii profile (no
+// terminal) gives plain text, and the plain bar "[#####-----]" when plain.
+func newLook(r *lipgloss.Renderer, plain bool) look {
+	opts := []progress.Option{progress.WithWidth(barWidth), progress.WithoutPercentage(),
+		progress.WithSolidFill("4"), progress.WithColorProfile(r.ColorProfile())}
+	if plain {
+		opts = append(opts, progress.WithFillCharacters('#', '-'))
+	}
+	return look{
+		bar:   progress.New(opts...),
+		title: r.NewStyle().Bold(true),
+		faint: r.NewStyle().Faint(true),
+		good:  r.NewStyle().Foreground(lipgloss.Color("2")),
+		bad:   r.NewStyle().Foreground(lipgloss.Color("1")),
+		run:   r.NewStyle().Foreground(lipgloss.Color("3")),
+		quiet: r.NewStyle(),
+	}
+}
+
+// barView draws bar at done/all, in brackets when plain.
+func barView(bar progress.Model, done, all int, plain bool) string {
+	p := 0.0
+	if all > 0 {
+		p = float64(done) / float64(all)
+	}
+	if plain {
+		return "[" + bar.ViewAs(p) + "]"
+	}
+	return bar.ViewAs(p)
+}
+
+func (l look) outcome(o specs.Outcome) string {
+	s := outcome(o)
+	switch {
+	case o == specs.OutcomeCompleted:
+		return l.good.Render(s)
+	case o == specs.OutcomeRunning:
+		return l.run.Render(s)
+	case o.Final():
+		return l.bad.Render(s)
+	}
+	return l.faint.Render(s)
+}
+
+// render draws one frame of the live view: the liveness line; one line
+// per active run (and per run waiting to start) with its progress bar,
+// done/total and counts; the running topics with their elapsed time; the
+// next queued topics; the last finished topics with outcome and duration.
+// Lines are cut to width cells when width > 0.
+func render(s Snapshot, l look, plain bool, width int) string {
+	var b strings.Builder
+	line := func(format string, args ...any) {
+		t := fmt.Sprintf(format, args...)
+		if width > 0 {
+			t = ansi.Truncate(t, width, "…")
+		}
+		b.WriteString(strings.TrimRight(t, " "))
+		b.WriteByte('\n')
+	}
+	line("%s", s.DaemonLine())
+	line("")
+	active := s.Active()
+	var waiting []Run
+	for _, r := range s.Runs {
+		if r.State == nil && !r.NoPlan || r.Err != nil {
+			waiting = append(waiting, r)
+		}
+	}
+	nameW := 0
+	for _, r := range append(slices.Clone(active), waiting...) {
+		nameW = max(nameW, ansi.StringWidth(r.Name))
+	}
+	switch {
+	case len(s.Runs) == 0:
+		line("no runs yet")
+	case len(active) == 0 && len(waiting) == 0:
+		last := s.Runs[len(s.Runs)-1]
+		for _, r := range s.Runs {
+			if r.Finished() && r.State.FinishedAt > lastFinished(last) {
+				last = r
+			}
+		}
+		if last.Finished() {
+			rs := last.State
+			line("no active runs; the last one: %s %s %s %d/%d, %s", last.Name, rs.State, rs.Verdict, completed(rs), total(rs), runTime(rs, s.Now))
+		} else {
+			line("no active runs")
+		}
+	}
+	for _, r := range active {
+		rs := r.State
+		c := rs.Count()
+		counts := fmt.Sprintf("%d/%d done  %s  queued %d  failed %d  %s", c.Done, total(rs),
+			l.run.Render(fmt.Sprintf("running %d", c.Running)), c.Queued, c.Failed, runTime(rs, s.Now))
+		bar := l.bar
+		if width > 0 { // leave room for the counts, down to a bar of minBar cells
+			bar.Width = min(barWidth, max(minBar, width-nameW-ansi.StringWidth(counts)-4))
+		}
+		line("%s  %s  %s", pad(r.Name, nameW), barView(bar, c.Done, total(rs), plain), counts)
+	}
+	for _, r := range waiting {
+		switch {
+		case r.Err != nil:
+			line("%s  %s", pad(r.Name, nameW), l.bad.Render("unreadable: "+r.Err.Error()))
+		case r.Waiting != "":
+			line("%s  waiting: %s", pad(r.Name, nameW), r.Waiting)
+		default:
+			line("%s  not started yet (%s)", pad(r.Name, nameW), plural(len(r.Plan.Topics), "topic"))
+		}
+	}
+
+	type item struct {
+		run string
+		t   specs.TopicState
+		at  string // sort key
+	}
+	var running, queued, finished []item
+	for _, r := range active {
+		for _, t := range r.State.Topics {
+			switch {
+			case t.Outcome == specs.OutcomeRunning:
+				running = append(running, item{r.Name, t, t.StartedAt})
+			case !t.Outcome.Final():
+				queued = append(queued, item{r.Name, t, ""})
+			}
+		}
+	}
+	for _, r := range s.Runs {
+		if r.State == nil {
+			continue
+		}
+		for _, t := range r.State.Topics {
+			if t.Outcome.Final() && t.FinishedAt != "" {
+				finished = append(finished, item{r.Name, t, t.FinishedAt})
+			}
+		}
+	}
+	slices.SortStableFunc(running, func(a, b item) int { return cmp.Compare(a.at, b.at) })
+	slices.SortStableFunc(finished, func(a, b item) int { return cmp.Compare(b.at, a.at) })
+	moreQueued := 0
+	if len(queued) > maxQueuedShown {
+		queued, moreQueued = queued[:maxQueuedShown], len(queued)-maxQueuedShown
+	}
+	finished = finished[:min(len(finished), maxFinishedShown)]
+	labelW := 0
+	label := func(it item) string {
+		num, _, _ := strings.Cut(it.run, "_")
+		return fmt.Sprintf("%s [%d] %s", num, it.t.Index, cut(oneLine(it.t.Topic), titleWidth))
+	}
+	for _, list := range [][]item{running, queued, finished} {
+		for _, it := range list {
+			labelW = max(labelW, ansi.StringWidth(label(it)))
+		}
+	}
+	if len(running) > 0 {
+		line("")
+		line("%s", l.title.Render("Running"))
+		for _, it := range running {
+			pid := ""
+			if it.t.PID > 0 {
+				pid = fmt.Sprintf("  pid %d", it.t.PID)
+			}
+			line("  %s  attempt %d%s  %s", pad(label(it), labelW), it.t.Attempts, pid, topicTime(it.t, s.Now))
+		}
+	}
+	if len(queued) > 0 {
+		line("")
+		line("%s", l.title.Render("Queued"))
+		for _, it := range queued {
+			line("  %s", label(it))
+		}
+		if moreQueued > 0 {
+			line("  %s", l.faint.Render(fmt.Sprintf("… and %d more", moreQueued)))
+		}
+	}
+	if len(finished) > 0 {
+		line("")
+		line("%s", l.title.Render("Last finished"))
+		for _, it := range finished {
+			line("  %s  %s  %s", pad(label(it), labelW), l.outcome(it.t.Outcome), topicTime(it.t, s.Now))
+		}
+	}
+	return b.String()
+}
+
+func lastFinished(r Run) string {
+	if r.Finished() {
+		return r.State.FinishedAt
+	}
+	return ""
+}
+
+// pad fills s with spaces to w cells.
+func pad(s string, w int) string {
+	if n := ansi.StringWidth(s); n < w {
+		return s + strings.Repeat(" ", w-n)
+	}
+	return s
+}
+
+// cut shortens s to at most w cells, ending in "…" when cut.
+func cut(s string, w int) string { return ansi.Truncate(s, w, "…") }
+
+// oneLine replaces tabs and line breaks with spaces.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\t' || r == '\n' || r == '\r' {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// WritePlain writes one frame of the live view as plain text (no colors,
+// a "[####----]" bar), for output that is not a terminal.
+func WritePlain(w io.Writer, s Snapshot) error {
+	_, err := io.WriteString(w, render(s, newLook(lipgloss.NewRenderer(io.Discard, termenv.WithProfile(termenv.Ascii)), true), true, 0))
+	return err
+}
+
+// WatchPlain writes a plain frame of src (WritePlain), then, when every >
+// 0, another one every interval, separated by a blank line, until no run
+// is active, no daemon is running (nothing would change), or ctx ends.
+func WatchPlain(ctx context.Context, w io.Writer, src Source, every time.Duration) error {
+	for first := true; ; first = false {
+		s, err := src.Read(time.Now())
+		if err != nil {
+			return err
+		}
+		if !first {
+			fmt.Fprintln(w)
+		}
+		if err := WritePlain(w, s); err != nil {
+			return err
+		}
+		if every <= 0 || len(s.Active()) == 0 || !s.Daemon.Running {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(every):
+		}
+	}
+}
+
+// Model is the live view of `specd top`, a bubbletea model: it reads its
+// source at start and then every interval, draws the frame of render to
+// the terminal's width and height, and quits on q, Esc or Ctrl-C.
+type Model struct {
+	read     func(time.Time) (Snapshot, error)
+	interval time.Duration
+	look     look
+	snap     Snapshot
+	err      error
+	loaded   bool
+	width    int
+	height   int
+}
+
+// NewModel returns the live view of src, read every interval (DefaultInterval
+// when ≤ 0), styled for the terminal of r (lipgloss.NewRenderer(os.Stdout)).
+func NewModel(src Source, interval time.Duration, r *lipgloss.Renderer) Model {
+	return newModel(src.Read, interval, r)
+}
+
+func newModel(read func(time.Time) (Snapshot, error), interval time.Duration, r *lipgloss.Renderer) Model {
+	if interval <= 0 {
+		interval = DefaultInterval
+	}
+	return Model{read: read, interval: interval, look: newLook(r, false)}
+}
+
+type snapMsg struct {
+	snap Snapshot
+	err  error
+}
+
+type tickMsg struct{}
+
+func (m Model) load() tea.Msg {
+	s, err := m.read(time.Now())
+	return snapMsg{s, err}
+}
+
+// Init reads the source.
+func (m Model) Init() tea.Cmd { return m.load }
+
+// Update takes a new snapshot and schedules the next read, follows the
+// terminal's size, and quits on q, Esc or Ctrl-C.
+func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.KeyMsg:
+		switch msg.String() {
+		case "q", "esc", "ctrl+c":
+			return m, tea.Quit
+		}
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+	case snapMsg:
+		m.snap, m.err, m.loaded = msg.snap, msg.err, true
+		return m, tea.Tick(m.interval, func(time.Time) tea.Msg { return tickMsg{} })
+	case tickMsg:
+		return m, m.load
+	}
+	return m, nil
+}
+
+// View draws the current frame, with a footer, cut to the terminal.
+func (m Model) View() string {
+	var body string
+	switch {
+	case !m.loaded:
+		body = "reading the spec tree…\n"
+	case m.err != nil:
+		body = m.look.bad.Render("specd: "+m.err.Error()) + "\n"
+	default:
+		body = render(m.snap, m.look, false, m.width)
+	}
+	footer := m.look.faint.Render(fmt.Sprintf("q: quit · updated every %s", human(m.interval)))
+	lines := strings.Split(strings.TrimSuffix(body, "\n"), "\n")
+	if m.height > 2 && len(lines) > m.height-2 {
+		lines = lines[:m.height-2]
+	}
+	return strings.Join(lines, "\n") + "\n\n" + footer
+}

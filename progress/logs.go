@@ -1,0 +1,228 @@
+package progress
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/specd-dev/specd/specs"
+)
+
+// Stream is one log file of one topic: what its specialist printed on
+// stdout or stderr, reports/.logs/NNN.stdout or .stderr with NNN the topic
+// index + 1, three digits. Each attempt of the specialist starts the file
+// again.
+type Stream struct {
+	Index int    // the topic's index in the plan, 0-based
+	Topic string // the topic
+	Name  string // "stdout" or "stderr"
+	Path  string // the file
+}
+
+// header is the line printed before a stream's content.
+func (s Stream) header() string {
+	rel := filepath.Join(specs.ReportsDir, specs.LogsDir, filepath.Base(s.Path))
+	return fmt.Sprintf("==> [%d] %s: %s (%s) <==", s.Index, oneLine(s.Topic), s.Name, rel)
+}
+
+// Streams returns the log streams of run r, stdout then stderr for each
+// topic, or for topic `only` alone when only ≥ 0. The topics come from the
+// run's state, or from its plan when it has not started. It fails when the
+// run has no topics to show or has no topic `only`.
+func Streams(r Run, only int) ([]Stream, error) {
+	type topic struct {
+		index int
+		title string
+	}
+	var topics []topic
+	switch {
+	case r.Err != nil:
+		return nil, r.Err
+	case r.State != nil:
+		for _, t := range r.State.Topics {
+			topics = append(topics, topic{t.Index, t.Topic})
+		}
+	case r.Plan != nil:
+		for _, t := range r.Plan.Topics {
+			topics = append(topics, topic{t.Index, t.Title})
+		}
+	default:
+		return nil, fmt.Errorf("%s has no topics to show: %s", r.Name, r.Waiting)
+	}
+	if len(topics) == 0 {
+		return nil, fmt.Errorf("%s has no topics (its plan was rejected: see specd status %s)", r.Name, r.Name)
+	}
+	if only >= len(topics) {
+		return nil, fmt.Errorf("%s has no topic %d (it has 0 to %d)", r.Name, only, len(topics)-1)
+	}
+	var out []Stream
+	for _, t := range topics {
+		if only >= 0 && t.index != only {
+			continue
+		}
+		for _, name := range []string{"stdout", "stderr"} {
+			out = append(out, Stream{Index: t.index, Topic: t.title, Name: name,
+				Path: filepath.Join(r.Dir, specs.ReportsDir, specs.LogsDir, fmt.Sprintf("%03d.%s", t.index+1, name))})
+		}
+	}
+	return out, nil
+}
+
+// WriteLogs writes each stream after its header line
+// "==> [0] <topic>: stdout (reports/.logs/001.stdout) <==", followed by
+// "(empty)" when it is. A topic with neither file gets the one line
+// "==> [0] <topic>: no output (no specialist has run) <==".
+func WriteLogs(w io.Writer, streams []Stream) error {
+	t := tailer{w: w, atLineStart: true}
+	for i, s := range streams {
+		sameTopic := func(j int) bool { return j >= 0 && j < len(streams) && streams[j].Index == s.Index }
+		if !exists(s.Path) && (!sameTopic(i-1) || !exists(streams[i-1].Path)) && (!sameTopic(i+1) || !exists(streams[i+1].Path)) {
+			if !sameTopic(i - 1) { // no file of this topic: one line for the topic
+				t.line(fmt.Sprintf("==> [%d] %s: no output (no specialist has run) <==", s.Index, oneLine(s.Topic)))
+				t.compact = true
+			}
+			continue
+		}
+		n, err := t.copyFrom(s, 0, true)
+		if errors.Is(err, fs.ErrNotExist) {
+			t.note(s, "(none)")
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			t.note(s, "(empty)")
+		}
+	}
+	return nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// Follow writes what the streams hold, then, every poll, what they gain,
+// with a header each time the output switches to another stream (as
+// `tail -f` does), until finished reports true (what the streams hold by
+// then is written first) or ctx ends (nil error). A stream that shrinks
+// was started again by a new attempt; it is read again from its start.
+func Follow(ctx context.Context, w io.Writer, streams []Stream, poll time.Duration, finished func() bool) error {
+	t := tailer{w: w, atLineStart: true}
+	off := make([]int64, len(streams))
+	for {
+		done := finished() // before the last read, so that nothing written before it is lost
+		for i, s := range streams {
+			fi, err := os.Stat(s.Path)
+			if err != nil {
+				continue // not started yet
+			}
+			if fi.Size() < off[i] {
+				off[i] = 0
+				t.note(s, "(started again: a new attempt)")
+			}
+			if fi.Size() == off[i] {
+				continue
+			}
+			n, err := t.copyFrom(s, off[i], false)
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+			off[i] += n
+		}
+		if done {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(poll):
+		}
+	}
+}
+
+// tailer writes streams with headers, keeping lines whole.
+type tailer struct {
+	w           io.Writer
+	last        string // path of the stream written last
+	atLineStart bool
+	started     bool // something was written
+	compact     bool // the last line was a one-line note: no blank line before the next
+}
+
+func (t *tailer) switchTo(s Stream) {
+	if t.last == s.Path {
+		return
+	}
+	t.line(s.header())
+	t.last = s.Path
+}
+
+// line writes a header line on a line of its own, after a blank line
+// unless it is the first thing written.
+func (t *tailer) line(text string) {
+	if !t.atLineStart {
+		io.WriteString(t.w, "\n")
+	}
+	if t.started && !t.compact {
+		io.WriteString(t.w, "\n")
+	}
+	io.WriteString(t.w, text+"\n")
+	t.atLineStart, t.started, t.last, t.compact = true, true, "", false
+}
+
+func (t *tailer) note(s Stream, text string) {
+	t.switchTo(s)
+	if !t.atLineStart {
+		io.WriteString(t.w, "\n")
+	}
+	io.WriteString(t.w, text+"\n")
+	t.atLineStart = true
+}
+
+// copyFrom writes the stream's bytes from offset off to its current end,
+// after its header (always when header is set, else when it wrote
+// something), and returns how many it wrote.
+func (t *tailer) copyFrom(s Stream, off int64, header bool) (int64, error) {
+	f, err := os.Open(s.Path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	size := fi.Size()
+	if header || size > off {
+		t.switchTo(s)
+	}
+	if size <= off {
+		return 0, nil
+	}
+	buf := make([]byte, 32<<10)
+	var n int64
+	r := io.NewSectionReader(f, off, size-off)
+	for {
+		k, err := r.Read(buf)
+		if k > 0 {
+			if _, werr := t.w.Write(buf[:k]); werr != nil {
+				return n, werr
+			}
+			n += int64(k)
+			t.atLineStart = buf[k-1] == '\n'
+		}
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
