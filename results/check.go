@@ -23,7 +23,7 @@ type Options struct {
 	Root string
 	// CorrelationID is the run's workflow_id. An envelope naming another
 	// correlation_id is a stale or crossed answer and invalid; "none" or no
-	// correlation_id is accepted (seed 000 PLAN-004).
+	// correlation_id is accepted.
 	CorrelationID string
 }
 
@@ -40,15 +40,16 @@ type Removal struct {
 	SourceURL string `json:"source_url,omitempty"`
 }
 
-// Checked is a result after the seed 002 invariants: what is left to
-// render, and what was removed and why.
+// Checked is a result after the result gate
+// (docs/contract.md#structured-results): what is left to render, and what
+// was removed and why.
 type Checked struct {
 	*Result
 	Removed         []Removal
-	Uncited         int  // findings without a URL or path:line citation (seed 002 invariant 3)
+	Uncited         int  // findings without a URL or path:line citation
 	CitationsFailed int  // code citations whose excerpt is not at that line of that file
-	Quarantined     int  // findings and texts caught by a quarantine rule (invariants 1–2)
-	Contradictions  bool // notes or findings disagree (invariant 4)
+	Quarantined     int  // findings and texts caught by a quarantine rule
+	Contradictions  bool // notes or findings disagree
 }
 
 // Quarantine returns the quarantined removals, for the quarantine file.
@@ -62,13 +63,13 @@ func (c *Checked) Quarantine() []Removal {
 	return out
 }
 
-// Check applies the seed 002 invariants to r (which it changes) and
+// Check applies the result gate to r (which it changes) and
 // returns what is left. In order: a crossed correlation_id is invalid;
 // every finding, the summary, notes and next steps are scanned by the
 // quarantine rules and a hit is removed; a finding without a citation, or
 // whose code citation does not hold, is removed; sources that are not
 // http(s) URLs are dropped. A result left with no findings is invalid,
-// except seed 000's honest no-results answer (Result.NoResults).
+// except the honest no-results answer (Result.NoResults).
 //
 // Errors are *specs.ContractError named name with Line 0.
 func Check(name string, r *Result, opt Options) (*Checked, error) {
@@ -141,7 +142,7 @@ func Check(name string, r *Result, opt Options) (*Checked, error) {
 	r.Sources = dedupe(srcs)
 	if len(r.Findings) == 0 && !(r.Confidence == "NONE" && !hadFindings && len(r.NextSteps) > 0) {
 		if hadFindings {
-			return fail("no finding left after the seed 002 gate (%d uncited, %d citations failed, %d quarantined): not an empty success", c.Uncited, c.CitationsFailed, c.Quarantined)
+			return fail("no finding left after the result gate (%d uncited, %d citations failed, %d quarantined): not an empty success", c.Uncited, c.CitationsFailed, c.Quarantined)
 		}
 		return fail("no findings")
 	}
@@ -252,8 +253,8 @@ func truncate(s string, n int) string {
 }
 
 var (
-	// contradictionRE finds a disclosed disagreement in notes (seed 002
-	// invariant 4 asks for it there).
+	// contradictionRE finds a disclosed disagreement in notes (agents are
+	// asked to disclose it there).
 	contradictionRE = regexp.MustCompile(`(?i)\b(contradict\w*|disagree\w*|conflict(?:s|ing)? (?:with|between)|inconsistent|sources differ|differ(?:s)? (?:from|between))\b`)
 	// predicateRE splits a claim into its subject and the rest at the first
 	// of a few common verbs.

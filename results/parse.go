@@ -20,9 +20,9 @@ import (
 	"github.com/specd-dev/specd/specs"
 )
 
-// The JSON Schemas, shipped in the binary: seed 002's own schema verbatim,
-// and the seed 000/001 envelope front matter written from PLAN-004 and
-// PLAN-003 of those seeds.
+// The JSON Schemas, shipped in the binary: the WebResearcherResult JSON
+// (also printed into the research agent definitions), and the front matter
+// of the research and analysis envelopes (docs/contract.md#structured-results).
 //
 //go:embed schema/*.schema.json
 var schemaFS embed.FS
@@ -40,8 +40,8 @@ var schemas = sync.OnceValue(func() map[string]*jsonschema.Schema {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft7)
 	// "format": "uri" is checked per finding by Check, not here: an empty
-	// or bad source_url removes that claim (seed 002 invariant 3: uncited
-	// claims are removed), it does not throw the whole result away.
+	// or bad source_url removes that claim (the result gate removes uncited
+	// claims), it does not throw the whole result away.
 	c.RegisterFormat(&jsonschema.Format{Name: "uri", Validate: func(any) error { return nil }})
 	out := map[string]*jsonschema.Schema{}
 	for _, name := range []string{schemaWebResearch, schemaResearchEnvelope, schemaAnalysisEnvelope} {
@@ -63,7 +63,7 @@ var schemas = sync.OnceValue(func() map[string]*jsonschema.Schema {
 	return out
 })
 
-// SchemaJSON returns the embedded seed 002 WebResearcherResult schema, for
+// SchemaJSON returns the embedded WebResearcherResult schema, for
 // agent definitions that ask for exactly that JSON.
 func SchemaJSON() []byte {
 	data, _ := schemaFS.ReadFile("schema/" + schemaWebResearch)
@@ -89,7 +89,7 @@ func Parse(name string, data []byte) (*Result, error) {
 	}
 	f, ok := Detect(data)
 	if !ok {
-		return fail(1, "not a structured result: want seed 002 JSON (starting with {) or a seed 000/001 envelope (front matter with message_type RESEARCH_RESPONSE or ANALYSIS_RESPONSE)")
+		return fail(1, "not a structured result: want web research JSON (starting with {) or a research or analysis envelope (front matter with message_type RESEARCH_RESPONSE or ANALYSIS_RESPONSE)")
 	}
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	var (
@@ -109,7 +109,7 @@ func Parse(name string, data []byte) (*Result, error) {
 	return r, nil
 }
 
-// webResult is seed 002's WebResearcherResult, decoded after the schema
+// webResult is the WebResearcherResult JSON, decoded after the schema
 // accepted it.
 type webResult struct {
 	Findings      []Finding `json:"findings"`
@@ -140,7 +140,7 @@ func parseJSON(data []byte) (*Result, int, error) {
 		return nil, lineAt(dec.InputOffset()), errors.New("JSON: more than one value; the result must be one object")
 	}
 	if err := schemas()[schemaWebResearch].Validate(inst); err != nil {
-		return nil, 0, schemaError("WebResearcherResult (seed 002)", err)
+		return nil, 0, schemaError("WebResearcherResult", err)
 	}
 	var w webResult
 	if err := json.Unmarshal(t, &w); err != nil {
@@ -218,9 +218,9 @@ func parseEnvelope(f Format, data []byte) (*Result, int, error) {
 	if err != nil {
 		return nil, 2, fmt.Errorf("envelope front matter: %v", err)
 	}
-	schema, title := schemaResearchEnvelope, "research envelope (seed 000)"
+	schema, title := schemaResearchEnvelope, "research envelope"
 	if f == AnalysisEnvelope {
-		schema, title = schemaAnalysisEnvelope, "analysis envelope (seed 001)"
+		schema, title = schemaAnalysisEnvelope, "analysis envelope"
 	}
 	if err := schemas()[schema].Validate(inst); err != nil {
 		var ve *jsonschema.ValidationError
@@ -294,7 +294,7 @@ func thinkingAnswer(body []byte) (thinking string, answer []byte, answerLine int
 	return thinking, []byte(s[i+len("<answer>") : j]), strings.Count(s[:i], "\n"), nil
 }
 
-// section is one "## " (or, in seed 001, "### ") part of an answer.
+// section is one "## " (or, in an analysis, "### ") part of an answer.
 type section struct {
 	level int    // 1, 2 or 3
 	name  string // heading text
@@ -337,7 +337,7 @@ var (
 	listItemRE    = regexp.MustCompile(`^(?:\d+[.)]|[-*+]) +(.+)$`)
 )
 
-// sourceMeta is the YAML block of a seed 000 Source section (PLAN-001).
+// sourceMeta is the YAML block of a research envelope's Source section.
 type sourceMeta struct {
 	URL       string `yaml:"url"`
 	Type      string `yaml:"type"`
@@ -346,7 +346,7 @@ type sourceMeta struct {
 	Authority string `yaml:"authority"`
 }
 
-// readResearch reads a seed 000 answer: "# Web Research Report: X", "##
+// readResearch reads a research envelope's answer: "# Web Research Report: X", "##
 // Quick Answer", "## Source N: Title" (YAML url/type/date/version/authority
 // and **Key Findings**), "## Confidence Score: X", "## Version
 // Compatibility", "## Warnings", "## Recommended Next Steps". One Source
@@ -363,7 +363,7 @@ func (r *Result) readResearch(secs []section, sourcesFound int) (int, error) {
 		case sourceHeadRE.MatchString(s.name):
 			m := yamlBlockRE.FindStringSubmatch(s.text)
 			if m == nil {
-				return s.line, fmt.Errorf("## %s has no ```yaml block with url, type, date, version, authority (seed 000 PLAN-001)", s.name)
+				return s.line, fmt.Errorf("## %s has no ```yaml block with url, type, date, version, authority", s.name)
 			}
 			var sm sourceMeta
 			if err := yaml.Unmarshal([]byte(m[1]), &sm); err != nil {
@@ -403,7 +403,7 @@ func (r *Result) readResearch(secs []section, sourcesFound int) (int, error) {
 	case sourcesFound != len(r.Findings):
 		return 0, fmt.Errorf("sources_found is %d but the answer has %s", sourcesFound, plural(len(r.Findings), "## Source section"))
 	case r.Confidence == "NONE" && len(r.Findings) == 0 && len(r.NextSteps) == 0:
-		return confLine, errors.New("confidence NONE needs a ## Recommended Next Steps list (seed 000 PLAN-003)")
+		return confLine, errors.New("confidence NONE needs a ## Recommended Next Steps list")
 	case r.Confidence != "NONE" && len(r.Findings) == 0:
 		return confLine, fmt.Errorf("confidence %s but no ## Source sections", r.Confidence)
 	}
@@ -421,7 +421,7 @@ var (
 	excerptRE    = regexp.MustCompile("(?s)\\*\\*Excerpt:?\\*\\*:?\\s*\n\\s*```[^\n]*\n(.*?)\n\\s*```")
 )
 
-// readAnalysis reads a seed 001 answer: "## Logic Analysis: X" and the
+// readAnalysis reads an analysis envelope's answer: "## Logic Analysis: X" and the
 // "### N. Name" sections its analysis_depth includes. Each Execution Flow
 // step is a finding cited as target_file:line with its excerpt; each
 // top-level bullet of the other sections is a finding cited by the first
@@ -444,9 +444,9 @@ func (r *Result) readAnalysis(secs []section) (int, error) {
 		want := a.In(r.Depth)
 		switch {
 		case want && !ok:
-			return 0, fmt.Errorf("analysis_depth %s needs a ### %s section (seed 001 PLAN-005)", r.Depth, a.Name)
+			return 0, fmt.Errorf("analysis_depth %s needs a ### %s section", r.Depth, a.Name)
 		case !want && ok:
-			return s.line, fmt.Errorf("### %s is not part of analysis_depth %s (seed 001 PLAN-005: only for %s)", a.Name, r.Depth, strings.Join(a.Depths, ", "))
+			return s.line, fmt.Errorf("### %s is not part of analysis_depth %s (only for %s)", a.Name, r.Depth, strings.Join(a.Depths, ", "))
 		case !ok:
 			continue
 		}

@@ -11,7 +11,8 @@ import (
 )
 
 // ReportFrontMatter is the front matter of a rendered report: the report
-// contract's fields (seed 004, Appendix C) and what the seed 002 gate did.
+// contract's fields (docs/contract.md#report-contract) and what the result
+// gate did.
 type ReportFrontMatter struct {
 	ReportType           string `yaml:"report_type"`
 	Topic                string `yaml:"topic"`
@@ -33,7 +34,7 @@ type ReportFrontMatter struct {
 // Render writes the contract report for a checked result: front matter
 // (ReportFrontMatter), "# title", ## Summary, ## Findings (one numbered
 // item per finding: claim, confidence, citation), ## Recommendations
-// (seed 000's Recommended Next Steps, when any), ## Notes (when any) and
+// (a research envelope's Recommended Next Steps, when any), ## Notes (when any) and
 // ## Sources. topic is the plan's topic, verbatim; date is YYYY-MM-DD;
 // complexity is 1–4 or 0 to leave it out. The <thinking> text and the
 // removed items are never rendered. The output passes specs.CheckReport.
@@ -58,14 +59,14 @@ func Render(c *Checked, topic, date string, complexity int) []byte {
 	summary := c.Summary
 	switch c.Format {
 	case WebResearch:
-		summary = fmt.Sprintf("Web research (seed 002): %s from %s, after %s.",
+		summary = fmt.Sprintf("Web research: %s from %s, after %s.",
 			plural(len(c.Findings), "cited finding"), plural(len(c.Sources), "source"), plural(len(c.SearchQueries), "search query"))
 	case AnalysisEnvelope:
-		summary = fmt.Sprintf("Codebase analysis (seed 001, depth %s) of %s in %s: %s.",
+		summary = fmt.Sprintf("Codebase analysis (depth %s) of %s in %s: %s.",
 			c.Depth, oneLine(c.Component), oneLine(c.TargetFile), plural(len(c.Findings), "cited finding"))
 	}
 	if n := c.Uncited + c.CitationsFailed + c.Quarantined; n > 0 {
-		summary += fmt.Sprintf("\n\nThe seed 002 gate removed %s (see the front matter counts).", plural(n, "item"))
+		summary += fmt.Sprintf("\n\nThe result gate removed %s (see the front matter counts).", plural(n, "item"))
 	}
 	fmt.Fprintf(&b, "# %s\n\n## Summary\n\n%s\n\n## Findings\n\n", oneLine(title), block(summary))
 	if len(c.Findings) == 0 {

@@ -1,11 +1,12 @@
 // Package results reads the structured results a specialist may hand specd
-// instead of writing its report (PRODUCT.md section 8): the seed 002
-// WebResearcherResult JSON, the seed 000 research envelope and the seed 001
-// analysis envelope. Parse checks a result against its format (JSON Schema
-// for the JSON and for the envelopes' front matter), Check applies the
-// seed 002 invariants (every claim cited, fetched text quarantined,
-// contradictions disclosed) and Render writes the contract report that the
-// hard barrier, OVERVIEW.md and git then see like any other.
+// instead of writing its report (docs/contract.md#structured-results): the
+// web research JSON (WebResearcherResult), the research envelope
+// (RESEARCH_RESPONSE) and the analysis envelope (ANALYSIS_RESPONSE). Parse
+// checks a result against its format (JSON Schema for the JSON and for the
+// envelopes' front matter), Check applies the result gate (every claim
+// cited, fetched text quarantined, contradictions disclosed) and Render
+// writes the contract report that the hard barrier, OVERVIEW.md and git
+// then see like any other.
 package results
 
 import (
@@ -20,22 +21,22 @@ type Format string
 
 // The three formats.
 const (
-	WebResearch      Format = "web_research_json" // seed 002 WebResearcherResult
-	ResearchEnvelope Format = "research_envelope" // seed 000 RESEARCH_RESPONSE
-	AnalysisEnvelope Format = "analysis_envelope" // seed 001 ANALYSIS_RESPONSE
+	WebResearch      Format = "web_research_json" // WebResearcherResult JSON
+	ResearchEnvelope Format = "research_envelope" // RESEARCH_RESPONSE envelope
+	AnalysisEnvelope Format = "analysis_envelope" // ANALYSIS_RESPONSE envelope
 )
 
 // Finding is one claim with its citation.
 type Finding struct {
 	Claim string `json:"claim"`
 	// SourceURL is an http(s) URL, or a code citation "path:line" or
-	// "path:start-end" relative to the project root (seed 001).
+	// "path:start-end" relative to the project root.
 	SourceURL  string `json:"source_url"`
 	Confidence string `json:"confidence,omitempty"` // high | medium | low
-	// Excerpt is the 1–6 line code excerpt of a code citation (seed 001
-	// PLAN-002); it must be at that line of that file.
+	// Excerpt is the 1–6 line code excerpt of a code citation; it must be
+	// at that line of that file.
 	Excerpt string `json:"excerpt,omitempty"`
-	// Section is the seed 001 section the finding came from, e.g.
+	// Section is the analysis section the finding came from, e.g.
 	// "Execution Flow"; "" for web findings.
 	Section string `json:"section,omitempty"`
 }
@@ -44,29 +45,29 @@ type Finding struct {
 type Result struct {
 	Format        Format
 	Title         string // the subject: "Web Research Report: X" or "Logic Analysis: X"; "" for JSON
-	Summary       string // seed 000 Quick Answer; "" for the other formats (Render writes one)
+	Summary       string // the research envelope's Quick Answer; "" for the other formats (Render writes one)
 	Findings      []Finding
 	Sources       []string // URLs consulted, in order, without duplicates
 	SearchQueries []string
-	Notes         string   // seed 002 notes; for envelopes Version Compatibility and Warnings
-	NextSteps     []string // seed 000 Recommended Next Steps
+	Notes         string   // the JSON's notes; for envelopes Version Compatibility and Warnings
+	NextSteps     []string // the research envelope's Recommended Next Steps
 	Confidence    string   // envelopes: HIGH | MEDIUM | LOW | NONE; "" for JSON
 	CorrelationID string   // envelopes: as written; "" when absent
 	MessageID     string   // envelopes
 	Thinking      string   // the envelope's <thinking> text, for the topic's .logs/ only
-	Depth         string   // seed 001 analysis_depth
-	TargetFile    string   // seed 001 target_file
-	Component     string   // seed 001 target_component
+	Depth         string   // analysis envelope: analysis_depth
+	TargetFile    string   // analysis envelope: target_file
+	Component     string   // analysis envelope: target_component
 }
 
-// NoResults reports whether r is seed 000's honest "nothing found":
+// NoResults reports whether r is the honest "nothing found":
 // confidence NONE, no findings, at least one Recommended Next Step.
 func (r *Result) NoResults() bool {
 	return r.Confidence == "NONE" && len(r.Findings) == 0 && len(r.NextSteps) > 0
 }
 
-// Detect tells which format data is in, from its first bytes: "{" is seed
-// 002 JSON (also inside one ```json fence), "---" front matter is an
+// Detect tells which format data is in, from its first bytes: "{" is the
+// web research JSON (also inside one ```json fence), "---" front matter is an
 // envelope. ok is false for anything else, such as a Markdown report.
 // It only looks; Parse validates.
 func Detect(data []byte) (f Format, ok bool) {

@@ -13,7 +13,7 @@ import (
 	"github.com/specd-dev/specd/specs"
 )
 
-const project = "testdata/project" // src/auth.ts, the file seed 001's examples cite
+const project = "testdata/project" // src/auth.ts, the file the analysis examples cite
 
 // check parses, checks and renders one testdata file, and holds the report
 // to the contract.
@@ -35,8 +35,9 @@ func check(t *testing.T, name string, data []byte, corr string) (*results.Checke
 	return c, report, meta
 }
 
-// Each format, from the seeds' own examples, renders byte for byte as the
-// golden report; what the gate removed is golden too.
+// Each format, from the examples of the original coordinator
+// specification, renders byte for byte as the golden report; what the gate
+// removed is golden too.
 func TestGolden(t *testing.T) {
 	for _, tc := range []struct {
 		file        string
@@ -127,13 +128,13 @@ func TestParseErrors(t *testing.T) {
 		{"markdown report", "r:1: invalid: not a structured result", []byte("# Report\n\n## Findings\n")},
 		{"json syntax", "r:3: invalid: JSON: invalid character", []byte("{\n\"findings\": [],\n,\n}")},
 		{"two values", "invalid: JSON: more than one value", []byte(`{"findings":[],"sources":[],"search_queries":[],"notes":""} {}`)},
-		{"bad confidence", `r: invalid: WebResearcherResult (seed 002): /findings/0/confidence: value must be one of 'high', 'medium', 'low'`, sub(web, `"confidence": "high"`, `"confidence": "certain"`)},
-		{"no notes", `r: invalid: WebResearcherResult (seed 002): /: missing property 'notes'`, sub(web, `"notes":`, `"note":`)},
+		{"bad confidence", `r: invalid: WebResearcherResult: /findings/0/confidence: value must be one of 'high', 'medium', 'low'`, sub(web, `"confidence": "high"`, `"confidence": "certain"`)},
+		{"no notes", `r: invalid: WebResearcherResult: /: missing property 'notes'`, sub(web, `"notes":`, `"note":`)},
 		{"claim not a string", "/findings/0/claim: got number, want string", sub(web, `"claim": "PaymentIntents are created with stripe.paymentIntents.create and an amount in the smallest currency unit."`, `"claim": 7`)},
-		{"message id", "r:2: invalid: research envelope (seed 000): /message_id: 'research-2026-1-19' does not match pattern", sub(env, "research-2026-01-19-001", "research-2026-1-19")},
-		{"message type", "r:5: invalid: research envelope (seed 000): /message_type: value must be 'RESEARCH_RESPONSE'", sub(env, "message_type: RESEARCH_RESPONSE", "message_type: RESEARCH_REPLY # not RESEARCH_RESPONSE")},
-		{"query type", "r:6: invalid: research envelope (seed 000): /query_type: value must be one of", sub(env, "query_type: library_api", "query_type: gossip")},
-		{"missing confidence", "research envelope (seed 000): /: missing property 'confidence'", sub(env, "confidence: HIGH\n", "")},
+		{"message id", "r:2: invalid: research envelope: /message_id: 'research-2026-1-19' does not match pattern", sub(env, "research-2026-01-19-001", "research-2026-1-19")},
+		{"message type", "r:5: invalid: research envelope: /message_type: value must be 'RESEARCH_RESPONSE'", sub(env, "message_type: RESEARCH_RESPONSE", "message_type: RESEARCH_REPLY # not RESEARCH_RESPONSE")},
+		{"query type", "r:6: invalid: research envelope: /query_type: value must be one of", sub(env, "query_type: library_api", "query_type: gossip")},
+		{"missing confidence", "research envelope: /: missing property 'confidence'", sub(env, "confidence: HIGH\n", "")},
 		{"confidence mismatch", "## Confidence Score is HIGH but the front matter says confidence: LOW", sub(env, "confidence: HIGH\n", "confidence: LOW\n")},
 		{"sources_found", "sources_found is 3 but the answer has 2 ## Source sections", sub(env, "sources_found: 2", "sources_found: 3")},
 		{"no answer", "invalid: no <answer> section", sub(env, "<answer>", "<reply>")},
@@ -142,10 +143,10 @@ func TestParseErrors(t *testing.T) {
 		{"source without yaml", "## Source 2: Stack Overflow answer on confirming intents has no ```yaml block", sub(env, "```yaml\nurl: https://stackoverflow.com", "url: https://stackoverflow.com")},
 		{"none without next steps", "confidence NONE needs a ## Recommended Next Steps list", sub(none, "## Recommended Next Steps", "## Ideas")},
 		{"high without sources", "confidence HIGH but no ## Source sections", sub(sub(none, "confidence: NONE", "confidence: HIGH"), "## Confidence Score: NONE", "## Confidence Score: HIGH")},
-		{"depth", "r:5: invalid: analysis envelope (seed 001): /analysis_depth: value must be one of", sub(ana, "analysis_depth: execution_only", "analysis_depth: deep")},
-		{"extra section", "### Dependencies is not part of analysis_depth execution_only (seed 001 PLAN-005: only for focused, comprehensive)", append(sub(ana, "</answer>", ""), []byte("### 3. Dependencies\n* x\n</answer>\n")...)},
+		{"depth", "r:5: invalid: analysis envelope: /analysis_depth: value must be one of", sub(ana, "analysis_depth: execution_only", "analysis_depth: deep")},
+		{"extra section", "### Dependencies is not part of analysis_depth execution_only (only for focused, comprehensive)", append(sub(ana, "</answer>", ""), []byte("### 3. Dependencies\n* x\n</answer>\n")...)},
 		{"missing section", "analysis_depth focused needs a ### Dependencies section", sub(focused, "### 3. Dependencies", "### 3. Imports")},
-		{"no target", "analysis envelope (seed 001): /: missing property 'target_file'", sub(ana, "target_file: src/auth.ts\n", "")},
+		{"no target", "analysis envelope: /: missing property 'target_file'", sub(ana, "target_file: src/auth.ts\n", "")},
 		{"no front matter end", "envelope: the opening --- line has no closing --- line", []byte("---\nmessage_type: RESEARCH_RESPONSE\n")},
 	} {
 		_, err := results.Parse("r", tc.in)
@@ -183,14 +184,14 @@ func TestCheck(t *testing.T) {
 			want: `r: invalid: correlation_id "test-multi-source" is not this run's "specd_007_aaaaaaaaaaaa": a stale or crossed answer`},
 		{name: "correlation none", r: parse(strings.Replace(string(env), "correlation_id: test-multi-source", "correlation_id: none", 1)), corr: "specd_007_aaaaaaaaaaaa", findings: 2},
 		{name: "all uncited", r: parse(web(`{"claim":"a","source_url":"","confidence":"low"},{"claim":"b","source_url":"see the docs","confidence":"low"}`)),
-			want: "r: invalid: no finding left after the seed 002 gate (2 uncited, 0 citations failed, 0 quarantined): not an empty success"},
+			want: "r: invalid: no finding left after the result gate (2 uncited, 0 citations failed, 0 quarantined): not an empty success"},
 		{name: "empty findings", r: parse(web(``)), want: "r: invalid: no findings"},
 		{name: "code citation holds", r: parse(web(`{"claim":"validates input","source_url":"src/auth.ts:12","confidence":"high","excerpt":"const result = schema.validate(input);"}`)), findings: 1},
 		{name: "code citation range", r: parse(web(`{"claim":"builds the payload","source_url":"src/auth.ts:19-21","confidence":"high","excerpt":"const payload = {\n  owner_id: user.id,"}`)), findings: 1},
 		{name: "excerpt not at that line", r: parse(web(`{"claim":"a","source_url":"https://go.dev","confidence":"high"},{"claim":"validates input","source_url":"src/auth.ts:13","confidence":"high","excerpt":"const result = schema.validate(input);"}`)), findings: 1, failed: 1},
 		{name: "line past the end", r: parse(web(`{"claim":"a","source_url":"https://go.dev","confidence":"high"},{"claim":"b","source_url":"src/auth.ts:99","confidence":"high"}`)), findings: 1, failed: 1},
 		{name: "path leaves the project", r: parse(web(`{"claim":"a","source_url":"https://go.dev","confidence":"high"},{"claim":"b","source_url":"../results_test.go:1","confidence":"high"}`)), findings: 1, failed: 1},
-		{name: "seed 001 step excerpt moved", r: parse(strings.Replace(string(ana), "(Line 15)", "(Line 16)", 1)), findings: 1, failed: 1},
+		{name: "analysis step excerpt moved", r: parse(strings.Replace(string(ana), "(Line 15)", "(Line 16)", 1)), findings: 1, failed: 1},
 		{name: "findings disagree", r: parse(web(`{"claim":"The default timeout is 30 seconds.","source_url":"https://a.example/x","confidence":"high"},{"claim":"The default timeout is 60 seconds.","source_url":"https://b.example/y","confidence":"low"}`)), findings: 2, contradicts: true},
 		{name: "findings agree", r: parse(web(`{"claim":"The default timeout is 30 seconds.","source_url":"https://a.example/x","confidence":"high"},{"claim":"The default timeout is 30 seconds in v2.","source_url":"https://b.example/y","confidence":"low"},{"claim":"The kubelet is a node agent.","source_url":"https://a.example/x","confidence":"high"},{"claim":"The kubelet uses cgroups.","source_url":"https://b.example/z","confidence":"high"}`)), findings: 4},
 	} {
