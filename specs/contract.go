@@ -17,9 +17,9 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// ReportMeta is a report's front matter (seed 004, Appendix C), the only
-// part of a report that specd reads to build OVERVIEW.md (seed 004, Phase 3
-// STEP 6: "read YAML frontmatter from each report, not full content").
+// ReportMeta is a report's front matter (docs/contract.md#report-contract),
+// the only part of a report that specd reads to build OVERVIEW.md: front
+// matter, never the full content (docs/contract.md#outputs).
 type ReportMeta struct {
 	ReportType           string // report_type, not empty
 	Topic                string // topic, as written (quotes removed by YAML)
@@ -31,18 +31,18 @@ type ReportMeta struct {
 	WorkflowType         string // workflow_type; "" when absent
 	Bytes                int64  // size of the report file in bytes
 
-	// Written by specd when it renders a structured result (PRODUCT.md
-	// section 8); zero values when absent.
+	// Written by specd when it renders a structured result
+	// (docs/contract.md#structured-results); zero values when absent.
 	ResultFormat    string // result_format: web_research_json, research_envelope, analysis_envelope
-	Confidence      string // confidence: HIGH, MEDIUM, LOW or NONE (seed 000)
-	UncitedRemoved  int    // uncited_removed: claims removed for want of a citation (seed 002 invariant 3)
+	Confidence      string // confidence: HIGH, MEDIUM, LOW or NONE (envelopes)
+	UncitedRemoved  int    // uncited_removed: claims removed for want of a citation
 	CitationsFailed int    // citations_failed: code citations whose excerpt is not at that line
-	Quarantined     int    // quarantined: texts moved to the quarantine file (seed 002 invariants 1–2)
-	Contradictions  bool   // contradictions: sources disagree (seed 002 invariant 4)
+	Quarantined     int    // quarantined: texts moved to the quarantine file
+	Contradictions  bool   // contradictions: sources disagree
 }
 
-// ContractError is a report that fails the report contract (PRODUCT.md
-// section 3, "Report contract"). Its text is "PATH:LINE: invalid: REASON",
+// ContractError is a report that fails the report contract
+// (docs/contract.md#report-contract). Its text is "PATH:LINE: invalid: REASON",
 // or "PATH: invalid: REASON" when Line is 0, so editors and `specd
 // validate` users can jump to the line.
 type ContractError struct {
@@ -66,8 +66,8 @@ func (e *ContractError) Unwrap() error { return e.Err }
 
 // ErrNoFrontMatter marks reports without YAML front matter: no "---" first
 // line, or no closing "---" line. The older "## Metadata" bullet style of
-// most real reports is one of them (PRODUCT.md section 3: read for
-// metadata, but invalid).
+// most real reports is one of them (read for metadata, but invalid:
+// docs/decisions.md#the-barrier-does-not-lower-its-bar).
 var ErrNoFrontMatter = errors.New("no front matter")
 
 // MaxReportBytes bounds the size of a report ValidateReport reads (8 MiB).
@@ -101,7 +101,7 @@ func ValidateReport(path, wantTopic string) (ReportMeta, error) {
 	return CheckReport(path, data, wantTopic)
 }
 
-// ReadRegular reads a file a specialist wrote without trusting it (rule 5):
+// ReadRegular reads a file a specialist wrote without trusting it:
 // it uses Lstat and refuses, without reading them, symlinks, directories,
 // other non-regular files and files over limit bytes; a file swapped
 // between the Lstat and the open, or grown past limit while read, is
@@ -146,9 +146,8 @@ func ReadRegular(path string, limit int64) ([]byte, error) {
 	return data, nil
 }
 
-// CheckReport applies the report contract (seed 004, Appendix C; PRODUCT.md
-// section 3, "Report contract") to data, the bytes of a report called name
-// (used only in errors):
+// CheckReport applies the report contract (docs/contract.md#report-contract)
+// to data, the bytes of a report called name (used only in errors):
 //   - the first line is "---" and YAML front matter follows up to a closing
 //     "---" line; it is a mapping with report_type, topic,
 //     findings_count, recommendations_count (non-negative integers),
@@ -298,7 +297,7 @@ func CheckReport(name string, data []byte, wantTopic string) (ReportMeta, error)
 	}
 	findingsLine := bodyLine + heads["Findings"]
 	if len(items) == 0 {
-		// Seed 000's honest "nothing found": confidence NONE with next steps.
+		// The honest "nothing found": confidence NONE with next steps.
 		if meta.Confidence == "NONE" && meta.RecommendationsCount > 0 {
 			return meta, topicCheck()
 		}
@@ -499,7 +498,7 @@ func isPlaceholder(item string) bool {
 }
 
 // TopicMatches reports whether a report's topic names the plan's topic
-// (PRODUCT.md section 3: "topic matches the plan's topic"). Both are
+// (docs/contract.md#report-contract). Both are
 // compared case-insensitively after trimming spaces and quotes (straight
 // and curly) and collapsing runs of white space. They match when equal;
 // when the report topic equals the plan topic's title, the part before

@@ -18,8 +18,8 @@ const (
 	corpusDir    = "../testdata/corpus/claude-config"
 )
 
-// readValid returns the contract-valid fixture (seed 004, Appendix C, with
-// the counting rule's edge cases in its body).
+// readValid returns the contract-valid fixture (docs/contract.md#report-contract,
+// with the counting rule's edge cases in its body).
 func readValid(t testing.TB) string {
 	t.Helper()
 	b, err := os.ReadFile(validFixture)
@@ -76,7 +76,7 @@ func TestCheckReportValidVariants(t *testing.T) {
 		"no recommendations": noRecs,
 		"quoted count":       strings.Replace(base, "findings_count: 3", `findings_count: "3"`, 1),
 		"delimiter spaces":   strings.Replace(base, "---\n", "---  \n", 2),
-		"no results (seed 000)": withFindings(t, strings.Replace(strings.Replace(base, "findings_count: 3", "findings_count: 0", 1),
+		"no results (confidence NONE)": withFindings(t, strings.Replace(strings.Replace(base, "findings_count: 3", "findings_count: 0", 1),
 			"status: complete", "status: complete\nconfidence: NONE", 1), "## Findings\nNo definitive answer found.\n\n"),
 	} {
 		if _, err := CheckReport("r.md", []byte(in), "OAuth2 token refresh"); err != nil {

@@ -14,8 +14,8 @@ import (
 )
 
 // OverviewInput is everything OVERVIEW.md is made of: run metadata and the
-// completed reports' front matter, never their bodies (seed 004, Phase 3
-// STEP 6–7: metadata extraction, "not full report reads"). Paths in it are
+// completed reports' front matter, never their bodies
+// (docs/decisions.md#overviewmd-from-metadata-only). Paths in it are
 // names, never absolute: OVERVIEW.md sits in reports/ beside the reports.
 type OverviewInput struct {
 	Request     string             // the research request; white space is collapsed to one line
@@ -29,7 +29,7 @@ type OverviewInput struct {
 
 // StatusLine is the OVERVIEW status from rs.Verdict, rs.Completed,
 // rs.Expected and rs.Rate: "SUCCESS", "PARTIAL SUCCESS (3/4, 75%)" or
-// "FAILED (1/4, 25%)" (seed 004, Phase 5: the "Partial Success" marker).
+// "FAILED (1/4, 25%)" (docs/contract.md#threshold).
 // A run without a verdict shows as FAILED.
 func StatusLine(rs RunState) string {
 	switch rs.Verdict {
@@ -42,8 +42,8 @@ func StatusLine(rs RunState) string {
 	}
 }
 
-// RenderOverview renders OVERVIEW.md (PRODUCT.md section 3, "Outputs of a
-// run"; seed 004, Phase 3 STEP 7 and Phase 5) from metadata only:
+// RenderOverview renders OVERVIEW.md (docs/contract.md#outputs) from
+// metadata only:
 //
 //	# Research Overview: <request>
 //	**Date**: <date>
@@ -93,7 +93,7 @@ func RenderOverview(in OverviewInput) []byte {
 			b.WriteString("- No definitive answer found (confidence NONE); next steps under Recommendations\n")
 		}
 		if m.UncitedRemoved+m.CitationsFailed+m.Quarantined > 0 {
-			fmt.Fprintf(&b, "- Removed by the seed 002 gate: %d uncited, %d citations failed, %d quarantined\n", m.UncitedRemoved, m.CitationsFailed, m.Quarantined)
+			fmt.Fprintf(&b, "- Removed by the result gate: %d uncited, %d citations failed, %d quarantined\n", m.UncitedRemoved, m.CitationsFailed, m.Quarantined)
 		}
 		if m.Contradictions {
 			b.WriteString("- Contradictions: the sources disagree; see the report's Notes\n")
@@ -135,7 +135,8 @@ func RenderOverview(in OverviewInput) []byte {
 	return b.Bytes()
 }
 
-// writeSourceQuality adds the "## Source Quality" section (seed 003): one
+// writeSourceQuality adds the "## Source Quality" section
+// (docs/contract.md#source-quality): one
 // table row per completed report whose sources were scored. Nothing is
 // written when no report was scored.
 func writeSourceQuality(b *bytes.Buffer, topics []TopicState, reports map[int]ReportMeta) {

@@ -3,7 +3,7 @@ package specs
 import "github.com/specd-dev/specd/sources"
 
 // Outcome is the single classification a topic gets at the hard barrier
-// (PRODUCT.md section 3, "Hard barrier").
+// (docs/contract.md#hard-barrier).
 type Outcome string
 
 // The outcomes. Queued and Running are states before a topic ends; every
@@ -36,7 +36,8 @@ const (
 	StateFinished State = "finished" // the barrier has run: Verdict is set
 )
 
-// Verdict is the run's result after the ≥50 % threshold (seed 004, Phase 5).
+// Verdict is the run's result after the ≥50 % threshold
+// (docs/contract.md#threshold).
 type Verdict string
 
 // The verdicts, as printed in RESEARCH_COORDINATOR_COMPLETE.
@@ -46,7 +47,8 @@ const (
 	VerdictFailed         Verdict = "FAILED"
 )
 
-// Threshold applies the seed 004, Phase 5 rule with integer arithmetic:
+// Threshold applies the ≥50 % rule with integer arithmetic
+// (docs/contract.md#threshold):
 // rate = completed*100/expected (percent, rounded down); 100 → SUCCESS,
 // 50–99 → PARTIAL_SUCCESS, below 50 → FAILED. Exactly 50 % passes (2/4,
 // 1/2); 1/3 (33 %) fails. expected ≤ 0 gives FAILED with rate 0.
@@ -100,7 +102,7 @@ type RunState struct {
 	Topics []TopicState `json:"topics"`
 	Phases []Phase      `json:"phases,omitempty"`
 
-	// Context reduction (seed 004, "Context Reduction Calculations"):
+	// Context reduction (docs/contract.md#run-state):
 	// estimated tokens (bytes/4) of the metadata an agent reads (OVERVIEW.md)
 	// against the full completed reports.
 	MetadataTokens int `json:"metadata_tokens"`
@@ -128,8 +130,9 @@ type TopicState struct {
 	FindingsCount        int   `json:"findings_count"`
 	RecommendationsCount int   `json:"recommendations_count"`
 	ReportBytes          int64 `json:"report_bytes"`
-	// What the seed 002 gate did to a structured result (PRODUCT.md
-	// section 8), from the report's front matter; absent for plain reports.
+	// What the result gate did to a structured result
+	// (docs/contract.md#structured-results), from the report's front
+	// matter; absent for plain reports.
 	ResultFormat    string `json:"result_format,omitempty"`
 	Confidence      string `json:"confidence,omitempty"`
 	UncitedRemoved  int    `json:"uncited_removed,omitempty"`
@@ -137,7 +140,8 @@ type TopicState struct {
 	Quarantined     int    `json:"quarantined,omitempty"`
 	Contradictions  bool   `json:"contradictions,omitempty"`
 
-	// Source quality of a completed report (seed 003): tiers, scores, gaps.
+	// Source quality of a completed report (docs/contract.md#source-quality):
+	// tiers, scores, gaps.
 	Sources *sources.Summary `json:"sources,omitempty"`
 	// Rerun forces the topic to run again on resume even with a valid
 	// report, with Guidance passed to the specialist (`specd gaps resolve --research`).

@@ -8,12 +8,12 @@ import (
 	"time"
 )
 
-// traceLineRE is the seed format of one trace line:
+// traceLineRE is the format of one trace line (docs/contract.md#outputs):
 // [2026-11-22T10:00:00Z] Topic[0]: <topic> | Path: 001_x.md | Status: INVOKED
 var traceLineRE = regexp.MustCompile(`^\[([^\]]+)\] Topic\[(\d+)\]: (.*) \| Path: (\S+) \| Status: ([A-Z][A-Z_]*)\b.*$`)
 
 // ValidateTrace checks an .invocation-trace.log: "#" comment lines and
-// blank lines anywhere, every other line in the seed format with an RFC 3339
+// blank lines anywhere, every other line in that format with an RFC 3339
 // time and an upper-case status word (specd writes INVOKED, COMPLETED and
 // FAILED; real traces also have INVOKING). It returns a
 // *ContractError naming the first bad line. Real traces (corpus) pass.

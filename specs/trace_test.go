@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// Real traces in the seed format pass; those in other home-grown formats
+// Real traces in the coordinator's format pass; those in other home-grown formats
 // (underscore times, free-text lines) are refused at their first line.
 func TestValidateTraceCorpus(t *testing.T) {
 	dir := "../testdata/corpus/claude-config/extras/"
@@ -30,7 +30,7 @@ func TestValidateTraceCorpus(t *testing.T) {
 		var ce *ContractError
 		switch {
 		case tc.line == 0 && err != nil:
-			t.Errorf("seed-format trace rejected: %v", err)
+			t.Errorf("coordinator-format trace rejected: %v", err)
 		case tc.line != 0 && (!errors.As(err, &ce) || ce.Line != tc.line):
 			t.Errorf("%s: got %v, want a contract error at line %d", tc.file, err, tc.line)
 		}

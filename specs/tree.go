@@ -16,7 +16,7 @@ import (
 	"github.com/specd-dev/specd/internal/atomicfile"
 )
 
-// File and directory names inside the spec tree (PRODUCT.md section 2).
+// File and directory names inside the spec tree (docs/contract.md#layout).
 const (
 	CounterFile = ".counter"      // last used topic number, decimal + "\n"
 	CounterLock = ".counter.lock" // permanent flock file: never deleted
@@ -27,7 +27,7 @@ const (
 	Overview    = "OVERVIEW.md"
 	TraceFile   = ".invocation-trace.log"
 	LogsDir     = ".logs"
-	ResultsDir  = ".results" // structured results and their quarantine files, inside reports/ (PRODUCT.md section 8)
+	ResultsDir  = ".results" // structured results and their quarantine files, inside reports/
 	PlanFile    = ".invocation-plan.txt"
 )
 
@@ -85,7 +85,7 @@ func TopicDirs(specsDir string) ([]string, error) {
 }
 
 // Allocate creates the next topic directory NNN_slug under specsDir and
-// returns its absolute path and number (PRODUCT.md section 2, "Numbering"):
+// returns its absolute path and number (docs/contract.md#layout):
 // it takes the flock on .counter.lock, reads .counter (missing or garbled
 // means 0), takes max(counter, highest NNN_ directory of at most 4 digits)
 // + 1, creates the directory and its reports/ with an exclusive mkdir
@@ -147,7 +147,7 @@ var stopWords = map[string]bool{
 
 // Slug turns a request into a directory slug: lowercase ASCII words
 // [a-z0-9] joined by "_", stop words dropped, at most 40 characters, cut
-// at a word boundary (PRODUCT.md section 2). It never returns "": a request
+// at a word boundary (docs/contract.md#layout). It never returns "": a request
 // with no usable word gives "research".
 func Slug(request string) string {
 	var words []string
@@ -187,8 +187,8 @@ type PathError struct {
 func (e *PathError) Error() string { return fmt.Sprintf("report path %q: %s", e.Raw, e.Reason) }
 
 // ResolveReportPath turns a report path as written in a plan into the
-// absolute path of a file directly inside specDir/reports/ (PRODUCT.md
-// section 3, "Path safety"). raw may be a bare file name (always placed in
+// absolute path of a file directly inside specDir/reports/
+// (docs/contract.md#path-safety). raw may be a bare file name (always placed in
 // reports/), a path relative to planDir, or an absolute path; an absolute
 // path from another machine whose tail is <specDir name>/reports/<file> is
 // rebased onto specDir. It returns a *PathError for a path containing "..",
