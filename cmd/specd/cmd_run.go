@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -69,6 +71,25 @@ Operating it: docs/operating.md#daemon and docs/operating.md#shutdown.` + exitHe
 			if err != nil {
 				return err
 			}
+			// The first SIGTERM/SIGINT ends cmd.Context() (main): a warm
+			// shutdown. The second stops the running specialists now.
+			sigs := make(chan os.Signal, 2)
+			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+			defer signal.Stop(sigs)
+			done := make(chan struct{})
+			defer close(done)
+			go func() {
+				for n := 1; ; n++ {
+					select {
+					case <-done:
+						return
+					case <-sigs:
+						if n >= 2 {
+							d.StopNow()
+						}
+					}
+				}
+			}()
 			return d.Run(cmd.Context())
 		},
 	}
