@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/specd-dev/specd/progress"
+)
+
+func newLogsCommand(g *globalOptions) *cobra.Command {
+	var (
+		topic  int
+		follow bool
+	)
+	c := &cobra.Command{
+		Use:   "logs NNN",
+		Short: "Print what the specialists of a run wrote on stdout and stderr",
+		Long: `Print the specialist output of run NNN (the number, e.g. 7 or 007, or the directory
+name): for each topic, its stdout then its stderr, each after a header line
+
+  ==> [2] <topic>: stdout (reports/.logs/003.stdout) <==
+
+The files are reports/.logs/NNN.stdout and .stderr, NNN being the topic's index + 1;
+each attempt of a specialist starts them afresh. A topic whose specialist has not run
+says "(none: no specialist has run)". --topic I prints topic [I] only.
+
+-f follows: after what is there, it prints what the files gain while the run goes on,
+with a header whenever the output switches to another file, and stops when the run has
+finished or on Ctrl-C. It needs a daemon running the tree: with none (none seen for 3s,
+or the daemon stops), it prints what is there, says so and exits 1.
+More: docs/operating.md#logs.` + exitHelp,
+		Example: `  specd logs 7
+  specd logs 7 --topic 2
+  specd logs 7 -f`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			only := -1
+			if cmd.Flags().Changed("topic") {
+				if topic < 0 {
+					return usageError{fmt.Errorf("--topic %d: want a topic index, 0 or more", topic)}
+				}
+				only = topic
+			}
+			p, err := g.resolve()
+			if err != nil {
+				return err
+			}
+			if err := p.requireTree(); err != nil {
+				return err
+			}
+			dir, err := findTopicDir(p.specsDir, args[0])
+			if err != nil {
+				return err
+			}
+			r := progress.ReadRun(dir)
+			streams, err := progress.Streams(r, only)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if !follow || r.Finished() {
+				return progress.WriteLogs(out, streams)
+			}
+			ctx := cmd.Context()
+			if err := progress.AwaitDaemon(ctx, p.specsDir, progress.DaemonGrace, 100*time.Millisecond); errors.Is(err, progress.ErrNoDaemon) {
+				if err := progress.WriteLogs(out, streams); err != nil {
+					return err
+				}
+				if progress.ReadRun(dir).Finished() {
+					return nil
+				}
+				return fmt.Errorf("%w: run %s is not going on, so there is nothing to follow; start one with 'specd run'", err, r.Name)
+			} else if err != nil {
+				return nil // interrupted
+			}
+			wctx, cancel := progress.WhileDaemon(ctx, p.specsDir, progress.DaemonGrace, 500*time.Millisecond)
+			defer cancel()
+			finished := func() bool { return progress.ReadRun(dir).Finished() }
+			if err := progress.Follow(wctx, out, streams, 250*time.Millisecond, finished); err != nil {
+				return err
+			}
+			if errors.Is(context.Cause(wctx), progress.ErrNoDaemon) && !finished() {
+				return fmt.Errorf("the daemon stopped before run %s finished; start one with 'specd run' and it resumes", r.Name)
+			}
+			return nil
+		},
+	}
+	c.Flags().IntVar(&topic, "topic", 0, "only topic [I] (0-based, as in the plan)")
+	c.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing while the run goes on; stop when it has finished")
+	return c
+}
