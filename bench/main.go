@@ -1,6 +1,6 @@
 // Command bench measures specd against baselines measured the same way on
-// the same machine, in one run, and prints a table (house rule 8: numbers
-// live here, not in timed tests):
+// the same machine, in one run, and prints a table (numbers live here, not
+// in timed tests):
 //
 //   - drop-to-spawn latency p50/p99: a plan renamed into place → its
 //     specialist process started, against exec-to-start of the same command

@@ -1,7 +1,8 @@
-// Package atomicfile writes files the crash-safe way (house rule 6): a temp
-// file in the same directory, fsync, rename over the target, fsync of the
-// directory. Readers see the old content or the new, never a mix, and
-// nothing is written outside the target's directory.
+// Package atomicfile writes files the crash-safe way
+// (docs/operating.md#crash-safety): a temp file in the same directory,
+// fsync, rename over the target, fsync of the directory. Readers see the
+// old content or the new, never a mix, and nothing is written outside the
+// target's directory.
 package atomicfile
 
 import (

@@ -1,5 +1,5 @@
 // Package golden compares test output with golden files; `go test -update`
-// rewrites them (STYLE.md section 6: restic's -update flag).
+// rewrites them (the -update flag restic's tests use).
 package golden
 
 import (

@@ -54,7 +54,8 @@ const (
 	// missing API key) every time.
 	Auth
 	// Answer answers with Script.Text as the final text, whatever tools
-	// the client offers: a read-only agent printing its seed 002 JSON.
+	// the client offers: a read-only agent printing its WebResearcherResult
+	// JSON (docs/contract.md#structured-results).
 	Answer
 )
 
