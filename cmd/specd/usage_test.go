@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -131,4 +132,21 @@ func TestGroupCommandsPrintHelp(t *testing.T) {
 			t.Errorf("specd %s: exit status %d, stdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, out, errOut)
 		}
 	}
+}
+
+// Help texts and flag usages name no design document or section that does
+// not ship with specd; pointers go to docs/.
+func TestHelpNamesOnlyShippedDocs(t *testing.T) {
+	bad := regexp.MustCompile(`PRODUCT\.md|STYLE\.md|(?i:seed) ?[0-9]|Appendix [A-Z]|section [0-9]`)
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		text := c.Short + "\n" + c.Long + "\n" + c.Example + "\n" + c.Flags().FlagUsages() + c.PersistentFlags().FlagUsages()
+		if m := bad.FindString(text); m != "" {
+			t.Errorf("%s: help names %q", c.CommandPath(), m)
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRootCommand())
 }
