@@ -43,6 +43,9 @@ specialist:
 # max_parallel: 4
 # full rescan of the tree (events are also watched)
 rescan_interval: 30s
+# a plan that does not say it is complete (Status: PLAN_COMPLETE, or Expected
+# Invocations: N with N topics) starts once its file has not changed for this long
+# debounce: 100ms
 # first SIGTERM/Ctrl-C: no new topic starts and running specialists may finish for
 # this long (a second signal stops them at once); the systemd unit's TimeoutStopSec
 # must cover it plus specialist.grace
