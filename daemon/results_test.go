@@ -77,7 +77,7 @@ func TestStructuredResults(t *testing.T) {
 		t.Errorf("the envelope's <thinking> is not kept in .logs: %v", err)
 	}
 	ov, _ := os.ReadFile(filepath.Join(reports, specs.Overview))
-	for _, want := range []string{"Contradictions: the sources disagree", "Removed by the seed 002 gate: 1 uncited, 0 citations failed, 1 quarantined", "No definitive answer found (confidence NONE)"} {
+	for _, want := range []string{"Contradictions: the sources disagree", "Removed by the result gate: 1 uncited, 0 citations failed, 1 quarantined", "No definitive answer found (confidence NONE)"} {
 		if !strings.Contains(string(ov), want) {
 			t.Errorf("OVERVIEW.md lacks %q:\n%s", want, ov)
 		}
