@@ -217,7 +217,9 @@ func TestCancel(t *testing.T) {
 
 	// rerun: the three cancelled topics run again (fast now), the completed one is kept.
 	os.Setenv("FAKE_SLOW", "0")
-	if err := daemon.Reopen(dir, nil); err != nil {
+	var err error
+	waitFor(t, "the run lock", func() bool { err = daemon.Reopen(dir, nil); return err != daemon.ErrRunLocked })
+	if err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -69,6 +69,8 @@ type run struct {
 	depth   string   // the plan's Analysis Depth
 	paths   []string // absolute report path per topic; "" when the plan's path was refused
 
+	dirty chan struct{} // a topic's state changed: .run.json is due (writeChanges)
+
 	mu      sync.Mutex // guards rs, results, metas, kills, cancelBy and the trace file
 	rs      specs.RunState
 	results []*Result                  // how each topic's last attempt ended; nil when it did not run here
@@ -369,6 +371,7 @@ func (r *run) execute(start, kill context.Context, plan *plans.Plan, prev specs.
 	r.d.setActive(r.specDir, r)
 	defer r.d.setActive(r.specDir, nil)
 	r.d.takeCancel(r.specDir) // a request that came before the run started
+	flushed := r.writeChanges()
 
 	t0 = time.Now()
 	for from := 0; ; {
@@ -390,6 +393,7 @@ func (r *run) execute(start, kill context.Context, plan *plans.Plan, prev specs.
 		}
 	}
 	r.d.setActive(r.specDir, nil) // no cancel request reaches the barrier
+	flushed()
 	r.rs.Phases = append(r.rs.Phases, specs.Phase{Name: "specialists", DurationMS: time.Since(t0).Milliseconds()})
 	if c := r.rs.Count(); c.Running+c.Queued > 0 {
 		r.mu.Lock()
@@ -474,7 +478,7 @@ func (r *run) grow() bool {
 	r.log.Info().Int("topics_before", len(r.rs.Topics)).Int("topics_now", len(plan.Topics)).Msg("topics were added to the plan: running them")
 	r.rs.PlanSHA256 = hash
 	r.addTopics(plan.Topics, specs.RunState{})
-	r.checkpoint()
+	r.changed()
 	return true
 }
 
@@ -493,7 +497,7 @@ func (r *run) setOutcome(i int, o specs.Outcome) {
 	r.mu.Lock()
 	r.rs.Topics[i].Outcome, r.rs.Topics[i].PID = o, 0
 	r.mu.Unlock()
-	r.checkpoint()
+	r.changed()
 }
 
 // track registers (stop != nil) or forgets topic i's kill switch for
@@ -560,6 +564,34 @@ func (r *run) number() string { return topicNumber(r.specDir) }
 func topicNumber(specDir string) string {
 	n, _, _ := strings.Cut(filepath.Base(specDir), "_")
 	return n
+}
+
+// changed records that a topic's state changed: the writer that
+// writeChanges started rewrites .run.json. Changes that come while it
+// writes are folded into its next write, so a run writes at most once per
+// change and far less when topics are quick.
+func (r *run) changed() {
+	select {
+	case r.dirty <- struct{}{}:
+	default: // a write is due already; it will include this change
+	}
+}
+
+// writeChanges starts the writer of changed; the returned func stops it
+// after a last write of pending changes.
+func (r *run) writeChanges() (stop func()) {
+	r.dirty = make(chan struct{}, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range r.dirty {
+			r.checkpoint()
+		}
+	}()
+	return func() {
+		close(r.dirty)
+		<-done
+	}
 }
 
 func (r *run) checkpoint() error {

@@ -135,7 +135,7 @@ func (r *run) runTopic(start, kill context.Context, i int) {
 					ts.StartedAt = r.d.now().UTC().Format(specs.TimeFormat)
 				}
 				r.mu.Unlock()
-				r.checkpoint()
+				r.changed()
 				r.trace(r.traceLine(i, "INVOKED"), false)
 				log.Info().Strs("argv", argv).Int("attempt", attempt+1).Int("pid", pid).Msg("specialist started")
 			},
@@ -212,7 +212,7 @@ func (r *run) finishTopic(i int, res Result) {
 	}
 	r.results[i] = &res
 	r.mu.Unlock()
-	r.checkpoint()
+	r.changed()
 }
 
 // completed records a completed topic's report metadata; r.mu is held.
