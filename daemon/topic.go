@@ -155,7 +155,7 @@ func (r *run) runTopic(start, kill context.Context, i int) {
 			break
 		}
 		if res.Interrupted {
-			log.Warn().Dur("ran", res.Duration).Msg("specialist stopped by shutdown; the topic runs again at the next start")
+			log.Warn().Int64("ran_ms", res.Duration.Milliseconds()).Msg("specialist stopped by shutdown; the topic runs again at the next start")
 			return
 		}
 		var done bool

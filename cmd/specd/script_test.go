@@ -18,7 +18,7 @@ func TestMain(m *testing.M) {
 }
 
 // TestScripts runs the CLI under testscript: each file in testdata/script
-// is a shell-like session in a fresh temp directory (STYLE.md section 6).
+// is a shell-like session in a fresh temp directory.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
