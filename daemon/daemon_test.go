@@ -105,7 +105,7 @@ func readErrors(t *testing.T, tr tree) []jsonl.Entry {
 }
 
 // TestThreshold runs real plans through real child processes and checks
-// the barrier, the ≥50 % rule and the errors.jsonl entries (seed 004, Phase 5).
+// the barrier, the ≥50 % rule and the errors.jsonl entries (docs/contract.md#threshold).
 func TestThreshold(t *testing.T) {
 	for _, tc := range []struct {
 		name      string

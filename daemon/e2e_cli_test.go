@@ -108,7 +108,7 @@ func runCLICases(t *testing.T, cli agentCLI) {
 		parallel int
 		check    check
 	}{
-		{"read-only agent prints seed 002 JSON: specd renders the report", []modelserver.Script{{Topic: t1, Behaviour: modelserver.Answer, Text: string(result)}}, time.Minute, 1,
+		{"read-only agent prints WebResearcherResult JSON: specd renders the report", []modelserver.Script{{Topic: t1, Behaviour: modelserver.Answer, Text: string(result)}}, time.Minute, 1,
 			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
 				tp := rs.Topics[0]
 				if rs.Verdict != specs.VerdictSuccess || tp.ResultFormat != "web_research_json" || tp.FindingsCount != 3 || tp.UncitedRemoved != 1 || tp.Quarantined != 1 {

@@ -28,8 +28,8 @@ func resultConfig(t *testing.T) config.Config {
 	return c
 }
 
-// TestStructuredResults: seed 002 JSON with an uncited and an injected
-// claim, a seed 000 envelope on stdout and a no-results envelope end
+// TestStructuredResults: WebResearcherResult JSON with an uncited and an injected
+// claim, a research envelope on stdout and a no-results envelope end
 // SUCCESS with three contract-valid reports rendered by specd; the
 // injected text is only in the quarantine file; the counts reach the run
 // state, OVERVIEW.md and errors.jsonl.
@@ -139,7 +139,7 @@ func TestStructuredResultFailures(t *testing.T) {
 // TestOpencodePresetWithAgent: the opencode preset with specialist.agent
 // and specialist.model runs `opencode run … --agent A --model M -- PROMPT`
 // (flags checked against opencode 1.18 --help); a stand-in opencode on
-// PATH records its argv and prints the seed 002 JSON, which becomes the
+// PATH records its argv and prints the WebResearcherResult JSON, which becomes the
 // report.
 func TestOpencodePresetWithAgent(t *testing.T) {
 	tr := newTree(t)
@@ -206,7 +206,7 @@ func TestResultLeftByKilledRun(t *testing.T) {
 }
 
 // TestResultSymlinkRefused: a result path that is a symlink is refused
-// unread (rule 5), and the reason names the file, not its target.
+// unread (bad input loses nothing), and the reason names the file, not its target.
 func TestResultSymlinkRefused(t *testing.T) {
 	tr := newTree(t)
 	c := resultConfig(t)

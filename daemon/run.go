@@ -330,7 +330,7 @@ func readRequest(specDir string) (string, int) {
 	return req.Text, req.complexity()
 }
 
-// rejectPlan ends the run FAILED because the plan cannot be read: rule 5,
+// rejectPlan ends the run FAILED because the plan cannot be read:
 // a malformed plan gets a clear error and harms nothing else.
 func (r *run) rejectPlan(perr error) (specs.RunState, error) {
 	r.rs.PlanError = perr.Error()
@@ -604,7 +604,7 @@ func (r *run) checkpoint() error {
 	return nil
 }
 
-// traceLine formats one seed-format trace line for topic i.
+// traceLine formats one trace line for topic i (docs/contract.md#outputs).
 func (r *run) traceLine(i int, status string) string {
 	t := r.rs.Topics[i]
 	return fmt.Sprintf("[%s] Topic[%d]: %s | Path: %s | Status: %s\n",

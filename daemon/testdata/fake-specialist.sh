@@ -4,7 +4,7 @@
 # ratelimit (opencode's 429 error once, then ok), auth (opencode's 401 error),
 # slow (ok after FAKE_SLOW seconds, default 2).
 # It follows the specialist contract: SPECD_* variables in, report at
-# SPECD_REPORT_PATH (temp + rename), seed 004 signals on stdout.
+# SPECD_REPORT_PATH (temp + rename), the signals of docs/contract.md#specialists on stdout.
 set -eu
 mode=${FAKE_MODE:-${SPECD_TOPIC%%:*}}
 count_file=${FAKE_COUNT_DIR:-}/invocations

@@ -1,14 +1,14 @@
 #!/bin/sh
 # A scripted read-only specialist for the structured-result tests
-# (PRODUCT.md section 8): it never writes the report. Its behaviour is the
+# (docs/contract.md#structured-results): it never writes the report. Its behaviour is the
 # first word of SPECD_TOPIC; RESULTS_TESTDATA names results/testdata.
-#   json       seed 002 JSON (one uncited, one injected claim) at SPECD_RESULT_PATH (temp + rename)
-#   envelope   seed 000 envelope on stdout, answering this run's correlation id
-#   noresults  seed 000 no-results envelope at the .md result path
-#   crossed    seed 000 envelope on stdout naming another request's correlation id
-#   injectedid seed 000 envelope whose correlation_id is markup
+#   json       WebResearcherResult JSON (one uncited, one injected claim) at SPECD_RESULT_PATH (temp + rename)
+#   envelope   research envelope on stdout, answering this run's correlation id
+#   noresults  no-results research envelope at the .md result path
+#   crossed    research envelope on stdout naming another request's correlation id
+#   injectedid research envelope whose correlation_id is markup
 #   decline    TASK_ERROR: declined - …, exit 1
-#   broken     JSON that breaks the seed 002 schema, on stdout
+#   broken     JSON that breaks the WebResearcherResult schema, on stdout
 set -eu
 mode=${SPECD_TOPIC%%:*}
 [ -n "${FAKE_COUNT_DIR:-}" ] && echo "$SPECD_TOPIC_INDEX" >> "$FAKE_COUNT_DIR/invocations"
