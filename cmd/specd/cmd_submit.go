@@ -13,6 +13,7 @@ import (
 	"github.com/gofrs/flock"
 	"github.com/spf13/cobra"
 
+	"github.com/specd-dev/specd/config"
 	"github.com/specd-dev/specd/daemon"
 	"github.com/specd-dev/specd/plans"
 	"github.com/specd-dev/specd/specs"
@@ -57,10 +58,14 @@ running on the tree, --wait runs the plan in this process.` + exitHelp,
 			if err != nil {
 				return err
 			}
-			if wait { // a broken config must fail before anything is written
-				if _, err := p.config(); err != nil {
-					return err
-				}
+			// A broken config (with --wait) or too many topics must fail
+			// before anything is written.
+			cfg, err := p.config()
+			if err != nil && wait {
+				return err
+			}
+			if err == nil && len(topics) > cfg.MaxTopics {
+				return fmt.Errorf("%d topics, more than max_topics (%d): each topic is one specialist run; raise max_topics in %s if you mean it", len(topics), cfg.MaxTopics, config.FileName)
 			}
 			dir, err := daemon.Submit(p.specsDir, daemon.Request{Text: args[0], Topics: topics, Complexity: complexity, AnalysisDepth: depth}, time.Now())
 			if err != nil {

@@ -78,7 +78,11 @@ func validateFile(path, topic string) (string, error) {
 				return "", fileLineError(path, statusLine(path), err.Error()+": specd will not run this plan")
 			}
 		}
-		return fmt.Sprintf("plan, %d topics, status %s", len(p.Topics), orNone(p.Status)), nil
+		n := fmt.Sprintf("%d topics", len(p.Topics))
+		if len(p.Topics) == 1 {
+			n = "1 topic"
+		}
+		return fmt.Sprintf("plan, %s, status %s", n, orNone(p.Status)), nil
 	case strings.HasSuffix(name, "invocation-trace.log"):
 		b, err := os.ReadFile(path)
 		if err != nil {
