@@ -348,3 +348,14 @@ func TestModel(t *testing.T) {
 		t.Errorf("key x does something")
 	}
 }
+
+func TestSoFar(t *testing.T) {
+	if got := SoFar(liveRun()).Completed; got != 1 {
+		t.Errorf("running run: Completed %d, want 1", got)
+	}
+	done := finishedRun()
+	done.Completed = 7 // a finished run keeps what the barrier said
+	if got := SoFar(done).Completed; got != 7 {
+		t.Errorf("finished run: Completed %d, want 7", got)
+	}
+}

@@ -243,3 +243,14 @@ func plural(n int, word string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, word)
 }
+
+// SoFar returns rs with Completed counted from its topics when it is
+// still running (the daemon sets Completed only at the barrier), for a
+// summary that says how many topics completed so far; a finished run is
+// returned as it is.
+func SoFar(rs specs.RunState) specs.RunState {
+	if rs.State != specs.StateFinished {
+		rs.Completed = completed(&rs)
+	}
+	return rs
+}

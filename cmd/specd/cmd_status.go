@@ -134,7 +134,7 @@ func statusOne(cmd *cobra.Command, p project, arg string, wait, asJSON bool) err
 		return err
 	}
 	fmt.Fprintln(out)
-	return printSummary(cmd, *r.State)
+	return printSummary(cmd, progress.SoFar(*r.State))
 }
 
 // waitForDaemon waits until the daemon has finished run r of dir and
