@@ -70,9 +70,11 @@ func runTop(cmd *cobra.Command, g *globalOptions, args []string, interval time.D
 		return progress.WatchPlain(cmd.Context(), out, src, interval)
 	}
 	m := progress.NewModel(src, interval, lipgloss.NewRenderer(f))
-	_, err = tea.NewProgram(m, tea.WithOutput(f), tea.WithContext(cmd.Context())).Run()
+	// SIGINT and SIGTERM end cmd.Context() (main), which ends the program;
+	// bubbletea's own handler would race with it and can hang on exit.
+	_, err = tea.NewProgram(m, tea.WithOutput(f), tea.WithContext(cmd.Context()), tea.WithoutSignalHandler()).Run()
 	if errors.Is(err, tea.ErrProgramKilled) && cmd.Context().Err() != nil {
-		return nil // SIGTERM or SIGINT from outside: a normal end
+		return nil // a signal from outside: the view ends as on q
 	}
 	return err
 }

@@ -161,7 +161,7 @@ func TestStatusJSONMidRun(t *testing.T) {
 // TestTopInTmux runs `specd top` in a real terminal (a tmux pane of
 // 120x40) during a run of 6 topics, 2 at a time: the view shows the
 // daemon line, a progress bar, running and queued topics, redraws in place
-// as topics finish, and quits on q. Without tmux it is skipped, except in
+// as topics finish, and quits on q (and on SIGTERM). Without tmux it is skipped, except in
 // CI (CI=true), where tmux must be installed.
 func TestTopInTmux(t *testing.T) {
 	tmux, err := exec.LookPath("tmux")
@@ -232,6 +232,30 @@ func TestTopInTmux(t *testing.T) {
 	poll(t, 10*time.Second, func() string {
 		if s := screen(); !strings.Contains(s, "specd top exited with status 0") {
 			return "specd top did not quit on q:\n" + s
+		}
+		return ""
+	})
+
+	// SIGTERM from outside (systemd, kill) ends it too, with status 0.
+	inner := fmt.Sprintf("echo \"top pid $$\"; exec %q --root %q top", specd, root)
+	tm("new-window", "-t", "live", "-n", "term", fmt.Sprintf("sh -c '%s'; echo \"specd top exited with status $?\"; sleep 600", inner))
+	pidLine := regexp.MustCompile(`top pid (\d+)`)
+	var pid int
+	poll(t, 30*time.Second, func() string {
+		s := tm("capture-pane", "-p", "-t", "live:term")
+		m := pidLine.FindStringSubmatch(s)
+		if m == nil || !strings.Contains(s, "q: quit") {
+			return "the second view did not start:\n" + s
+		}
+		fmt.Sscan(m[1], &pid)
+		return ""
+	})
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, 10*time.Second, func() string {
+		if s := tm("capture-pane", "-p", "-t", "live:term"); !strings.Contains(s, "specd top exited with status 0") {
+			return "specd top did not end on SIGTERM:\n" + s
 		}
 		return ""
 	})
