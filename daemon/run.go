@@ -20,6 +20,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/specd-dev/specd/config"
+	"github.com/specd-dev/specd/intake"
 	"github.com/specd-dev/specd/internal/atomicfile"
 	"github.com/specd-dev/specd/jsonl"
 	"github.com/specd-dev/specd/plans"
@@ -323,11 +324,11 @@ func readRequest(specDir string) (string, int) {
 	if err != nil {
 		return text, 2
 	}
-	req, err := ParseRequest(specs.RequestFile, b)
+	req, err := intake.ParseRequest(specs.RequestFile, b)
 	if err != nil {
 		return text, 2
 	}
-	return req.Text, req.complexity()
+	return req.Text, req.ComplexityOrDefault()
 }
 
 // rejectPlan ends the run FAILED because the plan cannot be read:
@@ -607,8 +608,7 @@ func (r *run) checkpoint() error {
 // traceLine formats one trace line for topic i (docs/contract.md#outputs).
 func (r *run) traceLine(i int, status string) string {
 	t := r.rs.Topics[i]
-	return fmt.Sprintf("[%s] Topic[%d]: %s | Path: %s | Status: %s\n",
-		r.d.now().UTC().Format(time.RFC3339), t.Index, oneLine(t.Topic), t.Report, status)
+	return specs.TraceLine(r.d.now(), t.Index, t.Topic, t.Report, status)
 }
 
 // trace appends to reports/.invocation-trace.log in one write; header is
