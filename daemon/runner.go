@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/specd-dev/specd/preset"
 	"github.com/specd-dev/specd/specialist"
 )
 
@@ -57,7 +58,7 @@ type Result struct {
 	// ResultInvalid is why the specialist's structured result was refused
 	// ("" when it gave none or it became the report); set by the caller.
 	ResultInvalid string
-	Class         string // error class of a non-zero exit (ClassifyCLI): rate_limit, auth, config or ""
+	Class         string // error class of a non-zero exit (preset.Classify): rate_limit, auth, config or ""
 	ClassLine     string // the printed line Class was read from
 	Duration      time.Duration
 }
@@ -206,7 +207,7 @@ func (ProcessRunner) Run(ctx context.Context, job Job) Result {
 		res.StartErr = fmt.Errorf("wait: %w", waitErr)
 	}
 	res.Signals = specialist.ParseSignals(tail(job.Stdout, maxSignalBytes))
-	res.Class, res.ClassLine = ClassifyCLI(res.ExitCode, tail(job.Stderr, 64<<10), tail(job.Stdout, 64<<10))
+	res.Class, res.ClassLine = preset.Classify(res.ExitCode, tail(job.Stderr, 64<<10), tail(job.Stdout, 64<<10))
 	return res
 }
 

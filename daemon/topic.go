@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/specd-dev/specd/jsonl"
+	"github.com/specd-dev/specd/preset"
 	"github.com/specd-dev/specd/specialist"
 	"github.com/specd-dev/specd/specs"
 )
@@ -79,7 +80,7 @@ func (r *run) runTopic(start, kill context.Context, i int) {
 		if start.Err() != nil {
 			return // draining: no new attempt; the topic resumes at the next start
 		}
-		argv, err := r.d.argv(sp, in)
+		argv, err := preset.Argv(sp, r.d.opts.SpecialistExe, in)
 		if err == nil {
 			err = os.MkdirAll(filepath.Dir(stem), 0o755)
 		}
@@ -105,7 +106,7 @@ func (r *run) runTopic(start, kill context.Context, i int) {
 		}
 		started := false
 		res = r.d.runner.Run(tctx, Job{
-			Argv: argv, Dir: r.d.opts.Root, Input: in, Env: childExtraEnv(sp.Env),
+			Argv: argv, Dir: r.d.opts.Root, Input: in, Env: preset.Env(sp.Env),
 			Stdout: stem + ".stdout", Stderr: stem + ".stderr",
 			Timeout: sp.Timeout.Std(), Grace: sp.Grace.Std(),
 			Lock: stem + ".lock",
@@ -263,9 +264,9 @@ func infraFailure(res Result) string {
 		return "timed out"
 	case res.Signal != "":
 		return "died by signal " + res.Signal
-	case res.Class == ClassRateLimit:
+	case res.Class == preset.ClassRateLimit:
 		return "rate limited (" + res.ClassLine + ")"
-	case res.Class == ClassState:
+	case res.Class == preset.ClassState:
 		return "the CLI's state store failed (" + res.ClassLine + ")"
 	}
 	return ""
