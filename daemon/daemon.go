@@ -20,6 +20,7 @@ import (
 
 	"github.com/specd-dev/specd/config"
 	"github.com/specd-dev/specd/jsonl"
+	"github.com/specd-dev/specd/runner"
 	"github.com/specd-dev/specd/sources"
 	"github.com/specd-dev/specd/specs"
 )
@@ -30,7 +31,7 @@ type Options struct {
 	SpecsDir      string         // the spec tree, e.g. <Root>/.opencode/specs
 	Config        config.Config  // from config.Load
 	Log           zerolog.Logger // the daemon's logger; runs add run/topic fields
-	Runner        Runner         // nil: ProcessRunner
+	Runner        runner.Runner  // nil: runner.Process
 	SpecialistExe string         // the specd binary for the local preset; "": this program
 	Now           func() time.Time
 	// OnRunFinished, when set, is called once per finished run (any verdict),
@@ -50,7 +51,7 @@ type Options struct {
 // Daemon runs plans. Its methods are safe for concurrent use.
 type Daemon struct {
 	opts   Options
-	runner Runner
+	runner runner.Runner
 	errors *jsonl.Log
 	sem    chan struct{} // max_parallel specialists across all runs
 	starts *rate.Limiter // specialist.start_rate across all runs
@@ -111,7 +112,7 @@ func New(opts Options) (*Daemon, error) {
 	}
 	d.reg = reg
 	if d.runner == nil {
-		d.runner = ProcessRunner{}
+		d.runner = runner.Process{}
 	}
 	return d, nil
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/specd-dev/specd/internal/atomicfile"
 	"github.com/specd-dev/specd/jsonl"
 	"github.com/specd-dev/specd/plans"
+	"github.com/specd-dev/specd/runner"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -74,7 +75,7 @@ type run struct {
 
 	mu      sync.Mutex // guards rs, results, metas, kills, cancelBy and the trace file
 	rs      specs.RunState
-	results []*Result                  // how each topic's last attempt ended; nil when it did not run here
+	results []*attempt                 // how each topic's last attempt ended; nil when it did not run here
 	metas   map[int]specs.ReportMeta   // completed reports' metadata, by topic index
 	kills   map[int]context.CancelFunc // stops a queued or running topic (cancel)
 	cancel  map[int]string             // cancelled topics: who cancelled them
@@ -517,7 +518,7 @@ func (r *run) track(i int, stop context.CancelFunc) bool {
 		return true
 	}
 	r.mu.Unlock()
-	r.finishTopic(i, Result{ExitCode: -1, Cancelled: by})
+	r.finishTopic(i, attempt{Result: runner.Result{ExitCode: -1}, Cancelled: by})
 	return false
 }
 
