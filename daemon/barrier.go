@@ -7,10 +7,12 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/specd-dev/specd/runner"
+	"github.com/specd-dev/specd/specialist"
 	"github.com/specd-dev/specd/specs"
 )
 
-// Classify gives a topic its one outcome (docs/contract.md#outcomes), once,
+// classify gives a topic its one outcome (docs/contract.md#outcomes), once,
 // after its specialist has exited. The file at
 // reportPath is the truth: a valid report is completed whatever the process
 // printed or how it ended. Otherwise, in order: cancelled, missing (not
@@ -19,7 +21,7 @@ import (
 // non-zero), invalid (a file that fails the report contract), missing.
 // It returns the outcome, a one-line reason ("" when completed) and the
 // report's metadata when completed.
-func Classify(res Result, reportPath, topic string) (specs.Outcome, string, specs.ReportMeta) {
+func classify(res attempt, reportPath, topic string) (specs.Outcome, string, specs.ReportMeta) {
 	meta, verr := specs.ValidateReport(reportPath, topic)
 	if verr == nil {
 		return specs.OutcomeCompleted, "", meta
@@ -61,6 +63,18 @@ func Classify(res Result, reportPath, topic string) (specs.Outcome, string, spec
 		}
 		return specs.OutcomeMissing, reason, meta
 	}
+}
+
+// attempt is how a topic's last specialist attempt ended: the process's
+// result, what specd read from its output, and why specd did not start it.
+type attempt struct {
+	runner.Result
+	Signals       specialist.Signals // what it printed on stdout (docs/contract.md#specialists)
+	Class         string             // error class of a non-zero exit (preset.Classify): rate_limit, auth, config, state or ""
+	ClassLine     string             // the printed line Class was read from
+	NotStarted    string             // why specd did not start it (a limit)
+	Cancelled     string             // who cancelled the topic (`specd cancel`)
+	ResultInvalid string             // why its structured result was refused; "" when it gave none or it became the report
 }
 
 // shortReason words a contract failure without the absolute path, so the

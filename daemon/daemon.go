@@ -6,16 +6,13 @@
 package daemon
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"sync"
-	"text/template"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -23,8 +20,8 @@ import (
 
 	"github.com/specd-dev/specd/config"
 	"github.com/specd-dev/specd/jsonl"
+	"github.com/specd-dev/specd/runner"
 	"github.com/specd-dev/specd/sources"
-	"github.com/specd-dev/specd/specialist"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -34,7 +31,7 @@ type Options struct {
 	SpecsDir      string         // the spec tree, e.g. <Root>/.opencode/specs
 	Config        config.Config  // from config.Load
 	Log           zerolog.Logger // the daemon's logger; runs add run/topic fields
-	Runner        Runner         // nil: ProcessRunner
+	Runner        runner.Runner  // nil: runner.Process
 	SpecialistExe string         // the specd binary for the local preset; "": this program
 	Now           func() time.Time
 	// OnRunFinished, when set, is called once per finished run (any verdict),
@@ -54,7 +51,7 @@ type Options struct {
 // Daemon runs plans. Its methods are safe for concurrent use.
 type Daemon struct {
 	opts   Options
-	runner Runner
+	runner runner.Runner
 	errors *jsonl.Log
 	sem    chan struct{} // max_parallel specialists across all runs
 	starts *rate.Limiter // specialist.start_rate across all runs
@@ -115,7 +112,7 @@ func New(opts Options) (*Daemon, error) {
 	}
 	d.reg = reg
 	if d.runner == nil {
-		d.runner = ProcessRunner{}
+		d.runner = runner.Process{}
 	}
 	return d, nil
 }
@@ -230,136 +227,4 @@ func (d *Daemon) finished(rs specs.RunState) {
 	if d.opts.OnRunFinished != nil {
 		d.opts.OnRunFinished(rs)
 	}
-}
-
-// defaultPrompt is what an agent CLI preset (opencode, claude) is asked per
-// topic unless specialist.prompt replaces it. Its fields are those of
-// specialist.Input. It names the report path, the topic verbatim, the
-// request file, the report contract and the signals (docs/contract.md#specialists).
-const defaultPrompt = `You are a research specialist working without a human: do not ask questions or wait for confirmation.
-
-Research this topic in the project in the current directory (topic text verbatim, between the lines):
----
-{{.Topic}}
----
-{{if .RequestFile}}The whole research request is in {{.RequestFile}}; read it for context.
-{{end}}{{if .Guidance}}Improve on the earlier report: {{.Guidance}}
-{{end}}
-Write your report, in Markdown, to exactly this path: {{.ReportPath}}
-Write it to a temporary file in the same directory first, then rename it to that path, so that no half-written report is ever seen there.
-
-The report contract (the report is rejected otherwise):
-- It starts with YAML front matter between two lines of "---", with exactly these fields:
-  report_type: research
-  topic: (the topic text above, verbatim, in double quotes)
-  findings_count: (the number of findings)
-  recommendations_count: (the number of recommendations)
-  created_date: (today, YYYY-MM-DD)
-  status: complete
-- Then these sections in this order: "## Summary" (a few sentences), "## Findings" (a numbered list starting at column 0, one item per finding; findings_count equals its number of items), "## Recommendations" (a numbered list; recommendations_count equals its number of items; leave the section out only when recommendations_count is 0) and "## Sources" (the files or URLs you used, one list item each).
-- Findings are real: cite the file and line (path:line) or URL each one comes from. No placeholders.
-
-When the report is written, print this line and nothing after it:
-REPORT_CREATED: {{.ReportPath}}
-If you cannot write the report, print instead:
-TASK_ERROR: <error_type> - <one-line message>`
-
-// agentPrompt is what an agent CLI preset is asked per topic when
-// specialist.agent names an agent definition such as the read-only
-// research-specialist of `specd init --agents`: the result is the
-// WebResearcherResult JSON it prints, which specd checks and renders
-// (docs/contract.md#structured-results).
-const agentPrompt = `Research this topic for the project in the current directory:
-
-{{.Topic}}
-
-{{if .RequestFile}}The research request is in {{.RequestFile}}.
-{{end}}Correlation: {{.CorrelationID}}
-Print only the WebResearcherResult JSON object your instructions describe: findings (claim, source_url, confidence), sources, search_queries, notes.
-If you can write files, you may instead write that JSON to {{.ResultPath}} (a temporary file in the same directory, then rename).
-If the task needs rights you do not have, print: TASK_ERROR: declined - <reason>`
-
-// argv builds the specialist command line for one topic from the preset
-// (docs/configuration.md):
-//
-//	opencode run --print-logs --log-level ERROR [--agent A] [--model M] -- PROMPT
-//	claude -p --permission-mode acceptEdits --permission-prompts none
-//	       --no-session-persistence --output-format text --allowedTools "Bash(mv:*)"
-//	       [--agent A] [--model M] -- PROMPT
-//
-// (flags of opencode 1.18 and Claude Code 2.1: no prompt, no permission
-// question, the agent's final text on stdout; opencode's error logs on
-// stderr, where cliclass.go reads them). PROMPT is specialist.prompt or
-// defaultPrompt, expanded for the topic; with preset command each argument
-// of specialist.command is expanded. Template errors name the setting.
-func (d *Daemon) argv(sp config.Specialist, in specialist.Input) ([]string, error) {
-	if sp.Preset == config.PresetLocal {
-		return []string{d.opts.SpecialistExe, "specialist", "local"}, nil
-	}
-	if sp.Preset == config.PresetCommand {
-		out := make([]string, len(sp.Command))
-		for i, a := range sp.Command {
-			v, err := expand(a, in)
-			if err != nil {
-				return nil, fmt.Errorf("specialist.command[%d]: %w", i, err)
-			}
-			out[i] = v
-		}
-		return out, nil
-	}
-	prompt, setting := defaultPrompt, "the default prompt"
-	if sp.Agent != "" {
-		prompt, setting = agentPrompt, "the agent prompt"
-	}
-	if sp.Prompt != "" {
-		prompt, setting = sp.Prompt, "specialist.prompt"
-	}
-	text, err := expand(prompt, in)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", setting, err)
-	}
-	bin := sp.Binary
-	var out []string
-	if sp.Preset == config.PresetOpencode {
-		if bin == "" {
-			bin = "opencode"
-		}
-		out = []string{bin, "run", "--print-logs", "--log-level", "ERROR"}
-	} else {
-		if bin == "" {
-			bin = "claude"
-		}
-		out = []string{bin, "-p", "--permission-mode", "acceptEdits", "--permission-prompts", "none",
-			"--no-session-persistence", "--output-format", "text", "--allowedTools", "Bash(mv:*)"}
-	}
-	if sp.Agent != "" {
-		out = append(out, "--agent", sp.Agent)
-	}
-	if sp.Model != "" {
-		out = append(out, "--model", sp.Model)
-	}
-	return append(out, "--", text), nil
-}
-
-// expand executes one Go template (missing fields are errors) on in.
-func expand(tmpl string, in specialist.Input) (string, error) {
-	t, err := template.New("arg").Option("missingkey=error").Parse(tmpl)
-	if err != nil {
-		return "", err
-	}
-	var b bytes.Buffer
-	if err := t.Execute(&b, in); err != nil {
-		return "", err
-	}
-	return b.String(), nil
-}
-
-// childExtraEnv returns specialist.env as NAME=value pairs, sorted by name.
-func childExtraEnv(env map[string]string) []string {
-	out := make([]string, 0, len(env))
-	for k, v := range env {
-		out = append(out, k+"="+v)
-	}
-	slices.Sort(out)
-	return out
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/gofrs/flock"
 
+	"github.com/specd-dev/specd/intake"
 	"github.com/specd-dev/specd/jsonl"
 	"github.com/specd-dev/specd/liveness"
 	"github.com/specd-dev/specd/plans"
@@ -445,7 +446,7 @@ func (l *loop) intake(inbox string) {
 			l.schedule(inbox)
 			continue
 		}
-		dir, err := takeInbox(l.d.opts.SpecsDir, path, l.d.now())
+		dir, err := intake.TakeInbox(l.d.opts.SpecsDir, path, l.d.now())
 		if err != nil {
 			l.d.opts.Log.Error().Err(err).Str("file", path).Msg("request rejected")
 			l.d.logError(jsonl.Entry{

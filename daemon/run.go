@@ -20,9 +20,11 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/specd-dev/specd/config"
+	"github.com/specd-dev/specd/intake"
 	"github.com/specd-dev/specd/internal/atomicfile"
 	"github.com/specd-dev/specd/jsonl"
 	"github.com/specd-dev/specd/plans"
+	"github.com/specd-dev/specd/runner"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -73,7 +75,7 @@ type run struct {
 
 	mu      sync.Mutex // guards rs, results, metas, kills, cancelBy and the trace file
 	rs      specs.RunState
-	results []*Result                  // how each topic's last attempt ended; nil when it did not run here
+	results []*attempt                 // how each topic's last attempt ended; nil when it did not run here
 	metas   map[int]specs.ReportMeta   // completed reports' metadata, by topic index
 	kills   map[int]context.CancelFunc // stops a queued or running topic (cancel)
 	cancel  map[int]string             // cancelled topics: who cancelled them
@@ -323,11 +325,11 @@ func readRequest(specDir string) (string, int) {
 	if err != nil {
 		return text, 2
 	}
-	req, err := ParseRequest(specs.RequestFile, b)
+	req, err := intake.ParseRequest(specs.RequestFile, b)
 	if err != nil {
 		return text, 2
 	}
-	return req.Text, req.complexity()
+	return req.Text, req.ComplexityOrDefault()
 }
 
 // rejectPlan ends the run FAILED because the plan cannot be read:
@@ -516,7 +518,7 @@ func (r *run) track(i int, stop context.CancelFunc) bool {
 		return true
 	}
 	r.mu.Unlock()
-	r.finishTopic(i, Result{ExitCode: -1, Cancelled: by})
+	r.finishTopic(i, attempt{Result: runner.Result{ExitCode: -1}, Cancelled: by})
 	return false
 }
 
@@ -607,8 +609,7 @@ func (r *run) checkpoint() error {
 // traceLine formats one trace line for topic i (docs/contract.md#outputs).
 func (r *run) traceLine(i int, status string) string {
 	t := r.rs.Topics[i]
-	return fmt.Sprintf("[%s] Topic[%d]: %s | Path: %s | Status: %s\n",
-		r.d.now().UTC().Format(time.RFC3339), t.Index, oneLine(t.Topic), t.Report, status)
+	return specs.TraceLine(r.d.now(), t.Index, t.Topic, t.Report, status)
 }
 
 // trace appends to reports/.invocation-trace.log in one write; header is

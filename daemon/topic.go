@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/specd-dev/specd/jsonl"
+	"github.com/specd-dev/specd/preset"
+	"github.com/specd-dev/specd/runner"
 	"github.com/specd-dev/specd/specialist"
 	"github.com/specd-dev/specd/specs"
 )
@@ -41,7 +43,7 @@ func (r *run) runTopic(start, kill context.Context, i int) {
 	case <-tctx.Done():
 		r.d.stats.queued.Add(-1)
 		if by := r.cancelledBy(i); by != "" {
-			r.finishTopic(i, Result{ExitCode: -1, Cancelled: by})
+			r.finishTopic(i, attempt{Result: runner.Result{ExitCode: -1}, Cancelled: by})
 		}
 		return
 	}
@@ -67,19 +69,19 @@ func (r *run) runTopic(start, kill context.Context, i int) {
 	}
 	log := r.log.With().Int("topic", t.Index).Str("report", t.Report).Logger()
 	stem := r.logStem(i)
-	var res Result
-	for attempt := 0; ; attempt++ {
+	var res attempt
+	for try := 0; ; try++ {
 		// One config snapshot per attempt: a SIGHUP between attempts
 		// changes the next attempt as a whole, never half of it.
 		sp := r.d.config().Specialist
 		if by := r.cancelledBy(i); by != "" {
-			res = Result{ExitCode: -1, Cancelled: by}
+			res = attempt{Result: runner.Result{ExitCode: -1}, Cancelled: by}
 			break
 		}
 		if start.Err() != nil {
 			return // draining: no new attempt; the topic resumes at the next start
 		}
-		argv, err := r.d.argv(sp, in)
+		argv, err := preset.Argv(sp, r.d.opts.SpecialistExe, in)
 		if err == nil {
 			err = os.MkdirAll(filepath.Dir(stem), 0o755)
 		}
@@ -87,25 +89,25 @@ func (r *run) runTopic(start, kill context.Context, i int) {
 			err = os.MkdirAll(filepath.Dir(in.ResultPath), 0o755)
 		}
 		if err != nil {
-			res = Result{ExitCode: -1, StartErr: err}
+			res = attempt{Result: runner.Result{ExitCode: -1, StartErr: err}}
 			break
 		}
 		if used := time.Duration(r.used.Load()); sp.Budget > 0 && used >= sp.Budget.Std() {
-			res = Result{ExitCode: -1, NotStarted: fmt.Sprintf("the run's specialist budget of %s is used up (%s spent)", sp.Budget.Std(), used.Round(time.Second))}
+			res = attempt{Result: runner.Result{ExitCode: -1}, NotStarted: fmt.Sprintf("the run's specialist budget of %s is used up (%s spent)", sp.Budget.Std(), used.Round(time.Second))}
 			r.limitHit("budget", fmt.Sprintf("topic [%d] not started: specialist budget of %s used up", t.Index, sp.Budget.Std()),
 				"Raise specialist.budget in .opencode/specd.yaml, then `specd rerun "+r.number()+"`.")
 			break
 		}
 		if why := r.stopped(); why != "" {
-			res = Result{ExitCode: -1, NotStarted: why}
+			res = attempt{Result: runner.Result{ExitCode: -1}, NotStarted: why}
 			break
 		}
 		if err := r.d.startLimit(start, r); err != nil {
 			return // shutdown while waiting: the topic stays queued
 		}
 		started := false
-		res = r.d.runner.Run(tctx, Job{
-			Argv: argv, Dir: r.d.opts.Root, Input: in, Env: childExtraEnv(sp.Env),
+		res = attempt{Result: r.d.runner.Run(tctx, runner.Job{
+			Argv: argv, Dir: r.d.opts.Root, Env: append(preset.Env(sp.Env), in.Env()...), Stdin: in.JSON(),
 			Stdout: stem + ".stdout", Stderr: stem + ".stderr",
 			Timeout: sp.Timeout.Std(), Grace: sp.Grace.Std(),
 			Lock: stem + ".lock",
@@ -137,15 +139,19 @@ func (r *run) runTopic(start, kill context.Context, i int) {
 				r.mu.Unlock()
 				r.changed()
 				r.trace(r.traceLine(i, "INVOKED"), false)
-				log.Info().Strs("argv", argv).Int("attempt", attempt+1).Int("pid", pid).Msg("specialist started")
+				log.Info().Strs("argv", argv).Int("attempt", try+1).Int("pid", pid).Msg("specialist started")
 			},
-		})
+		})}
+		if started { // its output files are this attempt's
+			res.Signals = specialist.ParseSignals(runner.Tail(stem+".stdout", maxSignalBytes))
+			res.Class, res.ClassLine = preset.Classify(res.ExitCode, runner.Tail(stem+".stderr", 64<<10), runner.Tail(stem+".stdout", 64<<10))
+		}
 		if started {
 			r.d.stats.running.Add(-1)
 		}
 		if res.Skipped {
 			log.Info().Msg("an earlier specialist of this topic finished it; not started again")
-			r.finishTopic(i, Result{ExitCode: 0})
+			r.finishTopic(i, attempt{})
 			return
 		}
 		r.used.Add(int64(res.Duration))
@@ -163,17 +169,17 @@ func (r *run) runTopic(start, kill context.Context, i int) {
 		log.Info().Int("exit_code", res.ExitCode).Str("signal", res.Signal).Bool("timed_out", res.TimedOut).
 			Int64("duration_ms", res.Duration.Milliseconds()).Msg("specialist exited")
 		kind := infraFailure(res)
-		if r.stopOnConfigError(t.Index, res) || kind == "" || attempt >= sp.Retries {
+		if r.stopOnConfigError(t.Index, res) || kind == "" || try >= sp.Retries {
 			break
 		}
 		if done {
 			break // the file is the truth: it finished after all
 		}
-		wait := backoff(sp.RetryBackoff.Std(), attempt)
+		wait := backoff(sp.RetryBackoff.Std(), try)
 		log.Warn().Str("failure", kind).Int64("backoff_ms", wait.Milliseconds()).Msg("retrying the specialist")
 		r.d.logError(jsonl.Entry{WorkflowID: r.rs.WorkflowID, ErrorType: jsonl.TypeExecution, Source: "runner", Severity: "warning",
-			Message:      fmt.Sprintf("topic [%d] %s; retry %d of %d in %s", t.Index, kind, attempt+1, sp.Retries, wait.Round(time.Millisecond)),
-			Details:      retryDetails(r.rel, t.Index, attempt, res),
+			Message:      fmt.Sprintf("topic [%d] %s; retry %d of %d in %s", t.Index, kind, try+1, sp.Retries, wait.Round(time.Millisecond)),
+			Details:      retryDetails(r.rel, t.Index, try, res),
 			RecoveryHint: "Nothing to do if a retry succeeds; if every retry fails, read the specialist's output with `specd logs " + r.number() + "` and check specialist.command and specialist.timeout."})
 		r.setOutcome(i, specs.OutcomeQueued)
 		select {
@@ -189,11 +195,15 @@ func (r *run) runTopic(start, kill context.Context, i int) {
 	r.finishTopic(i, res)
 }
 
+// maxSignalBytes bounds how much of a specialist's stdout is scanned for
+// signals (the tail is kept: signals come last).
+const maxSignalBytes = 4 << 20
+
 // finishTopic classifies topic i once, from its report file and how its
 // last attempt ended (Classify), records the outcome and checkpoints.
-func (r *run) finishTopic(i int, res Result) {
+func (r *run) finishTopic(i int, res attempt) {
 	t := r.topic(i)
-	outcome, reason, meta := Classify(res, r.paths[i], t.Topic)
+	outcome, reason, meta := classify(res, r.paths[i], t.Topic)
 	var tail []string
 	if outcome != specs.OutcomeCompleted {
 		tail = stderrTail(r.logStem(i) + ".stderr")
@@ -229,7 +239,7 @@ func (r *run) completed(i int, meta specs.ReportMeta) {
 // that did not complete: at most 5 non-empty lines of at most 200 bytes,
 // read from the last 4 KiB of the file.
 func stderrTail(path string) []string {
-	lines := strings.Split(strings.TrimSpace(string(tail(path, 4<<10))), "\n")
+	lines := strings.Split(strings.TrimSpace(string(runner.Tail(path, 4<<10))), "\n")
 	var out []string
 	for _, l := range lines {
 		if l = strings.TrimSpace(l); l != "" {
@@ -253,7 +263,7 @@ func (r *run) logStem(i int) string {
 // death by signal, timeout, a rate limit or state-store failure the CLI
 // printed), or returns "" (docs/contract.md#outcomes: a bad
 // report is not retried blindly).
-func infraFailure(res Result) string {
+func infraFailure(res attempt) string {
 	switch {
 	case res.Signals.TaskError != nil && res.Signals.TaskError.ErrorType == DeclinedType:
 		return "" // a decline is an answer, never retried
@@ -263,9 +273,9 @@ func infraFailure(res Result) string {
 		return "timed out"
 	case res.Signal != "":
 		return "died by signal " + res.Signal
-	case res.Class == ClassRateLimit:
+	case res.Class == preset.ClassRateLimit:
 		return "rate limited (" + res.ClassLine + ")"
-	case res.Class == ClassState:
+	case res.Class == preset.ClassState:
 		return "the CLI's state store failed (" + res.ClassLine + ")"
 	}
 	return ""

@@ -35,3 +35,11 @@ func ValidateTrace(name string, data []byte) error {
 	}
 	return sc.Err()
 }
+
+// TraceLine formats one trace line, ending in "\n", in the format
+// ValidateTrace reads: "[<at, RFC 3339 UTC>] Topic[<index>]: <topic on one
+// line> | Path: <report> | Status: <status>".
+func TraceLine(at time.Time, index int, topic, report, status string) string {
+	return fmt.Sprintf("[%s] Topic[%d]: %s | Path: %s | Status: %s\n",
+		at.UTC().Format(time.RFC3339), index, oneLine(topic), report, status)
+}

@@ -15,13 +15,14 @@ import (
 
 	"github.com/specd-dev/specd/config"
 	"github.com/specd-dev/specd/daemon"
+	"github.com/specd-dev/specd/intake"
 	"github.com/specd-dev/specd/specialist/local"
 	"github.com/specd-dev/specd/specs"
 )
 
 // demoRequest is the 3-topic request the demo submits; its topics are
 // about specd's own source, the default input.
-var demoRequest = daemon.Request{
+var demoRequest = intake.Request{
 	Text: "How does specd turn a plan into validated reports and an OVERVIEW?",
 	Topics: []string{
 		"Hard barrier: how each topic is classified and the 50 percent threshold applied",
@@ -60,7 +61,7 @@ git_commit: true, runs a second, one-topic request after the first, and prints
 			}
 			r := demoRequest
 			if req != "" || len(topics) > 0 {
-				r = daemon.Request{Text: req, Topics: topics}
+				r = intake.Request{Text: req, Topics: topics}
 				if r.Text == "" {
 					r.Text = topics[0]
 				}
@@ -95,7 +96,7 @@ git_commit: true, runs a second, one-topic request after the first, and prints
 				return err
 			}
 			if git {
-				second := daemon.Request{Text: "Where are runs committed to git?", Topics: []string{"git commit of a finished run's artifacts"}}
+				second := intake.Request{Text: "Where are runs committed to git?", Topics: []string{"git commit of a finished run's artifacts"}}
 				if _, err := runDemo(cmd, ws, cfg, log, second); err != nil {
 					return err
 				}
@@ -185,9 +186,9 @@ func gitInit(cmd *cobra.Command, ws string) error {
 }
 
 // runDemo submits the request in ws and runs the daemon until that run ends.
-func runDemo(cmd *cobra.Command, ws string, cfg config.Config, log zerolog.Logger, r daemon.Request) (specs.RunState, error) {
+func runDemo(cmd *cobra.Command, ws string, cfg config.Config, log zerolog.Logger, r intake.Request) (specs.RunState, error) {
 	specsDir := filepath.Join(ws, ".opencode", "specs")
-	dir, err := daemon.Submit(specsDir, r, time.Now())
+	dir, err := intake.Submit(specsDir, r, time.Now())
 	if err != nil {
 		return specs.RunState{}, err
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/specd-dev/specd/config"
 	"github.com/specd-dev/specd/daemon"
+	"github.com/specd-dev/specd/intake"
 	"github.com/specd-dev/specd/plans"
 	"github.com/specd-dev/specd/specs"
 )
@@ -67,7 +68,7 @@ running on the tree, --wait runs the plan in this process.` + exitHelp,
 			if err == nil && len(topics) > cfg.MaxTopics {
 				return fmt.Errorf("%d topics, more than max_topics (%d): each topic is one specialist run; raise max_topics in %s if you mean it", len(topics), cfg.MaxTopics, config.FileName)
 			}
-			dir, err := daemon.Submit(p.specsDir, daemon.Request{Text: args[0], Topics: topics, Complexity: complexity, AnalysisDepth: depth}, time.Now())
+			dir, err := intake.Submit(p.specsDir, intake.Request{Text: args[0], Topics: topics, Complexity: complexity, AnalysisDepth: depth}, time.Now())
 			if err != nil {
 				return err
 			}

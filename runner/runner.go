@@ -1,6 +1,12 @@
-package daemon
+// Package runner runs one specialist process: in its own process group,
+// with its stdout and stderr in files, a wall-clock timeout, and SIGTERM
+// then SIGKILL to the whole group on timeout or cancellation, so that no
+// grandchild survives (docs/decisions.md). It knows nothing of agent CLIs,
+// reports or signals printed by specialists: the caller reads the files.
+package runner
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,20 +18,18 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/specd-dev/specd/specialist"
 )
 
 // Job is one specialist process for one topic.
 type Job struct {
-	Argv    []string         // program and arguments; Argv[0] is looked up in PATH
-	Dir     string           // working directory: the project root
-	Input   specialist.Input // passed as SPECD_* variables and as JSON on stdin
-	Env     []string         // NAME=value pairs added to the inherited environment (specialist.env)
-	Stdout  string           // file that receives the process's stdout (truncated first)
-	Stderr  string           // file that receives the process's stderr (truncated first)
-	Timeout time.Duration    // wall-clock limit; then SIGTERM to the process group
-	Grace   time.Duration    // SIGTERM → SIGKILL delay
+	Argv    []string      // program and arguments; Argv[0] is looked up in PATH
+	Dir     string        // working directory: the project root
+	Env     []string      // NAME=value pairs added to the inherited environment, overriding it
+	Stdin   []byte        // the process's standard input
+	Stdout  string        // file that receives the process's stdout (truncated first)
+	Stderr  string        // file that receives the process's stderr (truncated first)
+	Timeout time.Duration // wall-clock limit; then SIGTERM to the process group
+	Grace   time.Duration // SIGTERM → SIGKILL delay
 	// Lock, when set, is the topic's lock file. The runner waits until it
 	// holds the lock, then asks Skip, then starts the process with the
 	// locked file as its fd 3, so the lock lives as long as the process:
@@ -44,26 +48,18 @@ type Job struct {
 
 // Result is how a specialist process ended.
 type Result struct {
-	StartErr    error              // the process could not be started (not found, not executable, …)
-	ExitCode    int                // exit status; -1 when killed by a signal or never started
-	Signal      string             // the signal that ended it, e.g. "killed"; "" if it exited
-	TimedOut    bool               // Job.Timeout passed and the group was signalled
-	Timeout     time.Duration      // Job.Timeout, for messages
-	Interrupted bool               // the caller's context ended first (daemon shutdown): not a verdict
-	Skipped     bool               // Job.Skip said the topic needs no process; nothing was started
-	NotStarted  string             // why specd did not start it (a limit); set by the caller, not the runner
-	Cancelled   string             // who cancelled the topic (`specd cancel`); set by the caller, not the runner
-	Signals     specialist.Signals // what it printed on stdout (docs/contract.md#specialists)
-	// ResultInvalid is why the specialist's structured result was refused
-	// ("" when it gave none or it became the report); set by the caller.
-	ResultInvalid string
-	Class         string // error class of a non-zero exit (ClassifyCLI): rate_limit, auth, config or ""
-	ClassLine     string // the printed line Class was read from
-	Duration      time.Duration
+	StartErr    error         // the process could not be started (not found, not executable, …)
+	ExitCode    int           // exit status; -1 when killed by a signal or never started
+	Signal      string        // the signal that ended it, e.g. "killed"; "" if it exited
+	TimedOut    bool          // Job.Timeout passed and the group was signalled
+	Timeout     time.Duration // Job.Timeout, for messages
+	Interrupted bool          // the caller's context ended first (shutdown, cancel): not a verdict
+	Skipped     bool          // Job.Skip said the topic needs no process; nothing was started
+	Duration    time.Duration // wall time from the call to the end of the process group
 }
 
-// Runner runs specialist jobs. The process runner is the only one today;
-// the interface keeps a remote executor a swap (docs/decisions.md).
+// Runner runs specialist jobs. Process is the only one today; the
+// interface keeps a remote executor a swap (docs/decisions.md).
 type Runner interface {
 	// Run starts the job and blocks until the process and every process of
 	// its group are gone, the timeout has killed them, or ctx ended and they
@@ -71,20 +67,15 @@ type Runner interface {
 	Run(ctx context.Context, job Job) Result
 }
 
-// ProcessRunner runs each job as a child process in its own process group
+// Process runs each job as a child process in its own process group
 // (docs/decisions.md): on timeout or cancellation the whole group gets
 // SIGTERM, then SIGKILL after the grace period, so no grandchild survives.
-type ProcessRunner struct{}
-
-// maxSignalBytes bounds how much of a specialist's stdout is scanned for
-// signals (the tail is kept: signals come last).
-const maxSignalBytes = 4 << 20
+type Process struct{}
 
 // childEnv is the environment of a specialist: specd's own minus what must
 // not be passed down (systemd's notify and socket variables, and any SPECD_
-// variable of the daemon's own), then extra (overriding inherited values),
-// then the job's input.
-func childEnv(in specialist.Input, extra []string) []string {
+// variable of the daemon's own), then extra (overriding inherited values).
+func childEnv(extra []string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
@@ -95,12 +86,11 @@ func childEnv(in specialist.Input, extra []string) []string {
 		}
 		env = append(env, kv)
 	}
-	env = append(env, extra...)
-	return append(env, in.Env()...)
+	return append(env, extra...)
 }
 
 // Run implements Runner.
-func (ProcessRunner) Run(ctx context.Context, job Job) Result {
+func (Process) Run(ctx context.Context, job Job) Result {
 	start := time.Now()
 	res := Result{ExitCode: -1, Timeout: job.Timeout}
 	if len(job.Argv) == 0 {
@@ -141,13 +131,13 @@ func (ProcessRunner) Run(ctx context.Context, job Job) Result {
 	defer cancel()
 	cmd := exec.CommandContext(tctx, job.Argv[0], job.Argv[1:]...)
 	cmd.Dir = job.Dir
-	cmd.Env = childEnv(job.Input, job.Env)
+	cmd.Env = childEnv(job.Env)
 	if job.Dir != "" {
 		// exec sets PWD only for a nil Env; CLIs that trust $PWD (opencode)
 		// would otherwise work in specd's directory.
 		cmd.Env = append(cmd.Env, "PWD="+job.Dir)
 	}
-	cmd.Stdin = strings.NewReader(string(job.Input.JSON()))
+	cmd.Stdin = bytes.NewReader(job.Stdin)
 	cmd.Stdout = stdout
 	cmd.Stderr = stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -205,8 +195,6 @@ func (ProcessRunner) Run(ctx context.Context, job Job) Result {
 	if waitErr != nil && res.Signal == "" && res.ExitCode == 0 && !errors.Is(waitErr, exec.ErrWaitDelay) {
 		res.StartErr = fmt.Errorf("wait: %w", waitErr)
 	}
-	res.Signals = specialist.ParseSignals(tail(job.Stdout, maxSignalBytes))
-	res.Class, res.ClassLine = ClassifyCLI(res.ExitCode, tail(job.Stderr, 64<<10), tail(job.Stdout, 64<<10))
 	return res
 }
 
@@ -237,8 +225,9 @@ func lockFile(ctx context.Context, path string) (*os.File, error) {
 	}
 }
 
-// tail returns up to n bytes from the end of the file at path.
-func tail(path string, n int64) []byte {
+// Tail returns up to n bytes from the end of the file at path (nil when
+// it cannot be read): how callers read a specialist's last output.
+func Tail(path string, n int64) []byte {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil

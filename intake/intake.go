@@ -1,4 +1,8 @@
-package daemon
+// Package intake turns research requests into topic directories: a
+// request file dropped in <specs-dir>/inbox/ or the arguments of `specd
+// submit` become NNN_slug/ with REQUEST.md and a plan the daemon runs
+// (docs/contract.md#intake).
+package intake
 
 import (
 	"bufio"
@@ -101,7 +105,7 @@ func ParseRequest(name string, data []byte) (Request, error) {
 func requestDoc(r Request) []byte {
 	var b strings.Builder
 	b.WriteString("---\n")
-	fmt.Fprintf(&b, "research_complexity: %d\n", r.complexity())
+	fmt.Fprintf(&b, "research_complexity: %d\n", r.ComplexityOrDefault())
 	if r.AnalysisDepth != "" {
 		fmt.Fprintf(&b, "analysis_depth: %s\n", r.AnalysisDepth)
 	}
@@ -117,7 +121,8 @@ func requestDoc(r Request) []byte {
 	return []byte(b.String())
 }
 
-func (r Request) complexity() int {
+// ComplexityOrDefault is research_complexity, 2 when unset.
+func (r Request) ComplexityOrDefault() int {
 	if r.Complexity == 0 {
 		return 2
 	}
@@ -174,10 +179,11 @@ func Submit(specsDir string, r Request, now time.Time) (string, error) {
 	return dir, nil
 }
 
-// takeInbox moves one inbox file into a new topic directory through Submit.
-// The inbox file is removed only after the plan is written; a file that
-// cannot be parsed is renamed to <name>.rejected so it is not read again.
-func takeInbox(specsDir, path string, now time.Time) (string, error) {
+// TakeInbox moves one inbox file into a new topic directory through Submit
+// and returns the directory. The inbox file is removed only after the plan
+// is written; a file that cannot be parsed is renamed to <name>.rejected so
+// it is not read again, and the parse error returned.
+func TakeInbox(specsDir, path string, now time.Time) (string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return "", err
