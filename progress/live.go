@@ -99,7 +99,8 @@ func (l look) outcome(o specs.Outcome) string {
 // render draws one frame of the live view: the liveness line; one line
 // per active run (and per run waiting to start) with its progress bar,
 // done/total and counts; the running topics with their elapsed time; the
-// next queued topics; the last finished topics with outcome and duration.
+// next queued topics; the last finished topics with outcome, duration and
+// why a failed one failed.
 // Lines are cut to width cells when width > 0.
 func render(s Snapshot, l look, plain bool, width int) string {
 	var b strings.Builder
@@ -231,7 +232,11 @@ func render(s Snapshot, l look, plain bool, width int) string {
 		line("")
 		line("%s", l.title.Render("Last finished"))
 		for _, it := range finished {
-			line("  %s  %s  %s", pad(label(it), labelW), l.outcome(it.t.Outcome), topicTime(it.t, s.Now))
+			why := ""
+			if it.t.Reason != "" {
+				why = "  " + l.faint.Render(oneLine(it.t.Reason))
+			}
+			line("  %s  %s  %s%s", pad(label(it), labelW), l.outcome(it.t.Outcome), topicTime(it.t, s.Now), why)
 		}
 	}
 	return b.String()
