@@ -4,13 +4,12 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/specd-dev/specd/daemon"
-	"github.com/specd-dev/specd/specs"
+	"github.com/specd-dev/specd/setup"
 )
 
 func newRunCommand(g *globalOptions) *cobra.Command {
@@ -58,11 +57,11 @@ Operating it: docs/operating.md#daemon and docs/operating.md#shutdown.` + exitHe
 			if err := p.requireTree(); err != nil {
 				switch {
 				case initTree:
-					inbox := filepath.Join(p.specsDir, specs.InboxDir)
-					if err := os.MkdirAll(inbox, 0o755); err != nil {
+					inbox, err := setup.MakeTree(p.specsDir)
+					if err != nil {
 						return err
 					}
-					fmt.Fprintf(cmd.ErrOrStderr(), "specd: created %s\n", rel(p.root, inbox))
+					fmt.Fprintf(cmd.ErrOrStderr(), "specd: created %s\n", p.rel(inbox))
 				case !p.isProject():
 					return fmt.Errorf("no %s here and %s holds no .git/ or .opencode/ (run specd init, or specd run --init)", p.specsFlag, p.root)
 				}

@@ -64,6 +64,15 @@ func (g *globalOptions) resolve() (project, error) {
 	return project{root: root, specsDir: filepath.Clean(specs), specsFlag: g.specsDir}, nil
 }
 
+// rel is path relative to the project root, for messages; path itself
+// when it is not below the root.
+func (p project) rel(path string) string {
+	if r, err := filepath.Rel(p.root, path); err == nil {
+		return r
+	}
+	return path
+}
+
 // requireTree returns nil when the spec tree exists, and otherwise the
 // error every command that reads a project gives outside one (exit 1):
 // "no .opencode/specs here (run specd init)", with the --specs-dir value.
