@@ -76,7 +76,9 @@ func TestLock(t *testing.T) {
 func TestCancelRequest(t *testing.T) {
 	dir := finishedRun(t)
 	done := make(chan error, 1)
-	go func() { done <- runstate.RequestCancel(context.Background(), dir, []int{1, 2}, "a test", 30*time.Second) }()
+	go func() {
+		done <- runstate.RequestCancel(context.Background(), dir, []int{1, 2}, "a test", 30*time.Second)
+	}()
 	var req runstate.CancelRequest
 	for ok := false; !ok; time.Sleep(5 * time.Millisecond) {
 		var err error
