@@ -25,8 +25,9 @@ name): for each topic, its stdout then its stderr, each after a header line
   ==> [2] <topic>: stdout (reports/.logs/003.stdout) <==
 
 The files are reports/.logs/NNN.stdout and .stderr, NNN being the topic's index + 1;
-each attempt of a specialist starts them afresh. A topic whose specialist has not run
-says "(none: no specialist has run)". --topic I prints topic [I] only.
+each attempt of a specialist starts them afresh. An empty file is "(empty)"; a topic
+whose specialist has not run is the one line "==> [I] <topic>: no output (no specialist
+has run) <==". --topic I prints topic [I] only.
 
 -f follows: after what is there, it prints what the files gain while the run goes on,
 with a header whenever the output switches to another file, and stops when the run has
