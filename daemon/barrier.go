@@ -30,7 +30,7 @@ func classify(res attempt, reportPath, topic string) (specs.Outcome, string, spe
 	exists := !errors.Is(statErr, fs.ErrNotExist)
 	fileReason := "no report at the pre-calculated path"
 	if exists {
-		fileReason = shortReason(verr)
+		fileReason = specs.ShortReason(verr)
 	}
 	switch {
 	case res.Cancelled != "":
@@ -77,19 +77,7 @@ type attempt struct {
 	ResultInvalid string             // why its structured result was refused; "" when it gave none or it became the report
 }
 
-// shortReason words a contract failure without the absolute path, so the
-// reason can go into OVERVIEW.md and errors.jsonl: "001_x.md:4: invalid: …".
 // DeclinedType is the TASK_ERROR error_type of a specialist that declines
 // a dispatch it may not do, e.g. one that needs write or execute rights
 // (docs/contract.md#outcomes): "TASK_ERROR: declined - <reason>".
 const DeclinedType = "declined"
-
-func shortReason(err error) string {
-	var ce *specs.ContractError
-	if !errors.As(err, &ce) {
-		return err.Error()
-	}
-	short := *ce
-	short.Path = filepath.Base(ce.Path)
-	return short.Error()
-}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/specd-dev/specd/delivery"
 	"github.com/specd-dev/specd/jsonl"
 	"github.com/specd-dev/specd/preset"
 	"github.com/specd-dev/specd/runner"
@@ -62,7 +63,7 @@ func (r *run) runTopic(start, kill context.Context, i int) {
 		CorrelationID:      r.rs.WorkflowID,
 		AnalysisDepth:      r.depth,
 	}
-	jsonResult, mdResult := resultPaths(r.paths[i])
+	jsonResult, mdResult := delivery.ResultPaths(r.paths[i])
 	in.ResultPath = jsonResult
 	if p := filepath.Join(r.specDir, specs.RequestFile); fileExists(p) {
 		in.RequestFile = p
