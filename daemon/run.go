@@ -17,6 +17,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/specd-dev/specd/barrier"
 	"github.com/specd-dev/specd/config"
 	"github.com/specd-dev/specd/intake"
 	"github.com/specd-dev/specd/jsonl"
@@ -46,7 +47,7 @@ type run struct {
 
 	mu      sync.Mutex // guards rs, results, metas, kills, cancelBy and the trace file
 	rs      specs.RunState
-	results []*attempt                 // how each topic's last attempt ended; nil when it did not run here
+	results []*barrier.Attempt         // how each topic's last attempt ended; nil when it did not run here
 	metas   map[int]specs.ReportMeta   // completed reports' metadata, by topic index
 	kills   map[int]context.CancelFunc // stops a queued or running topic (cancel)
 	cancel  map[int]string             // cancelled topics: who cancelled them
@@ -416,7 +417,7 @@ func (r *run) track(i int, stop context.CancelFunc) bool {
 		return true
 	}
 	r.mu.Unlock()
-	r.finishTopic(i, attempt{Result: runner.Result{ExitCode: -1}, Cancelled: by})
+	r.finishTopic(i, barrier.Attempt{Result: runner.Result{ExitCode: -1}, Cancelled: by})
 	return false
 }
 
