@@ -3,6 +3,7 @@ package daemon
 import (
 	"fmt"
 
+	"github.com/specd-dev/specd/barrier"
 	"github.com/specd-dev/specd/jsonl"
 	"github.com/specd-dev/specd/preset"
 )
@@ -19,7 +20,7 @@ func (r *run) stopped() string {
 // stopOnConfigError stops the run's further starts when res is an auth or
 // config error, with one errors.jsonl entry naming the setting to fix
 // (instead of one identical failure per topic). It reports whether it did.
-func (r *run) stopOnConfigError(index int, res attempt) bool {
+func (r *run) stopOnConfigError(index int, res barrier.Attempt) bool {
 	if res.Class != preset.ClassAuth && res.Class != preset.ClassConfig {
 		return false
 	}
@@ -42,7 +43,7 @@ func (r *run) stopOnConfigError(index int, res attempt) bool {
 
 // retryDetails is the details object of a retry's errors.jsonl entry, with
 // error_class when the CLI's output gave one.
-func retryDetails(specDir string, index, attempt int, res attempt) map[string]any {
+func retryDetails(specDir string, index, attempt int, res barrier.Attempt) map[string]any {
 	d := map[string]any{"spec_dir": specDir, "topic_index": index, "attempt": attempt + 1}
 	if res.Class != "" {
 		d["error_class"] = res.Class

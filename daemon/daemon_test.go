@@ -22,6 +22,7 @@ import (
 	"github.com/specd-dev/specd/internal/golden"
 	"github.com/specd-dev/specd/jsonl"
 	"github.com/specd-dev/specd/plans"
+	"github.com/specd-dev/specd/runstate"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -555,7 +556,7 @@ func TestShutdownLeavesNoProcess(t *testing.T) {
 			t.Errorf("grandchild %d survived the shutdown", pid)
 		}
 	}
-	rs, err := daemon.LoadRunState(dir)
+	rs, err := runstate.Load(dir)
 	if err != nil || rs.State != "running" || rs.Topics[0].Outcome != specs.OutcomeQueued {
 		t.Errorf("after shutdown: state %q, topic %q (%v); want running, queued", rs.State, rs.Topics[0].Outcome, err)
 	}

@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/specd-dev/specd/barrier"
 	"github.com/specd-dev/specd/internal/atomicfile"
 	"github.com/specd-dev/specd/internal/gitcommit"
 	"github.com/specd-dev/specd/jsonl"
@@ -20,25 +20,27 @@ import (
 )
 
 // barrier is the hard barrier (docs/contract.md#hard-barrier): every topic
-// has its one outcome by now (finishTopic classified each once); it counts
-// them, applies the threshold, logs every topic that did not complete and
-// writes the outputs.
+// has its one outcome by now (finishTopic classified each once);
+// barrier.Judge counts them and applies the threshold; barrier logs and
+// records its entries and writes the outputs.
 func (r *run) barrier() (specs.RunState, error) {
 	start := time.Now()
-	r.rs.Completed = 0
 	for i := range r.rs.Topics {
 		t := &r.rs.Topics[i]
 		t.Rerun = false
 		if t.Outcome == specs.OutcomeCompleted {
-			r.rs.Completed++
 			r.trace(r.traceLine(i, "COMPLETED"), false)
 			continue
 		}
-		r.topicFailed(i)
+		r.trace(r.traceLine(i, "FAILED"), false)
+		r.log.Warn().Int("topic", t.Index).Str("report", t.Report).Str("outcome", string(t.Outcome)).Msg(t.Reason)
 	}
-	r.rs.Verdict, r.rs.Rate = specs.Threshold(r.rs.Completed, r.rs.Expected)
-	r.cancelEntry()
-	r.thresholdEntry()
+	for _, e := range barrier.Judge(&r.rs, r.results) {
+		if e.Source == "cancel" {
+			r.log.Warn().Msg(e.Message)
+		}
+		r.d.logError(e)
+	}
 	r.sourceQuality()
 	r.rs.Phases = append(r.rs.Phases, specs.Phase{Name: "barrier", DurationMS: time.Since(start).Milliseconds()})
 
@@ -148,100 +150,6 @@ func (r *run) sourceQuality() {
 	if err := sources.AppendLog(filepath.Join(base, "logs", "web-research-validation.log"), line); err != nil {
 		r.log.Error().Err(err).Msg("cannot append the validation log")
 	}
-}
-
-// topicFailed records a non-completed topic in the trace, the log and errors.jsonl.
-func (r *run) topicFailed(i int) {
-	t := r.rs.Topics[i]
-	r.trace(r.traceLine(i, "FAILED"), false)
-	r.log.Warn().Int("topic", t.Index).Str("report", t.Report).Str("outcome", string(t.Outcome)).
-		Msg(t.Reason)
-	typ, hint := jsonl.TypeValidation, "Run `specd rerun "+r.number()+"` to run the failed topics again."
-	switch t.Outcome {
-	case specs.OutcomeTimeout:
-		typ, hint = jsonl.TypeTimeout, "Raise specialist.timeout in .opencode/specd.yaml or narrow the topic, then `specd rerun "+r.number()+"`."
-	case specs.OutcomeCrashed:
-		typ, hint = jsonl.TypeExecution, fmt.Sprintf("Read the specialist's output (`specd logs %s --topic %d`) and check specialist.command, then `specd rerun %s`.", r.number(), t.Index, r.number())
-	case specs.OutcomeDeclined:
-		typ, hint = jsonl.TypeAgent, "The specialist declined the dispatch (it is read-only by design); give the topic to a specialist with the rights it needs, or reword it, then `specd rerun "+r.number()+"`."
-	case specs.OutcomeCancelled:
-		typ, hint = jsonl.TypeExecution, "Cancelled on request, not a verdict on the research: `specd rerun "+r.number()+"` runs the cancelled topics again."
-	case specs.OutcomeSpecialistError:
-		typ, hint = jsonl.TypeAgent, fmt.Sprintf("Read the specialist's TASK_ERROR and its ERROR_CONTEXT (`specd logs %s --topic %d`), fix the cause, then `specd rerun %s`.", r.number(), t.Index, r.number())
-	case specs.OutcomeInvalid:
-		if strings.HasPrefix(t.Reason, "plan error:") {
-			typ, hint = jsonl.TypeParse, "Fix the report path in the plan: it must name a file directly in this topic's reports/ directory."
-		} else {
-			hint = "Run `specd validate` on the report to see the contract failure, fix the specialist, then `specd rerun " + r.number() + "`."
-		}
-	}
-	details := map[string]any{
-		"spec_dir": r.rel, "topic_index": t.Index, "topic": t.Topic, "report_path": r.rel + "/" + specs.ReportsDir + "/" + t.Report,
-		"outcome": string(t.Outcome), "exit_code": t.ExitCode,
-	}
-	if len(t.StderrTail) > 0 {
-		details["stderr_tail"] = t.StderrTail
-	}
-	if res := r.results[i]; res != nil && res.Class != "" {
-		details["error_class"] = res.Class
-	}
-	if res := r.results[i]; res != nil && len(res.Signals.ErrorContext) > 0 {
-		var ec any
-		if json.Unmarshal(res.Signals.ErrorContext, &ec) == nil {
-			details["error_context"] = ec
-		}
-	}
-	severity := ""
-	if t.Outcome == specs.OutcomeCancelled {
-		severity = "warning"
-	}
-	r.d.logError(jsonl.Entry{
-		WorkflowID: r.rs.WorkflowID, ErrorType: typ, Source: "barrier", Severity: severity,
-		Message:      fmt.Sprintf("topic [%d] %s: %s", t.Index, t.Outcome, t.Reason),
-		Details:      details,
-		RecoveryHint: hint,
-	})
-}
-
-// cancelEntry records that topics of the run were cancelled, and by whom,
-// as one warning.
-func (r *run) cancelEntry() {
-	var idx []int
-	for _, t := range r.rs.Topics {
-		if t.Outcome == specs.OutcomeCancelled {
-			idx = append(idx, t.Index)
-		}
-	}
-	if len(idx) == 0 {
-		return
-	}
-	msg := fmt.Sprintf("run %s cancelled by %s: %d of %d topics cancelled", filepath.Base(r.specDir), r.rs.CancelledBy, len(idx), len(r.rs.Topics))
-	r.log.Warn().Ints("topics", idx).Msg(msg)
-	r.d.logError(jsonl.Entry{WorkflowID: r.rs.WorkflowID, ErrorType: jsonl.TypeExecution, Source: "cancel", Severity: "warning",
-		Message:      msg,
-		Details:      map[string]any{"spec_dir": r.rel, "cancelled_by": r.rs.CancelledBy, "topics": idx},
-		RecoveryHint: "`specd rerun " + r.number() + "` runs the cancelled topics again; completed reports are kept."})
-}
-
-// thresholdEntry logs a partial success as a warning and a failure as an
-// error (docs/contract.md#threshold).
-func (r *run) thresholdEntry() {
-	msg := fmt.Sprintf("%d/%d topics completed (%d%%)", r.rs.Completed, r.rs.Expected, r.rs.Rate)
-	e := jsonl.Entry{WorkflowID: r.rs.WorkflowID, Source: "barrier",
-		Details: map[string]any{"spec_dir": r.rel, "completed": r.rs.Completed, "expected": r.rs.Expected, "rate_percent": r.rs.Rate}}
-	switch r.rs.Verdict {
-	case specs.VerdictPartialSuccess:
-		e.ErrorType, e.Severity = jsonl.TypeValidation, "warning"
-		e.Message = "PARTIAL SUCCESS: " + msg
-		e.RecoveryHint = "OVERVIEW.md lists the completed reports; run `specd rerun " + r.number() + "` to retry the failed topics."
-	case specs.VerdictFailed:
-		e.ErrorType = jsonl.TypeAgent
-		e.Message = "HARD BARRIER FAILED: " + msg + ", below the 50% threshold"
-		e.RecoveryHint = "Check the per-topic entries of this workflow_id (`specd errors --workflow " + r.rs.WorkflowID + "`), fix the cause, then `specd rerun " + r.number() + "`."
-	default:
-		return
-	}
-	r.d.logError(e)
 }
 
 // writeOverview renders OVERVIEW.md from metadata only and records the

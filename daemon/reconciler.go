@@ -23,6 +23,7 @@ import (
 	"github.com/specd-dev/specd/jsonl"
 	"github.com/specd-dev/specd/liveness"
 	"github.com/specd-dev/specd/plans"
+	"github.com/specd-dev/specd/runstate"
 	"github.com/specd-dev/specd/sources"
 	"github.com/specd-dev/specd/specs"
 )
@@ -256,7 +257,7 @@ func (l *loop) event(ev fsnotify.Event) {
 	if dir == "" {
 		return
 	}
-	if filepath.Base(ev.Name) == CancelFile && !ev.Has(fsnotify.Remove) {
+	if filepath.Base(ev.Name) == runstate.CancelFile && !ev.Has(fsnotify.Remove) {
 		l.d.takeCancel(dir)
 		return
 	}
@@ -352,7 +353,7 @@ func (l *loop) reconcile(dir string) {
 		return
 	}
 	if rfi, err := os.Stat(filepath.Join(dir, specs.ReportsDir, specs.RunStateFile)); err == nil {
-		if rs, err := LoadRunState(dir); err == nil && rs.State == specs.StateFinished &&
+		if rs, err := runstate.Load(dir); err == nil && rs.State == specs.StateFinished &&
 			(!pfi.ModTime().After(rfi.ModTime()) || planHash(plan) == rs.PlanSHA256 || planHash(plan) == rs.PlanWarned) {
 			// Finished, and the plan is the one it ran (or was warned
 			// about): nothing to do. A changed plan goes to RunPlan, which
@@ -408,7 +409,7 @@ func (l *loop) start(dir string) {
 			default: // the queue is full: the rescan looks
 			}
 		case errors.Is(err, ErrNotReady), errors.Is(err, ErrNoPlan), errors.Is(err, ErrInterrupted):
-		case errors.Is(err, ErrRunLocked):
+		case errors.Is(err, runstate.ErrLocked):
 			d.opts.Log.Info().Str("run", filepath.Base(dir)).Msg("plan is being run by another process")
 		default:
 			d.opts.Log.Error().Err(err).Str("run", filepath.Base(dir)).Msg("run failed")

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -16,51 +15,24 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gofrs/flock"
 	"github.com/rs/zerolog"
 
+	"github.com/specd-dev/specd/barrier"
 	"github.com/specd-dev/specd/config"
 	"github.com/specd-dev/specd/intake"
-	"github.com/specd-dev/specd/internal/atomicfile"
 	"github.com/specd-dev/specd/jsonl"
 	"github.com/specd-dev/specd/plans"
 	"github.com/specd-dev/specd/runner"
+	"github.com/specd-dev/specd/runstate"
 	"github.com/specd-dev/specd/specs"
 )
 
 // Errors RunPlan returns when it did not run the plan.
 var (
 	ErrNoPlan      = errors.New("no plan file")
-	ErrNotReady    = errors.New("plan not ready")                       // Status: PLAN_CREATED, or still being written
-	ErrRunLocked   = errors.New("plan is being run by another process") // its run lock is held
-	ErrInterrupted = errors.New("run interrupted")                      // ctx ended; the checkpoint lets the next start resume
+	ErrNotReady    = errors.New("plan not ready")  // Status: PLAN_CREATED, or still being written
+	ErrInterrupted = errors.New("run interrupted") // ctx ended; the checkpoint lets the next start resume
 )
-
-// runLockFile is the permanent flock file that makes one process the owner
-// of a plan's run (docs/decisions.md).
-const runLockFile = ".run.lock"
-
-// LoadRunState reads reports/.run.json of a topic directory.
-func LoadRunState(specDir string) (specs.RunState, error) {
-	var rs specs.RunState
-	p := filepath.Join(specDir, specs.ReportsDir, specs.RunStateFile)
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return rs, err
-	}
-	if err := json.Unmarshal(b, &rs); err != nil {
-		return rs, fmt.Errorf("%s: %w", p, err)
-	}
-	return rs, nil
-}
-
-func saveRunState(specDir string, rs *specs.RunState) error {
-	b, err := json.MarshalIndent(rs, "", "  ")
-	if err != nil {
-		return err
-	}
-	return atomicfile.WriteFile(filepath.Join(specDir, specs.ReportsDir, specs.RunStateFile), append(b, '\n'), 0o644)
-}
 
 // run is one plan's run in progress.
 type run struct {
@@ -75,7 +47,7 @@ type run struct {
 
 	mu      sync.Mutex // guards rs, results, metas, kills, cancelBy and the trace file
 	rs      specs.RunState
-	results []*attempt                 // how each topic's last attempt ended; nil when it did not run here
+	results []*barrier.Attempt         // how each topic's last attempt ended; nil when it did not run here
 	metas   map[int]specs.ReportMeta   // completed reports' metadata, by topic index
 	kills   map[int]context.CancelFunc // stops a queued or running topic (cancel)
 	cancel  map[int]string             // cancelled topics: who cancelled them
@@ -92,6 +64,7 @@ type run struct {
 // specialists, hard barrier, threshold, errors.jsonl, OVERVIEW.md, trace
 // log and .run.json (docs/architecture.md). It holds the plan's run lock
 // while it works, so no topic runs twice concurrently across processes.
+// It fails with runstate.ErrLocked while another process runs the plan.
 // A finished run is returned as it is, not run again, unless topics were
 // added to its plan since (they run; docs/contract.md#readiness); an
 // unfinished one resumes, keeping every topic that already has its
@@ -111,18 +84,11 @@ func (d *Daemon) runPlan(start, kill context.Context, specDir string) (specs.Run
 	if !ok {
 		return specs.RunState{}, ErrNoPlan
 	}
-	lk := flock.New(filepath.Join(specDir, specs.ReportsDir, runLockFile))
-	if err := os.MkdirAll(filepath.Dir(lk.Path()), 0o755); err != nil {
+	unlock, err := runstate.Lock(specDir)
+	if err != nil {
 		return specs.RunState{}, err
 	}
-	locked, err := lk.TryLock()
-	if err != nil {
-		return specs.RunState{}, fmt.Errorf("lock %s: %w", lk.Path(), err)
-	}
-	if !locked {
-		return specs.RunState{}, ErrRunLocked
-	}
-	defer lk.Unlock()
+	defer unlock()
 
 	data, err := os.ReadFile(planPath)
 	if err != nil {
@@ -136,7 +102,7 @@ func (d *Daemon) runPlan(start, kill context.Context, specDir string) (specs.Run
 		log:   d.opts.Log.With().Str("run", filepath.Base(specDir)).Logger(),
 		metas: map[int]specs.ReportMeta{}, kills: map[int]context.CancelFunc{}, cancel: map[int]string{}}
 	plan, perr := plans.Parse(bytes.NewReader(data), filepath.ToSlash(planRel))
-	prev, prevErr := LoadRunState(specDir)
+	prev, prevErr := runstate.Load(specDir)
 	grown := false
 	if prevErr == nil && prev.PlanSHA256 != hash && perr == nil && prev.PlanError == "" {
 		grown = extends(plan, prev.Topics)
@@ -175,7 +141,7 @@ func (d *Daemon) runPlan(start, kill context.Context, specDir string) (specs.Run
 		}
 	}
 	r.log = r.log.With().Str("workflow_id", r.rs.WorkflowID).Logger()
-	r.rs.Request, r.rs.Complexity = readRequest(specDir)
+	r.rs.Request, r.rs.Complexity = intake.ReadRequest(specDir)
 
 	if perr != nil {
 		return r.rejectPlan(perr)
@@ -230,7 +196,7 @@ func sameTopics(plan *plans.Plan, before []specs.TopicState) bool {
 func (r *run) planChanged(prev specs.RunState, plan *plans.Plan, perr error, hash string) (specs.RunState, error) {
 	if perr == nil && sameTopics(plan, prev.Topics) {
 		prev.PlanSHA256 = hash
-		return prev, saveRunState(r.specDir, &prev)
+		return prev, runstate.Save(r.specDir, &prev)
 	}
 	what := "its topics changed"
 	if perr != nil {
@@ -245,7 +211,7 @@ func (r *run) planChanged(prev specs.RunState, plan *plans.Plan, perr error, has
 		RecoveryHint: "Run `specd rerun " + topicNumber(r.specDir) + "` to run the changed plan (topics with a valid report are kept), or restore the plan.",
 	})
 	prev.PlanWarned = hash
-	return prev, saveRunState(r.specDir, &prev)
+	return prev, runstate.Save(r.specDir, &prev)
 }
 
 // notReady warns about a plan whose Status: specd does not know, once
@@ -265,73 +231,6 @@ func (r *run) notReady(plan *plans.Plan, hash string) {
 	})
 }
 
-// Reopen marks a finished run of specDir as unfinished, so that the next
-// RunPlan (the daemon's, or the caller's) resumes it (docs/operating.md#crash-safety).
-// With force empty (`specd rerun`), the topics without a valid report run
-// again and completed ones are kept. With force, the topics it names (by
-// index) run again even with a valid report, each with its guidance passed
-// to the specialist as SPECD_GUIDANCE (`specd gaps resolve --research`).
-// It holds the run lock for the rewrite and fails with ErrRunLocked while
-// the run is in progress, and with an error naming the directory when the
-// run has not finished, its plan was rejected, or there is nothing to do.
-func Reopen(specDir string, force map[int]string) error {
-	lk := flock.New(filepath.Join(specDir, specs.ReportsDir, runLockFile))
-	locked, err := lk.TryLock()
-	if err != nil {
-		return fmt.Errorf("lock %s: %w", lk.Path(), err)
-	}
-	if !locked {
-		return ErrRunLocked
-	}
-	defer lk.Unlock()
-	rs, err := LoadRunState(specDir)
-	if err != nil {
-		return fmt.Errorf("%s has no run to reopen: %w", filepath.Base(specDir), err)
-	}
-	switch {
-	case rs.State != specs.StateFinished:
-		return fmt.Errorf("%s has not finished: it resumes by itself", filepath.Base(specDir))
-	case rs.PlanError != "":
-		return fmt.Errorf("%s: the plan was rejected (%s); fix the plan instead", filepath.Base(specDir), rs.PlanError)
-	case len(force) == 0 && rs.Completed == rs.Expected:
-		return fmt.Errorf("%s: nothing to rerun: every topic completed", filepath.Base(specDir))
-	}
-	for i := range force {
-		if i < 0 || i >= len(rs.Topics) {
-			return fmt.Errorf("%s has no topic %d (it has 0 to %d)", filepath.Base(specDir), i, len(rs.Topics)-1)
-		}
-	}
-	for i := range rs.Topics {
-		t := &rs.Topics[i]
-		g, forced := force[t.Index]
-		if forced {
-			t.Rerun, t.Guidance = true, g
-		}
-		if forced || t.Outcome != specs.OutcomeCompleted {
-			// Runs again: a fresh topic, attempts counted anew.
-			*t = specs.TopicState{Index: t.Index, Topic: t.Topic, Report: t.Report, Outcome: specs.OutcomeQueued, ExitCode: -1, Rerun: t.Rerun, Guidance: t.Guidance}
-		}
-	}
-	rs.State, rs.CancelledBy = specs.StateRunning, ""
-	return saveRunState(specDir, &rs)
-}
-
-// readRequest returns the request text and complexity from REQUEST.md, or
-// the directory's slug in words and the default complexity without one.
-func readRequest(specDir string) (string, int) {
-	_, slug, _ := strings.Cut(filepath.Base(specDir), "_")
-	text := strings.ReplaceAll(slug, "_", " ")
-	b, err := os.ReadFile(filepath.Join(specDir, specs.RequestFile))
-	if err != nil {
-		return text, 2
-	}
-	req, err := intake.ParseRequest(specs.RequestFile, b)
-	if err != nil {
-		return text, 2
-	}
-	return req.Text, req.ComplexityOrDefault()
-}
-
 // rejectPlan ends the run FAILED because the plan cannot be read:
 // a malformed plan gets a clear error and harms nothing else.
 func (r *run) rejectPlan(perr error) (specs.RunState, error) {
@@ -348,7 +247,7 @@ func (r *run) rejectPlan(perr error) (specs.RunState, error) {
 		Details:      map[string]any{"spec_dir": r.rel, "plan": r.rs.Plan},
 		RecoveryHint: "Fix the plan file at the line named in the message; specd reads it again when it changes.",
 	})
-	if err := saveRunState(r.specDir, &r.rs); err != nil {
+	if err := runstate.Save(r.specDir, &r.rs); err != nil {
 		return r.rs, err
 	}
 	r.d.finished(r.rs)
@@ -518,7 +417,7 @@ func (r *run) track(i int, stop context.CancelFunc) bool {
 		return true
 	}
 	r.mu.Unlock()
-	r.finishTopic(i, attempt{Result: runner.Result{ExitCode: -1}, Cancelled: by})
+	r.finishTopic(i, barrier.Attempt{Result: runner.Result{ExitCode: -1}, Cancelled: by})
 	return false
 }
 
@@ -599,7 +498,7 @@ func (r *run) writeChanges() (stop func()) {
 func (r *run) checkpoint() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err := saveRunState(r.specDir, &r.rs); err != nil {
+	if err := runstate.Save(r.specDir, &r.rs); err != nil {
 		r.log.Error().Err(err).Msg("checkpoint failed")
 		return err
 	}

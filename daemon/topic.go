@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/specd-dev/specd/barrier"
+	"github.com/specd-dev/specd/delivery"
 	"github.com/specd-dev/specd/jsonl"
 	"github.com/specd-dev/specd/preset"
 	"github.com/specd-dev/specd/runner"
@@ -43,7 +45,7 @@ func (r *run) runTopic(start, kill context.Context, i int) {
 	case <-tctx.Done():
 		r.d.stats.queued.Add(-1)
 		if by := r.cancelledBy(i); by != "" {
-			r.finishTopic(i, attempt{Result: runner.Result{ExitCode: -1}, Cancelled: by})
+			r.finishTopic(i, barrier.Attempt{Result: runner.Result{ExitCode: -1}, Cancelled: by})
 		}
 		return
 	}
@@ -62,20 +64,20 @@ func (r *run) runTopic(start, kill context.Context, i int) {
 		CorrelationID:      r.rs.WorkflowID,
 		AnalysisDepth:      r.depth,
 	}
-	jsonResult, mdResult := resultPaths(r.paths[i])
+	jsonResult, mdResult := delivery.ResultPaths(r.paths[i])
 	in.ResultPath = jsonResult
 	if p := filepath.Join(r.specDir, specs.RequestFile); fileExists(p) {
 		in.RequestFile = p
 	}
 	log := r.log.With().Int("topic", t.Index).Str("report", t.Report).Logger()
 	stem := r.logStem(i)
-	var res attempt
+	var res barrier.Attempt
 	for try := 0; ; try++ {
 		// One config snapshot per attempt: a SIGHUP between attempts
 		// changes the next attempt as a whole, never half of it.
 		sp := r.d.config().Specialist
 		if by := r.cancelledBy(i); by != "" {
-			res = attempt{Result: runner.Result{ExitCode: -1}, Cancelled: by}
+			res = barrier.Attempt{Result: runner.Result{ExitCode: -1}, Cancelled: by}
 			break
 		}
 		if start.Err() != nil {
@@ -89,24 +91,24 @@ func (r *run) runTopic(start, kill context.Context, i int) {
 			err = os.MkdirAll(filepath.Dir(in.ResultPath), 0o755)
 		}
 		if err != nil {
-			res = attempt{Result: runner.Result{ExitCode: -1, StartErr: err}}
+			res = barrier.Attempt{Result: runner.Result{ExitCode: -1, StartErr: err}}
 			break
 		}
 		if used := time.Duration(r.used.Load()); sp.Budget > 0 && used >= sp.Budget.Std() {
-			res = attempt{Result: runner.Result{ExitCode: -1}, NotStarted: fmt.Sprintf("the run's specialist budget of %s is used up (%s spent)", sp.Budget.Std(), used.Round(time.Second))}
+			res = barrier.Attempt{Result: runner.Result{ExitCode: -1}, NotStarted: fmt.Sprintf("the run's specialist budget of %s is used up (%s spent)", sp.Budget.Std(), used.Round(time.Second))}
 			r.limitHit("budget", fmt.Sprintf("topic [%d] not started: specialist budget of %s used up", t.Index, sp.Budget.Std()),
 				"Raise specialist.budget in .opencode/specd.yaml, then `specd rerun "+r.number()+"`.")
 			break
 		}
 		if why := r.stopped(); why != "" {
-			res = attempt{Result: runner.Result{ExitCode: -1}, NotStarted: why}
+			res = barrier.Attempt{Result: runner.Result{ExitCode: -1}, NotStarted: why}
 			break
 		}
 		if err := r.d.startLimit(start, r); err != nil {
 			return // shutdown while waiting: the topic stays queued
 		}
 		started := false
-		res = attempt{Result: r.d.runner.Run(tctx, runner.Job{
+		res = barrier.Attempt{Result: r.d.runner.Run(tctx, runner.Job{
 			Argv: argv, Dir: r.d.opts.Root, Env: append(preset.Env(sp.Env), in.Env()...), Stdin: in.JSON(),
 			Stdout: stem + ".stdout", Stderr: stem + ".stderr",
 			Timeout: sp.Timeout.Std(), Grace: sp.Grace.Std(),
@@ -151,7 +153,7 @@ func (r *run) runTopic(start, kill context.Context, i int) {
 		}
 		if res.Skipped {
 			log.Info().Msg("an earlier specialist of this topic finished it; not started again")
-			r.finishTopic(i, attempt{})
+			r.finishTopic(i, barrier.Attempt{})
 			return
 		}
 		r.used.Add(int64(res.Duration))
@@ -201,9 +203,9 @@ const maxSignalBytes = 4 << 20
 
 // finishTopic classifies topic i once, from its report file and how its
 // last attempt ended (Classify), records the outcome and checkpoints.
-func (r *run) finishTopic(i int, res attempt) {
+func (r *run) finishTopic(i int, res barrier.Attempt) {
 	t := r.topic(i)
-	outcome, reason, meta := classify(res, r.paths[i], t.Topic)
+	outcome, reason, meta := barrier.Classify(res, r.paths[i], t.Topic)
 	var tail []string
 	if outcome != specs.OutcomeCompleted {
 		tail = stderrTail(r.logStem(i) + ".stderr")
@@ -263,9 +265,9 @@ func (r *run) logStem(i int) string {
 // death by signal, timeout, a rate limit or state-store failure the CLI
 // printed), or returns "" (docs/contract.md#outcomes: a bad
 // report is not retried blindly).
-func infraFailure(res attempt) string {
+func infraFailure(res barrier.Attempt) string {
 	switch {
-	case res.Signals.TaskError != nil && res.Signals.TaskError.ErrorType == DeclinedType:
+	case res.Signals.TaskError != nil && res.Signals.TaskError.ErrorType == barrier.DeclinedType:
 		return "" // a decline is an answer, never retried
 	case res.StartErr != nil:
 		return "could not start: " + res.StartErr.Error()

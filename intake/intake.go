@@ -199,3 +199,20 @@ func TakeInbox(specsDir, path string, now time.Time) (string, error) {
 	}
 	return dir, os.Remove(path)
 }
+
+// ReadRequest returns the request text and research_complexity of a topic
+// directory from its REQUEST.md, or the directory's slug in words and the
+// default complexity (2) when it has none or it cannot be read.
+func ReadRequest(specDir string) (text string, complexity int) {
+	_, slug, _ := strings.Cut(filepath.Base(specDir), "_")
+	text = strings.ReplaceAll(slug, "_", " ")
+	b, err := os.ReadFile(filepath.Join(specDir, specs.RequestFile))
+	if err != nil {
+		return text, 2
+	}
+	req, err := ParseRequest(specs.RequestFile, b)
+	if err != nil {
+		return text, 2
+	}
+	return req.Text, req.ComplexityOrDefault()
+}

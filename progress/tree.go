@@ -12,9 +12,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/specd-dev/specd/daemon"
 	"github.com/specd-dev/specd/liveness"
 	"github.com/specd-dev/specd/plans"
+	"github.com/specd-dev/specd/runstate"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -48,7 +48,7 @@ func (r Run) Finished() bool { return r.State != nil && r.State.State == specs.S
 // not an error: the run's plan then says whether and why it waits.
 func ReadRun(dir string) Run {
 	r := Run{Name: filepath.Base(dir), Dir: dir}
-	rs, err := daemon.LoadRunState(dir)
+	rs, err := runstate.Load(dir)
 	switch {
 	case err == nil:
 		r.State = &rs

@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/specd-dev/specd/daemon"
 	"github.com/specd-dev/specd/liveness"
+	"github.com/specd-dev/specd/runstate"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -53,7 +53,7 @@ for the run to finish and prints its summary.` + exitHelp,
 				return err
 			}
 			name := filepath.Base(dir)
-			rs, err := daemon.LoadRunState(dir)
+			rs, err := runstate.Load(dir)
 			switch {
 			case errors.Is(err, os.ErrNotExist):
 				return fmt.Errorf("%s has not started: nothing to cancel (remove or fix its plan to keep it from running)", name)
@@ -74,8 +74,8 @@ for the run to finish and prints its summary.` + exitHelp,
 			if !live.Running {
 				return fmt.Errorf("no daemon is running on this tree, so nothing of %s is running: its state is stale; start 'specd run' (it resumes the run) and cancel again", name)
 			}
-			if err := daemon.Cancel(cmd.Context(), dir, topics, cancelledBy(), 10*time.Second); err != nil {
-				if errors.Is(err, daemon.ErrNotTaken) {
+			if err := runstate.RequestCancel(cmd.Context(), dir, topics, cancelledBy(), 10*time.Second); err != nil {
+				if errors.Is(err, runstate.ErrNotTaken) {
 					return fmt.Errorf("%s: %w (the daemon, pid %d, is not running this run: another process such as 'specd submit --wait' may own it; stop that one with Ctrl-C)", name, err, live.PID)
 				}
 				return err
@@ -103,7 +103,7 @@ for the run to finish and prints its summary.` + exitHelp,
 // outcome (polling .run.json every 100 ms) and prints one line each.
 func waitTopics(cmd *cobra.Command, dir string, topics []int) error {
 	for {
-		rs, err := daemon.LoadRunState(dir)
+		rs, err := runstate.Load(dir)
 		if err != nil {
 			return err
 		}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/specd-dev/specd/daemon"
 	"github.com/specd-dev/specd/memory"
+	"github.com/specd-dev/specd/runstate"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -133,7 +133,7 @@ func newGapsResolveCommand(g *globalOptions) *cobra.Command {
 				return err
 			}
 			guidance := fmt.Sprintf("Close the source gap %s (%s): cite more and better sources, official documentation first.", row.GapType, row.Trigger)
-			if err := daemon.Reopen(dir, map[int]string{index: guidance}); err != nil {
+			if err := runstate.Reopen(dir, map[int]string{index: guidance}); err != nil {
 				return err
 			}
 			rs, err := waitRun(cmd.Context(), g, p, dir)
@@ -170,7 +170,7 @@ func findTopic(specsDir, topic string) (string, int, error) {
 	}
 	for i := len(names) - 1; i >= 0; i-- {
 		dir := filepath.Join(specsDir, names[i])
-		rs, err := daemon.LoadRunState(dir)
+		rs, err := runstate.Load(dir)
 		if err != nil {
 			continue
 		}

@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/specd-dev/specd/runstate"
 	"github.com/spf13/cobra"
-
-	"github.com/specd-dev/specd/daemon"
 )
 
 func newRerunCommand(g *globalOptions) *cobra.Command {
@@ -39,7 +38,7 @@ the daemon picks the run up; otherwise rerun runs it in this process. Prints the
 			for _, i := range topics {
 				force[i] = ""
 			}
-			if err := daemon.Reopen(dir, force); err != nil {
+			if err := runstate.Reopen(dir, force); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "specd: reopened %s\n", filepath.Base(dir))

@@ -17,6 +17,7 @@ import (
 	"github.com/specd-dev/specd/daemon"
 	"github.com/specd-dev/specd/intake"
 	"github.com/specd-dev/specd/plans"
+	"github.com/specd-dev/specd/runstate"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -110,7 +111,7 @@ func waitRun(ctx context.Context, g *globalOptions, p project, dir string) (spec
 			return specs.RunState{}, err
 		}
 		rs, err := d.RunPlan(ctx, dir)
-		if !errors.Is(err, daemon.ErrRunLocked) {
+		if !errors.Is(err, runstate.ErrLocked) {
 			return rs, err
 		}
 		// A daemon started meanwhile and took the run: wait for it.
@@ -132,7 +133,7 @@ func waitFinished(ctx context.Context, dir string) (specs.RunState, error) {
 	tick := time.NewTicker(2 * time.Second)
 	defer tick.Stop()
 	for {
-		if rs, err := daemon.LoadRunState(dir); err == nil && rs.State == specs.StateFinished {
+		if rs, err := runstate.Load(dir); err == nil && rs.State == specs.StateFinished {
 			return rs, nil
 		}
 		select {

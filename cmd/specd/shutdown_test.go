@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/specd-dev/specd/daemon"
 	"github.com/specd-dev/specd/plans"
+	"github.com/specd-dev/specd/runstate"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -97,7 +97,7 @@ func TestSignals(t *testing.T) {
 		}
 	}
 	count := func(dir string, o specs.Outcome) int {
-		rs, err := daemon.LoadRunState(dir)
+		rs, err := runstate.Load(dir)
 		if err != nil {
 			return -1
 		}
@@ -126,16 +126,16 @@ func TestSignals(t *testing.T) {
 	if n := invocations(); n != 3 {
 		t.Errorf("%d specialists started, want 3: no topic starts during the drain", n)
 	}
-	rs, _ := daemon.LoadRunState(dir)
+	rs, _ := runstate.Load(dir)
 	if c := rs.Count(); rs.State != specs.StateRunning || c.Done != 3 || c.Failed != 0 || c.Queued != 2 {
 		t.Errorf("after the drain: %s %+v, want running with 3 done (valid reports), 2 queued", rs.State, c)
 	}
 	cmd, stderr, exited = start("0")
 	eventually(t, "the run to resume and finish", func() bool {
-		rs, err := daemon.LoadRunState(dir)
+		rs, err := runstate.Load(dir)
 		return err == nil && rs.State == specs.StateFinished
 	})
-	rs, _ = daemon.LoadRunState(dir)
+	rs, _ = runstate.Load(dir)
 	if rs.Verdict != specs.VerdictSuccess || rs.Completed != 5 {
 		t.Errorf("resumed run: %s %d/5", rs.Verdict, rs.Completed)
 	}
@@ -150,7 +150,7 @@ func TestSignals(t *testing.T) {
 	dir = addPlan("002_cold", 2)
 	cmd, stderr, exited = start("600")
 	eventually(t, "2 running topics", func() bool { return count(dir, specs.OutcomeRunning) == 2 })
-	rs, _ = daemon.LoadRunState(dir)
+	rs, _ = runstate.Load(dir)
 	cmd.Process.Signal(syscall.SIGTERM)
 	eventually(t, "the drain to start", func() bool { return strings.Contains(stderr.String(), "draining: 2 specialists running") })
 	cmd.Process.Signal(syscall.SIGTERM)
