@@ -10,14 +10,20 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/specd-dev/specd/await"
 	"github.com/specd-dev/specd/liveness"
 	"github.com/specd-dev/specd/runstate"
 	"github.com/specd-dev/specd/specs"
 )
 
+// cancelOptions are the flags of specd cancel.
+type cancelOptions struct {
+	topics []int
+	noWait bool
+}
+
 func newCancelCommand(g *globalOptions) *cobra.Command {
-	var topics []int
-	var noWait bool
+	var o cancelOptions
 	c := &cobra.Command{
 		Use:   "cancel NNN [--topic I]...",
 		Short: "Stop the specialists of a run (or of some topics) and finish the run",
@@ -35,95 +41,83 @@ for the run to finish and prints its summary.` + exitHelp,
 		Example: `  specd cancel 7
   specd cancel 7 --topic 2 --topic 3`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			for _, i := range topics {
-				if i < 0 {
-					return usageError{fmt.Errorf("--topic %d: topic indexes start at 0", i)}
-				}
-			}
-			p, err := g.resolve()
-			if err != nil {
-				return err
-			}
-			if err := p.requireTree(); err != nil {
-				return err
-			}
-			dir, err := findTopicDir(p.specsDir, args[0])
-			if err != nil {
-				return err
-			}
-			name := filepath.Base(dir)
-			rs, err := runstate.Load(dir)
-			switch {
-			case errors.Is(err, os.ErrNotExist):
-				return fmt.Errorf("%s has not started: nothing to cancel (remove or fix its plan to keep it from running)", name)
-			case err != nil:
-				return err
-			case rs.State == specs.StateFinished:
-				return fmt.Errorf("%s has finished: nothing to cancel", name)
-			}
-			for _, i := range topics {
-				if i >= len(rs.Topics) {
-					return fmt.Errorf("%s has no topic %d (it has 0 to %d)", name, i, len(rs.Topics)-1)
-				}
-			}
-			live, err := liveness.Check(p.specsDir)
-			if err != nil {
-				return err
-			}
-			if !live.Running {
-				return fmt.Errorf("no daemon is running on this tree, so nothing of %s is running: its state is stale; start 'specd run' (it resumes the run) and cancel again", name)
-			}
-			if err := runstate.RequestCancel(cmd.Context(), dir, topics, cancelledBy(), 10*time.Second); err != nil {
-				if errors.Is(err, runstate.ErrNotTaken) {
-					return fmt.Errorf("%s: %w (the daemon, pid %d, is not running this run: another process such as 'specd submit --wait' may own it; stop that one with Ctrl-C)", name, err, live.PID)
-				}
-				return err
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "specd: cancel of %s taken by the daemon (pid %d)\n", name, live.PID)
-			if noWait {
-				return nil
-			}
-			if len(topics) > 0 {
-				return waitTopics(cmd, dir, topics)
-			}
-			rs, err = waitFinished(cmd.Context(), dir)
-			if err != nil {
-				return err
-			}
-			return printSummary(cmd, rs)
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runCancel(cmd, g, o, args[0]) },
 	}
-	c.Flags().IntSliceVar(&topics, "topic", nil, "cancel only this topic (0-based index; repeatable)")
-	c.Flags().BoolVar(&noWait, "no-wait", false, "return once the daemon has taken the request")
+	c.Flags().IntSliceVar(&o.topics, "topic", nil, "cancel only this topic (0-based index; repeatable)")
+	c.Flags().BoolVar(&o.noWait, "no-wait", false, "return once the daemon has taken the request")
 	return c
 }
 
-// waitTopics waits until the given topics of dir's run have their final
-// outcome (polling .run.json every 100 ms) and prints one line each.
-func waitTopics(cmd *cobra.Command, dir string, topics []int) error {
-	for {
-		rs, err := runstate.Load(dir)
+// runCancel is specd cancel: the run checked (started, not finished, the
+// topics it has, a daemon running), the request handed to the daemon
+// (runstate.RequestCancel), then unless --no-wait the wait for the run
+// (await.Finished) or the topics (await.Topics).
+func runCancel(cmd *cobra.Command, g *globalOptions, o cancelOptions, arg string) error {
+	for _, i := range o.topics {
+		if i < 0 {
+			return usageError{fmt.Errorf("--topic %d: topic indexes start at 0", i)}
+		}
+	}
+	p, err := g.resolve()
+	if err != nil {
+		return err
+	}
+	if err := p.requireTree(); err != nil {
+		return err
+	}
+	dir, err := specs.FindTopicDir(p.specsDir, arg)
+	if err != nil {
+		return err
+	}
+	name := filepath.Base(dir)
+	rs, err := runstate.Load(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("%s has not started: nothing to cancel (remove or fix its plan to keep it from running)", name)
+	case err != nil:
+		return err
+	case rs.State == specs.StateFinished:
+		return fmt.Errorf("%s has finished: nothing to cancel", name)
+	}
+	for _, i := range o.topics {
+		if i >= len(rs.Topics) {
+			return fmt.Errorf("%s has no topic %d (it has 0 to %d)", name, i, len(rs.Topics)-1)
+		}
+	}
+	live, err := liveness.Check(p.specsDir)
+	if err != nil {
+		return err
+	}
+	if !live.Running {
+		return fmt.Errorf("no daemon is running on this tree, so nothing of %s is running: its state is stale; start 'specd run' (it resumes the run) and cancel again", name)
+	}
+	ctx := cmd.Context()
+	if err := runstate.RequestCancel(ctx, dir, o.topics, cancelledBy(), 10*time.Second); err != nil {
+		if errors.Is(err, runstate.ErrNotTaken) {
+			return fmt.Errorf("%s: %w (the daemon, pid %d, is not running this run: another process such as 'specd submit --wait' may own it; stop that one with Ctrl-C)", name, err, live.PID)
+		}
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "specd: cancel of %s taken by the daemon (pid %d)\n", name, live.PID)
+	switch {
+	case o.noWait:
+		return nil
+	case len(o.topics) > 0:
+		rs, err := await.Topics(ctx, dir, o.topics)
 		if err != nil {
 			return err
 		}
-		final := true
-		for _, i := range topics {
-			final = final && rs.Topics[i].Outcome.Final()
+		for _, i := range o.topics {
+			t := rs.Topics[i]
+			fmt.Fprintf(cmd.OutOrStdout(), "topic [%d] %s: %s\n", i, t.Outcome, t.Reason)
 		}
-		if final || rs.State == specs.StateFinished {
-			for _, i := range topics {
-				t := rs.Topics[i]
-				fmt.Fprintf(cmd.OutOrStdout(), "topic [%d] %s: %s\n", i, t.Outcome, t.Reason)
-			}
-			return nil
-		}
-		select {
-		case <-cmd.Context().Done():
-			return cmd.Context().Err()
-		case <-time.After(100 * time.Millisecond):
-		}
+		return nil
 	}
+	rs, err = await.Finished(ctx, dir)
+	if err != nil {
+		return err
+	}
+	return printSummary(cmd, rs)
 }
 
 // cancelledBy names who asks, for the run state, OVERVIEW.md and

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -15,11 +14,6 @@ import (
 	"github.com/specd-dev/specd/runstate"
 	"github.com/specd-dev/specd/specs"
 )
-
-// memoryPath is the agent memory file beside the spec tree.
-func (p project) memoryPath() string {
-	return filepath.Join(filepath.Dir(p.specsDir), "memory", "agent-memory.md")
-}
 
 func newGapsCommand(g *globalOptions) *cobra.Command {
 	var asJSON bool
@@ -33,49 +27,55 @@ sources show a gap; the same open gap is never added twice (docs/contract.md#gap
 With no row it says "no open gaps"; --json then prints [].
 Resolve one with 'specd gaps resolve ID'.` + exitHelp,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := g.resolve()
-			if err != nil {
-				return err
-			}
-			if err := p.requireTree(); err != nil {
-				return err
-			}
-			rows, err := memory.List(p.memoryPath())
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				if rows == nil {
-					rows = []memory.Row{}
-				}
-				return writeJSON(cmd.OutOrStdout(), rows)
-			}
-			if len(rows) == 0 {
-				fmt.Fprintln(cmd.OutOrStdout(), "no open gaps")
-				return nil
-			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			for _, r := range rows {
-				res := r.Resolution
-				if r.DeferredUntil != "" {
-					res += " until " + r.DeferredUntil
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Date, r.GapType, res, r.Topic)
-			}
-			return tw.Flush()
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return runGaps(cmd, g, asJSON) },
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the rows as JSON")
 	c.AddCommand(newGapsResolveCommand(g))
 	return c
 }
 
+// runGaps is specd gaps: the memory's gap rows, as a table or JSON.
+func runGaps(cmd *cobra.Command, g *globalOptions, asJSON bool) error {
+	p, err := g.resolve()
+	if err != nil {
+		return err
+	}
+	if err := p.requireTree(); err != nil {
+		return err
+	}
+	rows, err := memory.List(memory.File(p.specsDir))
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		if rows == nil {
+			rows = []memory.Row{}
+		}
+		return writeJSON(cmd.OutOrStdout(), rows)
+	}
+	if len(rows) == 0 {
+		fmt.Fprintln(cmd.OutOrStdout(), "no open gaps")
+		return nil
+	}
+	tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+	for _, r := range rows {
+		res := r.Resolution
+		if r.DeferredUntil != "" {
+			res += " until " + r.DeferredUntil
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Date, r.GapType, res, r.Topic)
+	}
+	return tw.Flush()
+}
+
+// resolveOptions are the flags of specd gaps resolve.
+type resolveOptions struct {
+	research, accept bool
+	deferFor         string
+}
+
 func newGapsResolveCommand(g *globalOptions) *cobra.Command {
-	var (
-		research, accept bool
-		deferFor         string
-	)
+	var o resolveOptions
 	c := &cobra.Command{
 		Use:   "resolve ID (--research | --defer 14d | --accept)",
 		Short: "Resolve a source gap: research it again, defer it, or accept it",
@@ -85,68 +85,69 @@ func newGapsResolveCommand(g *globalOptions) *cobra.Command {
   --defer D    suppress the same gap type for that topic until today + D (14d, 36h)
   --accept     record source_gap_accepted_as_limitation: never raised again for that topic` + exitHelp,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			n := 0
-			for _, b := range []bool{research, accept, deferFor != ""} {
-				if b {
-					n++
-				}
-			}
-			if n != 1 {
-				return usageError{errors.New("give exactly one of --research, --defer or --accept")}
-			}
-			var d time.Duration
-			if deferFor != "" {
-				var err error
-				if d, err = parseDays(deferFor); err != nil {
-					return usageError{err}
-				}
-			}
-			p, err := g.resolve()
-			if err != nil {
-				return err
-			}
-			if err := p.requireTree(); err != nil {
-				return err
-			}
-			how := memory.Accepted
-			switch {
-			case research:
-				how = memory.Researching
-			case deferFor != "":
-				how = memory.Deferred
-			}
-			row, err := memory.Resolve(p.memoryPath(), args[0], how, d, time.Now())
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s %s: %s", row.ID, row.GapType, row.Resolution)
-			if row.DeferredUntil != "" {
-				fmt.Fprintf(cmd.OutOrStdout(), " until %s", row.DeferredUntil)
-			}
-			fmt.Fprintln(cmd.OutOrStdout())
-			if !research {
-				return nil
-			}
-			dir, index, err := findTopic(p.specsDir, row.Topic)
-			if err != nil {
-				return err
-			}
-			guidance := fmt.Sprintf("Close the source gap %s (%s): cite more and better sources, official documentation first.", row.GapType, row.Trigger)
-			if err := runstate.Reopen(dir, map[int]string{index: guidance}); err != nil {
-				return err
-			}
-			rs, err := waitRun(cmd.Context(), g, p, dir)
-			if err != nil {
-				return err
-			}
-			return printSummary(cmd, rs)
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runGapsResolve(cmd, g, o, args[0]) },
 	}
-	c.Flags().BoolVar(&research, "research", false, "re-run the topic with the gap as guidance")
-	c.Flags().StringVar(&deferFor, "defer", "", "suppress the gap for this long: 14d, 36h")
-	c.Flags().BoolVar(&accept, "accept", false, "accept the gap as a limitation")
+	c.Flags().BoolVar(&o.research, "research", false, "re-run the topic with the gap as guidance")
+	c.Flags().StringVar(&o.deferFor, "defer", "", "suppress the gap for this long: 14d, 36h")
+	c.Flags().BoolVar(&o.accept, "accept", false, "accept the gap as a limitation")
 	return c
+}
+
+// runGapsResolve is specd gaps resolve: the row resolved (memory.Resolve),
+// and with --research the newest run with its topic reopened with the
+// gap as guidance and seen through (awaitRun).
+func runGapsResolve(cmd *cobra.Command, g *globalOptions, o resolveOptions, id string) error {
+	n := 0
+	for _, b := range []bool{o.research, o.accept, o.deferFor != ""} {
+		if b {
+			n++
+		}
+	}
+	if n != 1 {
+		return usageError{errors.New("give exactly one of --research, --defer or --accept")}
+	}
+	var d time.Duration
+	if o.deferFor != "" {
+		var err error
+		if d, err = parseDays(o.deferFor); err != nil {
+			return usageError{err}
+		}
+	}
+	p, err := g.resolve()
+	if err != nil {
+		return err
+	}
+	if err := p.requireTree(); err != nil {
+		return err
+	}
+	how := memory.Accepted
+	switch {
+	case o.research:
+		how = memory.Researching
+	case o.deferFor != "":
+		how = memory.Deferred
+	}
+	row, err := memory.Resolve(memory.File(p.specsDir), id, how, d, time.Now())
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	fmt.Fprintf(out, "%s %s: %s", row.ID, row.GapType, row.Resolution)
+	if row.DeferredUntil != "" {
+		fmt.Fprintf(out, " until %s", row.DeferredUntil)
+	}
+	fmt.Fprintln(out)
+	if !o.research {
+		return nil
+	}
+	dir, index, err := specs.FindTopic(p.specsDir, row.Topic, runstate.Load)
+	if err != nil {
+		return err
+	}
+	if err := runstate.Reopen(dir, map[int]string{index: row.Guidance()}); err != nil {
+		return err
+	}
+	return awaitRun(cmd, g, p, dir)
 }
 
 // parseDays reads "14d" (days) or a Go duration such as "36h".
@@ -160,25 +161,4 @@ func parseDays(s string) (time.Duration, error) {
 		return d, nil
 	}
 	return 0, fmt.Errorf("--defer %q: want a number of days such as 14d, or a duration such as 36h", s)
-}
-
-// findTopic finds the newest finished run with a topic whose text is topic.
-func findTopic(specsDir, topic string) (string, int, error) {
-	names, err := specs.TopicDirs(specsDir)
-	if err != nil {
-		return "", 0, err
-	}
-	for i := len(names) - 1; i >= 0; i-- {
-		dir := filepath.Join(specsDir, names[i])
-		rs, err := runstate.Load(dir)
-		if err != nil {
-			continue
-		}
-		for _, t := range rs.Topics {
-			if strings.Join(strings.Fields(t.Topic), " ") == strings.Join(strings.Fields(topic), " ") {
-				return dir, t.Index, nil
-			}
-		}
-	}
-	return "", 0, fmt.Errorf("no run has the topic %q", topic)
 }

@@ -8,14 +8,19 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/specd-dev/specd/await"
 	"github.com/specd-dev/specd/progress"
+	"github.com/specd-dev/specd/specs"
 )
 
+// logsOptions are the flags of specd logs.
+type logsOptions struct {
+	topic  int // --topic; every topic when the flag is not given
+	follow bool
+}
+
 func newLogsCommand(g *globalOptions) *cobra.Command {
-	var (
-		topic  int
-		follow bool
-	)
+	var o logsOptions
 	c := &cobra.Command{
 		Use:   "logs NNN",
 		Short: "Print what the specialists of a run wrote on stdout and stderr",
@@ -38,59 +43,65 @@ More: docs/operating.md#logs.` + exitHelp,
   specd logs 7 --topic 2
   specd logs 7 -f`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			only := -1
-			if cmd.Flags().Changed("topic") {
-				if topic < 0 {
-					return usageError{fmt.Errorf("--topic %d: want a topic index, 0 or more", topic)}
-				}
-				only = topic
-			}
-			p, err := g.resolve()
-			if err != nil {
-				return err
-			}
-			if err := p.requireTree(); err != nil {
-				return err
-			}
-			dir, err := findTopicDir(p.specsDir, args[0])
-			if err != nil {
-				return err
-			}
-			r := progress.ReadRun(dir)
-			streams, err := progress.Streams(r, only)
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			if !follow || r.Finished() {
-				return progress.WriteLogs(out, streams)
-			}
-			ctx := cmd.Context()
-			if err := progress.AwaitDaemon(ctx, p.specsDir, progress.DaemonGrace, 100*time.Millisecond); errors.Is(err, progress.ErrNoDaemon) {
-				if err := progress.WriteLogs(out, streams); err != nil {
-					return err
-				}
-				if progress.ReadRun(dir).Finished() {
-					return nil
-				}
-				return fmt.Errorf("%w: run %s is not going on, so there is nothing to follow; start one with 'specd run'", err, r.Name)
-			} else if err != nil {
-				return nil // interrupted
-			}
-			wctx, cancel := progress.WhileDaemon(ctx, p.specsDir, progress.DaemonGrace, 500*time.Millisecond)
-			defer cancel()
-			finished := func() bool { return progress.ReadRun(dir).Finished() }
-			if err := progress.Follow(wctx, out, streams, 250*time.Millisecond, finished); err != nil {
-				return err
-			}
-			if errors.Is(context.Cause(wctx), progress.ErrNoDaemon) && !finished() {
-				return fmt.Errorf("the daemon stopped before run %s finished; start one with 'specd run' and it resumes", r.Name)
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runLogs(cmd, g, o, args[0]) },
 	}
-	c.Flags().IntVar(&topic, "topic", 0, "only topic [I] (0-based, as in the plan)")
-	c.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing while the run goes on; stop when it has finished")
+	c.Flags().IntVar(&o.topic, "topic", 0, "only topic [I] (0-based, as in the plan)")
+	c.Flags().BoolVarP(&o.follow, "follow", "f", false, "keep printing while the run goes on; stop when it has finished")
 	return c
+}
+
+// runLogs is specd logs: the streams of run arg (progress.Streams), and
+// with -f what they gain while a daemon runs it (await.During,
+// progress.Follow).
+func runLogs(cmd *cobra.Command, g *globalOptions, o logsOptions, arg string) error {
+	only := -1
+	if cmd.Flags().Changed("topic") {
+		if o.topic < 0 {
+			return usageError{fmt.Errorf("--topic %d: want a topic index, 0 or more", o.topic)}
+		}
+		only = o.topic
+	}
+	p, err := g.resolve()
+	if err != nil {
+		return err
+	}
+	if err := p.requireTree(); err != nil {
+		return err
+	}
+	dir, err := specs.FindTopicDir(p.specsDir, arg)
+	if err != nil {
+		return err
+	}
+	r := progress.ReadRun(dir)
+	streams, err := progress.Streams(r, only)
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	if !o.follow || r.Finished() {
+		return progress.WriteLogs(out, streams)
+	}
+	ctx := cmd.Context()
+	finished := func() bool { return progress.ReadRun(dir).Finished() }
+	err = await.During(ctx, p.specsDir, func(ctx context.Context) error {
+		return progress.Follow(ctx, out, streams, 250*time.Millisecond, finished)
+	})
+	switch {
+	case errors.Is(err, progress.ErrNoDaemon):
+		if err := progress.WriteLogs(out, streams); err != nil {
+			return err
+		}
+		if finished() {
+			return nil
+		}
+		return fmt.Errorf("%w: run %s is not going on, so there is nothing to follow; start one with 'specd run'", err, r.Name)
+	case errors.Is(err, await.ErrDaemonStopped):
+		if finished() {
+			return nil
+		}
+		return fmt.Errorf("the daemon stopped before run %s finished; start one with 'specd run' and it resumes", r.Name)
+	case ctx.Err() != nil:
+		return nil // interrupted
+	}
+	return err
 }

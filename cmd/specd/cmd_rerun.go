@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/specd-dev/specd/runstate"
 	"github.com/spf13/cobra"
+
+	"github.com/specd-dev/specd/runstate"
+	"github.com/specd-dev/specd/specs"
 )
 
 func newRerunCommand(g *globalOptions) *cobra.Command {
@@ -19,36 +21,36 @@ completed reports are kept and not re-run. --topic I (0-based, repeatable) runs 
 those topics again, even when their report is valid. With a daemon running on the tree,
 the daemon picks the run up; otherwise rerun runs it in this process. Prints the summary.` + exitHelp,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := g.resolve()
-			if err != nil {
-				return err
-			}
-			if err := p.requireTree(); err != nil {
-				return err
-			}
-			if _, err := p.config(); err != nil {
-				return err
-			}
-			dir, err := findTopicDir(p.specsDir, args[0])
-			if err != nil {
-				return err
-			}
-			force := map[int]string{}
-			for _, i := range topics {
-				force[i] = ""
-			}
-			if err := runstate.Reopen(dir, force); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "specd: reopened %s\n", filepath.Base(dir))
-			rs, err := waitRun(cmd.Context(), g, p, dir)
-			if err != nil {
-				return err
-			}
-			return printSummary(cmd, rs)
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runRerun(cmd, g, topics, args[0]) },
 	}
 	c.Flags().IntSliceVar(&topics, "topic", nil, "run this topic (0-based index) again, even if it completed")
 	return c
+}
+
+// runRerun is specd rerun: run arg reopened (runstate.Reopen; the given
+// topics even when completed) and seen through (awaitRun).
+func runRerun(cmd *cobra.Command, g *globalOptions, topics []int, arg string) error {
+	p, err := g.resolve()
+	if err != nil {
+		return err
+	}
+	if err := p.requireTree(); err != nil {
+		return err
+	}
+	if _, err := p.config(); err != nil {
+		return err
+	}
+	dir, err := specs.FindTopicDir(p.specsDir, arg)
+	if err != nil {
+		return err
+	}
+	force := map[int]string{}
+	for _, i := range topics {
+		force[i] = ""
+	}
+	if err := runstate.Reopen(dir, force); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "specd: reopened %s\n", filepath.Base(dir))
+	return awaitRun(cmd, g, p, dir)
 }

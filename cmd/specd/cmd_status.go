@@ -1,25 +1,30 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/specd-dev/specd/await"
+	"github.com/specd-dev/specd/daemon"
 	"github.com/specd-dev/specd/progress"
 	"github.com/specd-dev/specd/specs"
 )
 
+// statusOptions are the flags of specd status.
+type statusOptions struct {
+	asJSON, wait, watch bool
+	interval            time.Duration
+}
+
 func newStatusCommand(g *globalOptions) *cobra.Command {
-	var (
-		asJSON, wait, watch bool
-		interval            time.Duration
-	)
+	var o statusOptions
 	c := &cobra.Command{
 		Use:   "status [NNN]",
 		Short: "Show runs: one line each, or the topics and summary of one run",
@@ -47,64 +52,69 @@ More: docs/operating.md#progress.` + exitHelp,
   specd status 7 --json | jq '.topics[] | select(.outcome == "running") | .pid'
   specd status --watch`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if watch && (asJSON || wait) {
-				return usageError{errors.New("--watch cannot be combined with --json or --wait")}
-			}
-			if wait && len(args) == 0 {
-				return usageError{errors.New("--wait needs a run: specd status NNN --wait")}
-			}
-			if cmd.Flags().Changed("interval") && !watch {
-				return usageError{errors.New("--interval goes with --watch")}
-			}
-			if watch {
-				return runTop(cmd, g, args, interval)
-			}
-			p, err := g.resolve()
-			if err != nil {
-				return err
-			}
-			if err := p.requireTree(); err != nil {
-				return err
-			}
-			if len(args) == 1 {
-				return statusOne(cmd, p, args[0], wait, asJSON)
-			}
-			s, err := progress.Read(p.specsDir, time.Now())
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			if asJSON {
-				all := []specs.RunState{}
-				for _, r := range s.Runs {
-					if r.State != nil {
-						all = append(all, *r.State)
-					}
-				}
-				return writeJSON(out, all)
-			}
-			fmt.Fprintln(out, s.DaemonLine())
-			return progress.WriteRuns(out, s)
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runStatus(cmd, g, o, args) },
 	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print the run state as JSON")
-	c.Flags().BoolVar(&wait, "wait", false, "with NNN: wait until the run has finished (exit 1 when no daemon runs it)")
-	c.Flags().BoolVar(&watch, "watch", false, "a live view that redraws in place, as 'specd top'")
-	c.Flags().DurationVar(&interval, "interval", 0, "with --watch: as 'specd top --interval'")
+	c.Flags().BoolVar(&o.asJSON, "json", false, "print the run state as JSON")
+	c.Flags().BoolVar(&o.wait, "wait", false, "with NNN: wait until the run has finished (exit 1 when no daemon runs it)")
+	c.Flags().BoolVar(&o.watch, "watch", false, "a live view that redraws in place, as 'specd top'")
+	c.Flags().DurationVar(&o.interval, "interval", 0, "with --watch: as 'specd top --interval'")
 	return c
 }
 
+// runStatus is specd status: every run, or run args[0], or with --watch
+// specd top.
+func runStatus(cmd *cobra.Command, g *globalOptions, o statusOptions, args []string) error {
+	if o.watch && (o.asJSON || o.wait) {
+		return usageError{errors.New("--watch cannot be combined with --json or --wait")}
+	}
+	if o.wait && len(args) == 0 {
+		return usageError{errors.New("--wait needs a run: specd status NNN --wait")}
+	}
+	if cmd.Flags().Changed("interval") && !o.watch {
+		return usageError{errors.New("--interval goes with --watch")}
+	}
+	if o.watch {
+		return runTop(cmd, g, args, o.interval)
+	}
+	p, err := g.resolve()
+	if err != nil {
+		return err
+	}
+	if err := p.requireTree(); err != nil {
+		return err
+	}
+	if len(args) == 1 {
+		return statusOne(cmd, p, args[0], o.wait, o.asJSON)
+	}
+	s, err := progress.Read(p.specsDir, time.Now())
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	if o.asJSON {
+		all := []specs.RunState{}
+		for _, r := range s.Runs {
+			if r.State != nil {
+				all = append(all, *r.State)
+			}
+		}
+		return writeJSON(out, all)
+	}
+	fmt.Fprintln(out, s.DaemonLine())
+	return progress.WriteRuns(out, s)
+}
+
 // statusOne prints run arg: its line and topics then its summary, or with
-// asJSON its run state; with wait it first waits for a daemon to finish it.
+// asJSON its run state; with wait it first waits for a daemon to finish
+// it (await.ByDaemon).
 func statusOne(cmd *cobra.Command, p project, arg string, wait, asJSON bool) error {
-	dir, err := findTopicDir(p.specsDir, arg)
+	dir, err := specs.FindTopicDir(p.specsDir, arg)
 	if err != nil {
 		return err
 	}
 	r := progress.ReadRun(dir)
-	if wait && !r.Finished() && r.Err == nil {
-		if r, err = waitForDaemon(cmd.Context(), p, dir, r); err != nil {
+	if wait {
+		if r, err = await.ByDaemon(cmd.Context(), p.specsDir, dir); err != nil {
 			return err
 		}
 	}
@@ -137,57 +147,31 @@ func statusOne(cmd *cobra.Command, p project, arg string, wait, asJSON bool) err
 	return printSummary(cmd, progress.SoFar(*r.State))
 }
 
-// waitForDaemon waits until the daemon has finished run r of dir and
-// returns it read again. It fails at once (after progress.DaemonGrace) when
-// no daemon runs the tree, when the daemon stops before the run finishes,
-// and when the plan will not run as it is.
-func waitForDaemon(ctx context.Context, p project, dir string, r progress.Run) (progress.Run, error) {
-	if r.Stuck {
-		return r, fmt.Errorf("%s will not run: %s; fix its plan, and a running daemon starts it", r.Name, r.Waiting)
-	}
-	err := progress.AwaitDaemon(ctx, p.specsDir, progress.DaemonGrace, 100*time.Millisecond)
-	if errors.Is(err, progress.ErrNoDaemon) {
-		if r = progress.ReadRun(dir); r.Finished() { // it may have finished just now
-			return r, nil
+// findTopicDir is specs.FindTopicDir, under the name cmd_top.go calls.
+func findTopicDir(specsDir, arg string) (string, error) { return specs.FindTopicDir(specsDir, arg) }
+
+// awaitRun sees the run of dir through (await.Run: in this process when
+// no daemon holds the tree, with the project's config and the log on
+// stderr) and prints its summary.
+func awaitRun(cmd *cobra.Command, g *globalOptions, p project, dir string) error {
+	rs, err := await.Run(cmd.Context(), await.RunOptions{SpecsDir: p.specsDir, Dir: dir, Daemon: func() (daemon.Options, error) {
+		cfg, err := p.config()
+		if err != nil {
+			return daemon.Options{}, err
 		}
-		return r, fmt.Errorf("%w: run %s would never finish; start one with 'specd run'", err, r.Name)
-	}
+		log, err := g.logger(os.Stderr)
+		if err != nil {
+			return daemon.Options{}, err
+		}
+		return daemon.Options{Root: p.root, SpecsDir: p.specsDir, Config: cfg, Log: log}, nil
+	}})
 	if err != nil {
-		return r, err
+		return err
 	}
-	wctx, cancel := progress.WhileDaemon(ctx, p.specsDir, progress.DaemonGrace, 500*time.Millisecond)
-	defer cancel()
-	if _, err = waitFinished(wctx, dir); err != nil {
-		if r = progress.ReadRun(dir); r.Finished() {
-			return r, nil
-		}
-		if errors.Is(context.Cause(wctx), progress.ErrNoDaemon) {
-			return r, fmt.Errorf("the daemon stopped before run %s finished; start one with 'specd run' and it resumes", r.Name)
-		}
-		return r, err
-	}
-	return progress.ReadRun(dir), nil
+	return printSummary(cmd, rs)
 }
 
-// findTopicDir finds a topic directory by number ("7", "007") or name.
-func findTopicDir(specsDir, arg string) (string, error) {
-	names, err := specs.TopicDirs(specsDir)
-	if err != nil {
-		return "", err
-	}
-	want, isNum := specs.TopicNumber(arg + "_")
-	for _, n := range names {
-		if n == arg || n == strings.TrimSuffix(filepath.Base(arg), "/") {
-			return filepath.Join(specsDir, n), nil
-		}
-		if got, _ := specs.TopicNumber(n); isNum && got == want {
-			return filepath.Join(specsDir, n), nil
-		}
-	}
-	return "", fmt.Errorf("no topic directory %q in %s", arg, specsDir)
-}
-
-func writeJSON(w interface{ Write([]byte) (int, error) }, v any) error {
+func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)

@@ -1,0 +1,56 @@
+package specs
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// FindTopicDir returns the topic directory of specsDir that arg names:
+// its number ("7" and "007" name 007_x) or its directory name, also as a
+// path ending in it (".opencode/specs/007_x/", as a shell completes it).
+// Errors: the listing's error (specs.TopicDirs), or one naming arg and
+// specsDir when no directory matches.
+func FindTopicDir(specsDir, arg string) (string, error) {
+	names, err := TopicDirs(specsDir)
+	if err != nil {
+		return "", err
+	}
+	want, isNum := TopicNumber(arg + "_")
+	for _, n := range names {
+		if n == arg || n == filepath.Base(arg) {
+			return filepath.Join(specsDir, n), nil
+		}
+		if got, _ := TopicNumber(n); isNum && got == want {
+			return filepath.Join(specsDir, n), nil
+		}
+	}
+	return "", fmt.Errorf("no topic directory %q in %s", arg, specsDir)
+}
+
+// FindTopic returns the newest topic directory of specsDir (the highest
+// number) whose run has a topic with the text topic, white space compared
+// as single spaces, and that topic's index. load reads a run's state
+// (reports/.run.json; runstate.Load); a run it cannot read, such as
+// one that has not started, is skipped. Errors: the listing's error, or
+// one naming topic when no run has it.
+func FindTopic(specsDir, topic string, load func(specDir string) (RunState, error)) (dir string, index int, err error) {
+	names, err := TopicDirs(specsDir)
+	if err != nil {
+		return "", 0, err
+	}
+	want := strings.Join(strings.Fields(topic), " ")
+	for i := len(names) - 1; i >= 0; i-- {
+		dir := filepath.Join(specsDir, names[i])
+		rs, err := load(dir)
+		if err != nil {
+			continue
+		}
+		for _, t := range rs.Topics {
+			if strings.Join(strings.Fields(t.Topic), " ") == want {
+				return dir, t.Index, nil
+			}
+		}
+	}
+	return "", 0, fmt.Errorf("no run has the topic %q", topic)
+}
