@@ -15,12 +15,15 @@ import (
 	"github.com/specd-dev/specd/jsonl"
 )
 
+// errorsOptions are the flags of specd errors.
+type errorsOptions struct {
+	asJSON bool
+	since  string
+	filter jsonl.Filter // --type, --workflow; Since from --since
+}
+
 func newErrorsCommand(g *globalOptions) *cobra.Command {
-	var (
-		asJSON bool
-		since  string
-		f      jsonl.Filter
-	)
+	var o errorsOptions
 	c := &cobra.Command{
 		Use:   "errors",
 		Short: "List entries of errors.jsonl",
@@ -33,64 +36,68 @@ The entry format: docs/contract.md#errors-jsonl.` + exitHelp,
 		Example: `  specd errors --since 24h --type timeout_error
   specd errors --workflow specd_007_434e43c7e907 --json | jq .details`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if f.Type != "" && !slices.Contains(errorTypes, f.Type) {
-				return usageError{fmt.Errorf("--type %q: want one of %s", f.Type, strings.Join(errorTypes, ", "))}
-			}
-			if since != "" {
-				t, err := parseSince(since, time.Now())
-				if err != nil {
-					return usageError{err}
-				}
-				f.Since = t
-			}
-			p, err := g.resolve()
-			if err != nil {
-				return err
-			}
-			if err := p.requireTree(); err != nil {
-				return err
-			}
-			path := daemon.ErrorsPath(p.specsDir)
-			entries, skipped, err := jsonl.Read(path)
-			if err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			matched := 0
-			for _, e := range entries {
-				if !f.Match(e) {
-					continue
-				}
-				matched++
-				if asJSON {
-					b, _ := json.Marshal(e)
-					fmt.Fprintf(out, "%s\n", b)
-					continue
-				}
-				fmt.Fprintf(out, "%s %-7s %-16s %s %s\n", e.Timestamp, e.Severity, e.ErrorType, e.WorkflowID, e.Message)
-				if e.RecoveryHint != "" {
-					fmt.Fprintf(out, "    hint: %s\n", e.RecoveryHint)
-				}
-			}
-			if skipped > 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "specd: %s: %d lines are not JSON objects and were skipped\n", path, skipped)
-			}
-			switch {
-			case matched > 0 || asJSON:
-			case len(entries) == 0:
-				fmt.Fprintln(out, "no errors recorded")
-			default:
-				fmt.Fprintln(out, "no matching errors")
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return runErrors(cmd, g, o) },
 	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print matching entries as JSON lines")
-	c.Flags().StringVar(&since, "since", "", "only entries at or after this time: a duration ago (24h, 90m) or RFC 3339")
-	c.Flags().StringVar(&f.Type, "type", "", "only this error_type ("+strings.Join(errorTypes, ", ")+")")
-	c.Flags().StringVar(&f.WorkflowID, "workflow", "", "only this workflow_id")
+	c.Flags().BoolVar(&o.asJSON, "json", false, "print matching entries as JSON lines")
+	c.Flags().StringVar(&o.since, "since", "", "only entries at or after this time: a duration ago (24h, 90m) or RFC 3339")
+	c.Flags().StringVar(&o.filter.Type, "type", "", "only this error_type ("+strings.Join(errorTypes, ", ")+")")
+	c.Flags().StringVar(&o.filter.WorkflowID, "workflow", "", "only this workflow_id")
 	return c
+}
+
+// runErrors is specd errors: errors.jsonl read (jsonl.Read), filtered
+// and printed.
+func runErrors(cmd *cobra.Command, g *globalOptions, o errorsOptions) error {
+	if o.filter.Type != "" && !slices.Contains(errorTypes, o.filter.Type) {
+		return usageError{fmt.Errorf("--type %q: want one of %s", o.filter.Type, strings.Join(errorTypes, ", "))}
+	}
+	if o.since != "" {
+		t, err := parseSince(o.since, time.Now())
+		if err != nil {
+			return usageError{err}
+		}
+		o.filter.Since = t
+	}
+	p, err := g.resolve()
+	if err != nil {
+		return err
+	}
+	if err := p.requireTree(); err != nil {
+		return err
+	}
+	path := daemon.ErrorsPath(p.specsDir)
+	entries, skipped, err := jsonl.Read(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	matched := 0
+	for _, e := range entries {
+		if !o.filter.Match(e) {
+			continue
+		}
+		matched++
+		if o.asJSON {
+			b, _ := json.Marshal(e)
+			fmt.Fprintf(out, "%s\n", b)
+			continue
+		}
+		fmt.Fprintf(out, "%s %-7s %-16s %s %s\n", e.Timestamp, e.Severity, e.ErrorType, e.WorkflowID, e.Message)
+		if e.RecoveryHint != "" {
+			fmt.Fprintf(out, "    hint: %s\n", e.RecoveryHint)
+		}
+	}
+	if skipped > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "specd: %s: %d lines are not JSON objects and were skipped\n", path, skipped)
+	}
+	switch {
+	case matched > 0 || o.asJSON:
+	case len(entries) == 0:
+		fmt.Fprintln(out, "no errors recorded")
+	default:
+		fmt.Fprintln(out, "no matching errors")
+	}
+	return nil
 }
 
 // errorTypes are the error_type values --type takes.

@@ -12,8 +12,13 @@ import (
 	"github.com/specd-dev/specd/setup"
 )
 
+// runOptions are the flags of specd run.
+type runOptions struct {
+	standby, initTree bool
+}
+
 func newRunCommand(g *globalOptions) *cobra.Command {
-	var standby, initTree bool
+	var o runOptions
 	c := &cobra.Command{
 		Use:   "run",
 		Short: "Run the daemon in the foreground",
@@ -41,58 +46,63 @@ does not leave a tree there. --init creates the tree in any case (only <specs-di
 'specd init' also writes the config and the .gitignore block).
 Operating it: docs/operating.md#daemon and docs/operating.md#shutdown.` + exitHelp,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			log, err := g.logger(os.Stderr)
-			if err != nil {
-				return err
-			}
-			p, err := g.resolve()
-			if err != nil {
-				return err
-			}
-			cfg, err := p.config()
-			if err != nil {
-				return err
-			}
-			if err := p.requireTree(); err != nil {
-				switch {
-				case initTree:
-					inbox, err := setup.MakeTree(p.specsDir)
-					if err != nil {
-						return err
-					}
-					fmt.Fprintf(cmd.ErrOrStderr(), "specd: created %s\n", p.rel(inbox))
-				case !p.isProject():
-					return fmt.Errorf("no %s here and %s holds no .git/ or .opencode/ (run specd init, or specd run --init)", p.specsFlag, p.root)
-				}
-			}
-			d, err := daemon.New(daemon.Options{Root: p.root, SpecsDir: p.specsDir, Config: cfg, Log: log, Reload: p.config, Standby: standby})
-			if err != nil {
-				return err
-			}
-			// The first SIGTERM/SIGINT ends cmd.Context() (main): a warm
-			// shutdown. The second stops the running specialists now.
-			sigs := make(chan os.Signal, 2)
-			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-			defer signal.Stop(sigs)
-			done := make(chan struct{})
-			defer close(done)
-			go func() {
-				for n := 1; ; n++ {
-					select {
-					case <-done:
-						return
-					case <-sigs:
-						if n >= 2 {
-							d.StopNow()
-						}
-					}
-				}
-			}()
-			return d.Run(cmd.Context())
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return runRun(cmd, g, o) },
 	}
-	c.Flags().BoolVar(&standby, "standby", false, "when another daemon runs this tree, wait and take over when it stops")
-	c.Flags().BoolVar(&initTree, "init", false, "create the spec tree when it does not exist, even outside a project")
+	c.Flags().BoolVar(&o.standby, "standby", false, "when another daemon runs this tree, wait and take over when it stops")
+	c.Flags().BoolVar(&o.initTree, "init", false, "create the spec tree when it does not exist, even outside a project")
 	return c
+}
+
+// runRun is specd run: the tree made when it may be, then the daemon in
+// the foreground until a signal (daemon.Daemon.Run; a second signal is
+// daemon.Daemon.StopNow).
+func runRun(cmd *cobra.Command, g *globalOptions, o runOptions) error {
+	log, err := g.logger(os.Stderr)
+	if err != nil {
+		return err
+	}
+	p, err := g.resolve()
+	if err != nil {
+		return err
+	}
+	cfg, err := p.config()
+	if err != nil {
+		return err
+	}
+	if err := p.requireTree(); err != nil {
+		switch {
+		case o.initTree:
+			inbox, err := setup.MakeTree(p.specsDir)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "specd: created %s\n", p.rel(inbox))
+		case !p.isProject():
+			return fmt.Errorf("no %s here and %s holds no .git/ or .opencode/ (run specd init, or specd run --init)", p.specsFlag, p.root)
+		}
+	}
+	d, err := daemon.New(daemon.Options{Root: p.root, SpecsDir: p.specsDir, Config: cfg, Log: log, Reload: p.config, Standby: o.standby})
+	if err != nil {
+		return err
+	}
+	// The first SIGTERM/SIGINT ends cmd.Context() (main): a warm
+	// shutdown. The second stops the running specialists now.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for n := 1; ; n++ {
+			select {
+			case <-done:
+				return
+			case <-sigs:
+				if n >= 2 {
+					d.StopNow()
+				}
+			}
+		}
+	}()
+	return d.Run(cmd.Context())
 }

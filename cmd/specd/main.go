@@ -1,8 +1,10 @@
 // Command specd is a file-based watcher daemon for research done by AI
 // agents: drop a plan under .opencode/specs/ and it runs one specialist per
 // topic, waits at a hard barrier for every report, and writes OVERVIEW.md.
-// This package only wires the cobra commands; the work lives in the
-// daemon, specs, plans, jsonl and specialist packages.
+// This package only wires the cobra commands and prints: each command is
+// an options struct and a function that calls the packages doing the work
+// (daemon, setup, systemd, demo, await, progress, specs, memory, …;
+// docs/architecture.md#packages).
 package main
 
 import (
