@@ -3,8 +3,11 @@
 //
 //	| Date | Gap Type | Topic | Trigger | Resolution | Deferred Until |
 //
-// specd owns that table and nothing else in the file. The table is the
-// first one under the "## Source Gaps" heading whose header has those six
+// specd owns that table and nothing else in the file. The file is read by
+// the report contract's rules (mdsection): the heading is the first line
+// outside fenced code that starts with "## " at column 0 and names Source
+// Gaps (case ignored), its section runs to the next "# " or "## "
+// heading, and the table is the first one in it whose header has those six
 // columns (case ignored); fenced code is never read as the heading or the
 // table. When the heading is missing, the section (heading, blank line,
 // header, separator) is added at the end of the file; when the heading has
@@ -39,11 +42,15 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/specd-dev/specd/internal/atomicfile"
+	"github.com/specd-dev/specd/mdsection"
 	"github.com/specd-dev/specd/sources"
 )
 
 // Heading is the section specd owns.
-const Heading = "## Source Gaps"
+const Heading = "## " + heading
+
+// heading is the name of the section, compared without case.
+const heading = "Source Gaps"
 
 // columns are the table's header cells.
 var columns = []string{"Date", "Gap Type", "Topic", "Trigger", "Resolution", "Deferred Until"}
@@ -90,8 +97,6 @@ type doc struct {
 
 var (
 	idRE      = regexp.MustCompile(`^\[\s*([Gg]-\d+)\s*\]\s*`)
-	h12RE     = regexp.MustCompile(`^#{1,2}(\s|$)`)
-	fenceRE   = regexp.MustCompile("^ {0,3}(```+|~~~+)")
 	sepCellRE = regexp.MustCompile(`^:?-+:?$`)
 	idArgRE   = regexp.MustCompile(`^(?:[Gg]-?)?0*(\d{1,9})$`)
 )
@@ -105,27 +110,12 @@ func parse(data []byte) *doc {
 		code bool   // inside fenced code, fences included
 	}
 	var lines []line
-	fence := ""
-	for off := 0; off < len(data); {
-		e := len(data)
-		if i := bytes.IndexByte(data[off:], '\n'); i >= 0 {
-			e = off + i + 1
+	doc := string(data)
+	for l := range mdsection.Lines(doc) {
+		if l.Off == len(doc) {
+			break // the empty line after a final "\n", or of an empty file
 		}
-		l := line{off: off, raw: string(data[off:e])}
-		l.text = strings.TrimRight(l.raw, "\r\n")
-		switch t := strings.TrimSpace(l.text); {
-		case fence != "":
-			l.code = true
-			if strings.HasPrefix(t, fence) && strings.Trim(t, fence[:1]) == "" {
-				fence = ""
-			}
-		default:
-			if m := fenceRE.FindStringSubmatch(l.text); m != nil {
-				l.code, fence = true, m[1]
-			}
-		}
-		lines = append(lines, l)
-		off = e
+		lines = append(lines, line{off: l.Off, raw: doc[l.Off:l.End], text: l.Text, code: l.Kind.Fenced()})
 	}
 	for _, l := range lines {
 		if strings.HasSuffix(l.raw, "\n") {
@@ -137,7 +127,7 @@ func parse(data []byte) *doc {
 	}
 	h := -1
 	for i, l := range lines {
-		if !l.code && strings.EqualFold(strings.TrimSpace(l.text), Heading) {
+		if level, name := mdsection.Heading(l.text); !l.code && level == 2 && strings.EqualFold(name, heading) {
 			h = i
 			break
 		}
@@ -154,7 +144,7 @@ func parse(data []byte) *doc {
 	}
 	secEnd := len(lines)
 	for i := h + 1; i < len(lines); i++ {
-		if !lines[i].code && h12RE.MatchString(lines[i].text) {
+		if level, _ := mdsection.Heading(lines[i].text); !lines[i].code && (level == 1 || level == 2) {
 			secEnd = i
 			break
 		}

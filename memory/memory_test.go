@@ -145,6 +145,7 @@ func TestRecordPreservesEveryOtherByte(t *testing.T) {
 func TestCreatesSectionOrTable(t *testing.T) {
 	const hdr = "| Date | Gap Type | Topic | Trigger | Resolution | Deferred Until |\n|------|----------|-------|---------|------------|----------------|\n"
 	const row = "| 2026-11-23 | low_reliability | T | [G-001] trigger of low_reliability | open |  |"
+	indented := "    " + strings.ReplaceAll(strings.TrimSuffix(hdr, "\n"), "\n", "\n    ") + "\n"
 	for _, tc := range []struct{ name, in, want string }{
 		{"missing file", "\x00", "## Source Gaps\n\n" + hdr + row + "\n"},
 		{"empty file", "", "## Source Gaps\n\n" + hdr + row + "\n"},
@@ -160,6 +161,13 @@ func TestCreatesSectionOrTable(t *testing.T) {
 			"## source gaps\n| date | gap type | topic | trigger | resolution | deferred until |\n|------|----------|-------|---------|------------|----------------|\n" + row + "\n\nAfter.\n"},
 		{"table at the end without newline", "## Source Gaps\n\n" + hdr[:len(hdr)-1], "## Source Gaps\n\n" + hdr + row},
 		{"heading in a code fence only", "```\n## Source Gaps\n```\n", "```\n## Source Gaps\n```\n\n## Source Gaps\n\n" + hdr + row + "\n"},
+		// Read by the contract's rules (mdsection): an indented heading is
+		// not the heading, and a fence indented in a list item is a fence.
+		// (Before, the list item's "  ## Source Gaps" and the example's
+		// table were taken as the section and its table.)
+		{"heading quoted in a list item", "- Gaps go under\n  ## Source Gaps\n", "- Gaps go under\n  ## Source Gaps\n\n## Source Gaps\n\n" + hdr + row + "\n"},
+		{"fence indented in a list item", "- Example:\n\n    ```\n    ## Source Gaps\n" + indented + "    ```\n",
+			"- Example:\n\n    ```\n    ## Source Gaps\n" + indented + "    ```\n\n## Source Gaps\n\n" + hdr + row + "\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "m", "agent-memory.md")

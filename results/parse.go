@@ -16,6 +16,7 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
+	"github.com/specd-dev/specd/mdsection"
 	"github.com/specd-dev/specd/plans"
 	"github.com/specd-dev/specd/specs"
 )
@@ -304,35 +305,86 @@ type section struct {
 
 var headingRE = regexp.MustCompile(`^(#{1,3}) +(.+?)\s*#*\s*$`)
 
-// splitSections splits an answer at headings of level 1–3 outside code
-// fences; firstLine is the file line of the answer's first line.
+// splitSections splits an answer at headings of level 1–3 outside fenced
+// code (the contract's fence rule, mdsection); firstLine is the file line
+// of the answer's first line.
 func splitSections(answer []byte, firstLine int) []section {
 	var out []section
 	cur := section{}
 	var b strings.Builder
-	inFence := ""
-	for i, line := range strings.Split(string(answer), "\n") {
-		line = strings.TrimRight(line, "\r")
-		var fenced bool
-		inFence, fenced = specs.Fence(line, inFence)
-		if m := headingRE.FindStringSubmatch(line); m != nil && !fenced {
+	for l := range mdsection.Lines(string(answer)) {
+		if m := headingRE.FindStringSubmatch(l.Text); m != nil && l.Kind == mdsection.Text {
 			cur.text = b.String()
 			out = append(out, cur)
-			cur = section{level: len(m[1]), name: m[2], line: firstLine + i}
+			cur = section{level: len(m[1]), name: m[2], line: firstLine + l.Num}
 			b.Reset()
 			continue
 		}
-		b.WriteString(line)
+		b.WriteString(l.Text)
 		b.WriteByte('\n')
 	}
 	cur.text = b.String()
 	return append(out, cur)
 }
 
+// yamlBlock returns the inside of the first closed fenced block of text
+// whose language is yaml or yml (a research envelope's source fields),
+// and text with every such block replaced by an empty line. ok is false
+// when there is none.
+func yamlBlock(text string) (inside, rest string, ok bool) {
+	var first, out, block []string // block: the raw lines of the yaml block being read
+	for l := range mdsection.Lines(text) {
+		if !l.Kind.Fenced() || !isYAML(l.Info) {
+			out = append(out, l.Text)
+			continue
+		}
+		block = append(block, l.Text)
+		if l.Kind == mdsection.Close {
+			if !ok {
+				first, ok = block[1:len(block)-1], true
+			}
+			out, block = append(out, ""), nil
+		}
+	}
+	out = append(out, block...) // an unclosed block stays
+	return strings.Join(first, "\n"), strings.Join(out, "\n"), ok
+}
+
+func isYAML(info string) bool {
+	lang := mdsection.Lang(info)
+	return lang == "yaml" || lang == "yml"
+}
+
+// excerpt returns the inside of the closed fenced block that follows an
+// "**Excerpt:**" line of a step (blank lines between allowed); ok is false
+// when there is none.
+func excerpt(step string) (string, bool) {
+	var code []string
+	state := 0 // 0: looking for the label, 1: after it, 2: in the block
+	for l := range mdsection.Lines(step) {
+		switch {
+		case state == 0 && l.Kind == mdsection.Text && excerptLabelRE.MatchString(l.Text):
+			state = 1
+		case state == 1 && l.Kind == mdsection.Text && strings.TrimSpace(l.Text) == "":
+		case state == 1 && l.Kind == mdsection.Open:
+			state = 2
+		case state == 1:
+			state = 0
+			if l.Kind == mdsection.Text && excerptLabelRE.MatchString(l.Text) {
+				state = 1
+			}
+		case state == 2 && l.Kind == mdsection.Code:
+			code = append(code, l.Text)
+		case state == 2 && l.Kind == mdsection.Close:
+			return strings.Join(code, "\n"), true
+		}
+	}
+	return "", false
+}
+
 var (
 	sourceHeadRE  = regexp.MustCompile(`^Source \d+:?\s*(.*)$`)
 	confidenceRE  = regexp.MustCompile(`^Confidence Score:\s*\**(HIGH|MEDIUM|LOW|NONE)\**\s*$`)
-	yamlBlockRE   = regexp.MustCompile("(?s)```ya?ml\\s*\n(.*?)\n\\s*```")
 	keyFindingsRE = regexp.MustCompile(`(?s)\*\*Key Findings\*\*:?\s*(.*?)(?:\n\s*\*\*[A-Z][^*\n]*\*\*:?|\z)`)
 	listItemRE    = regexp.MustCompile(`^(?:\d+[.)]|[-*+]) +(.+)$`)
 )
@@ -361,16 +413,16 @@ func (r *Result) readResearch(secs []section, sourcesFound int) (int, error) {
 		case s.name == "Quick Answer":
 			r.Summary, quickLine = strings.TrimSpace(s.text), s.line
 		case sourceHeadRE.MatchString(s.name):
-			m := yamlBlockRE.FindStringSubmatch(s.text)
-			if m == nil {
+			fields, rest, ok := yamlBlock(s.text)
+			if !ok {
 				return s.line, fmt.Errorf("## %s has no ```yaml block with url, type, date, version, authority", s.name)
 			}
 			var sm sourceMeta
-			if err := yaml.Unmarshal([]byte(m[1]), &sm); err != nil {
-				return s.line, fmt.Errorf("## %s: source YAML: %v", s.name, err)
+			if err := yaml.Unmarshal([]byte(fields), &sm); err != nil {
+				return s.line, fmt.Errorf("## %s: source YAML: %w", s.name, err)
 			}
 			claim := ""
-			if k := keyFindingsRE.FindStringSubmatch(yamlBlockRE.ReplaceAllString(s.text, "")); k != nil {
+			if k := keyFindingsRE.FindStringSubmatch(rest); k != nil {
 				claim = oneLine(k[1])
 			}
 			if claim == "" {
@@ -414,11 +466,11 @@ func (r *Result) readResearch(secs []section, sourcesFound int) (int, error) {
 }
 
 var (
-	sectionNumRE = regexp.MustCompile(`^(?:\d+\.\s*)?(.+)$`)
-	stepRE       = regexp.MustCompile(`^\*\*Step \d+\*\*:?\s*(.*?)\s*\((?:Lines?|L)\s*(\d+)(?:\s*[-–]\s*(\d+))?\)\s*\.?$`)
-	entryRE      = regexp.MustCompile("^\\*\\*Entry Point\\*\\*:?\\s*`([^`]+)`")
-	citeRE       = regexp.MustCompile("`([^`\\s]+\\.[A-Za-z0-9]+:\\d+(?:-\\d+)?)`")
-	excerptRE    = regexp.MustCompile("(?s)\\*\\*Excerpt:?\\*\\*:?\\s*\n\\s*```[^\n]*\n(.*?)\n\\s*```")
+	sectionNumRE   = regexp.MustCompile(`^(?:\d+\.\s*)?(.+)$`)
+	stepRE         = regexp.MustCompile(`^\*\*Step \d+\*\*:?\s*(.*?)\s*\((?:Lines?|L)\s*(\d+)(?:\s*[-–]\s*(\d+))?\)\s*\.?$`)
+	entryRE        = regexp.MustCompile("^\\*\\*Entry Point\\*\\*:?\\s*`([^`]+)`")
+	citeRE         = regexp.MustCompile("`([^`\\s]+\\.[A-Za-z0-9]+:\\d+(?:-\\d+)?)`")
+	excerptLabelRE = regexp.MustCompile(`\*\*Excerpt:?\*\*:?\s*$`)
 )
 
 // readAnalysis reads an analysis envelope's answer: "## Logic Analysis: X" and the
@@ -481,8 +533,8 @@ func (r *Result) readSteps(s section) {
 			cite += "-" + m[3]
 		}
 		f := Finding{Claim: oneLine(m[1]), SourceURL: cite, Section: "Execution Flow"}
-		if e := excerptRE.FindStringSubmatch(blk); e != nil {
-			f.Excerpt = dedent(e[1])
+		if e, ok := excerpt(blk); ok {
+			f.Excerpt = dedent(e)
 		}
 		r.Findings = append(r.Findings, f)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/specd-dev/specd/specs"
+	"github.com/specd-dev/specd/mdsection"
 )
 
 // ReportFrontMatter is the front matter of a rendered report: the report
@@ -116,16 +116,16 @@ func Render(c *Checked, topic, date string, complexity int) []byte {
 // block makes free text safe to place under a report heading: a line that
 // would start a heading or a top-level list item is indented, so it cannot
 // add a section or change a count, and a code fence left open is closed,
-// by the contract's own fence rule (specs.Fence).
+// by the contract's own rules (mdsection).
 func block(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
-	open := ""
+	var f mdsection.Fences
 	for i, l := range lines {
 		l = strings.TrimRight(l, " \t\r")
-		var fenced bool
-		if open, fenced = specs.Fence(l, open); !fenced {
+		if f.Next(l) == mdsection.Text {
+			_, item := mdsection.Item(l)
 			switch t := strings.TrimSpace(l); {
-			case listItemRE.MatchString(l):
+			case item:
 				l = "  " + l // a nested item, not a top-level one
 			case strings.HasPrefix(t, "#") || strings.HasPrefix(t, "---"):
 				l = "    " + l // code, not a heading or a front-matter line
@@ -133,8 +133,8 @@ func block(s string) string {
 		}
 		lines[i] = l
 	}
-	if open != "" {
-		lines = append(lines, open)
+	if m := f.Marker(); m != "" {
+		lines = append(lines, m)
 	}
 	return strings.Join(lines, "\n")
 }

@@ -262,3 +262,27 @@ func TestRenderClosesLongFence(t *testing.T) {
 	in := `{"findings":[{"claim":"a","source_url":"https://go.dev","confidence":"high"}],"sources":[],"search_queries":[],"notes":"` + "````\\n```\\nx" + `"}`
 	check(t, "x.json", []byte(in), "")
 }
+
+// An excerpt fenced with a longer run keeps the shorter fences it quotes:
+// the block closes by the contract's fence rule (mdsection), not on the
+// first line that starts with ```.
+func TestExcerptInLongerFence(t *testing.T) {
+	in := "---\nmessage_id: analysis-2026-01-18-003\ntimestamp: 2026-01-18T12:10:00Z\nmessage_type: ANALYSIS_RESPONSE\n" +
+		"analysis_depth: execution_only\ntarget_file: docs/guide.md\ntarget_component: fences\n---\n\n<answer>\n" +
+		"## Logic Analysis: fences\n\n### 1. Execution Flow\n\n**Entry Point**: `docs/guide.md:1`\n\n" +
+		"* **Step 1**: Shows a fence (Lines 3-5)\n  * **Excerpt:**\n\n    ````markdown\n    ```go\n    x := 1\n    ```\n    ````\n" +
+		"* **Step 2**: Says nothing (Line 7)\n  * **Excerpt:** not a block\n    ```\n    y\n    ```\n</answer>\n"
+	r, err := results.Parse("a.md", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Findings) != 2 {
+		t.Fatalf("findings %+v", r.Findings)
+	}
+	if got, want := r.Findings[0].Excerpt, "```go\nx := 1\n```"; got != want {
+		t.Errorf("excerpt %q, want %q", got, want)
+	}
+	if got := r.Findings[1].Excerpt; got != "" {
+		t.Errorf("excerpt after a label with text on its line: %q, want none", got)
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/specd-dev/specd/mdsection"
 )
 
 // Parse returns the sources a report cites, in order, one per distinct URL
@@ -86,7 +88,6 @@ var (
 	bareURLRE = regexp.MustCompile(`https?://[^\s<>()\[\]]+(?:\([^\s<>()]*\)[^\s<>()\[\]]*)*`)
 	headingRE = regexp.MustCompile(`^(#{1,6})[ \t]+(.*?)[ \t#]*$`)
 	sourceNRE = regexp.MustCompile(`(?i)^source\s*#?\s*\d+\b[\s:.\-–—]*(.*)$`)
-	fenceRE   = regexp.MustCompile("^ {0,3}(```+|~~~+)\\s*([A-Za-z0-9_-]*)")
 )
 
 // bodySources reads the sources of a report body (Parse, step 2).
@@ -117,26 +118,23 @@ func bodySources(body []byte) []Source {
 		}
 		blk.fromYAML, blk.firstLink = nil, nil
 	}
-	var fence, fenceLang string
-	var code []string
-	for _, line := range strings.Split(string(body), "\n") {
-		line = strings.TrimRight(line, "\r")
-		if fence != "" { // inside fenced code: never a source, except a source section's YAML block
-			if t := strings.TrimSpace(line); strings.HasPrefix(t, fence) && strings.Trim(t, fence[:1]) == "" {
-				if inBlock && blk.fromYAML == nil && (fenceLang == "yaml" || fenceLang == "yml") {
-					var s Source
-					if yaml.Unmarshal([]byte(strings.Join(code, "\n")), &s) == nil && strings.TrimSpace(s.URL) != "" {
-						blk.fromYAML = &s
-					}
-				}
-				fence, code = "", nil
-			} else {
-				code = append(code, line)
-			}
+	var code []string // the lines of the fenced block being read
+	for l := range mdsection.Lines(string(body)) {
+		line := l.Text
+		switch l.Kind { // fenced code is never a source, except a source section's YAML block
+		case mdsection.Open:
+			code = nil
 			continue
-		}
-		if m := fenceRE.FindStringSubmatch(line); m != nil {
-			fence, fenceLang = m[1], strings.ToLower(m[2])
+		case mdsection.Code:
+			code = append(code, line)
+			continue
+		case mdsection.Close:
+			if lang := mdsection.Lang(l.Info); inBlock && blk.fromYAML == nil && (lang == "yaml" || lang == "yml") {
+				var s Source
+				if yaml.Unmarshal([]byte(strings.Join(code, "\n")), &s) == nil && strings.TrimSpace(s.URL) != "" {
+					blk.fromYAML = &s
+				}
+			}
 			continue
 		}
 		if m := headingRE.FindStringSubmatch(line); m != nil {

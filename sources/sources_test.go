@@ -365,6 +365,9 @@ func TestParseBody(t *testing.T) {
 		"- [Wiki](https://en.wikipedia.org/wiki/Unix_(OS)) and the mirror https://mirror.example/a_(b) (see it)\n" +
 		"### Tools\n- glow: https://github.com/charmbracelet/glow\n" +
 		"```sh\ncurl https://in-code.example\n```\n" +
+		// A fence indented in a list item is a fence too, by the
+		// contract's rule (mdsection); before, its URL was a source.
+		"- Example:\n\n    ```sh\n    curl https://indented-code.example\n    ```\n" +
 		"## After\n- https://y.example\n"
 	got, err := Parse([]byte(body))
 	if err != nil {

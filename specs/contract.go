@@ -15,6 +15,8 @@ import (
 
 	"github.com/adrg/frontmatter"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/specd-dev/specd/mdsection"
 )
 
 // ReportMeta is a report's front matter (docs/contract.md#report-contract),
@@ -279,7 +281,13 @@ func CheckReport(name string, data []byte, wantTopic string) (ReportMeta, error)
 		}
 		return nil
 	}
-	heads := headings(body)
+	doc := string(body)
+	heads := map[string]int{} // "## " section name -> 0-based body line of its first heading
+	for _, sec := range mdsection.Sections(doc) {
+		if _, seen := heads[sec.Name]; !seen {
+			heads[sec.Name] = sec.Line
+		}
+	}
 	for _, h := range []string{"Summary", "Findings", "Sources"} {
 		if _, ok := heads[h]; !ok {
 			return fail(0, "missing ## %s section", h)
@@ -288,11 +296,11 @@ func CheckReport(name string, data []byte, wantTopic string) (ReportMeta, error)
 	if _, ok := heads["Recommendations"]; !ok && meta.RecommendationsCount > 0 {
 		return fail(rLine, "recommendations_count is %d but there is no ## Recommendations section", meta.RecommendationsCount)
 	}
-	items := sectionItems(body, "Findings")
+	items := mdsection.Items(doc, "Findings")
 	if len(items) != meta.FindingsCount {
 		return fail(fLine, "findings_count is %d but ## Findings has %s", meta.FindingsCount, pluralN(len(items), "item"))
 	}
-	if n := len(sectionItems(body, "Recommendations")); n != meta.RecommendationsCount {
+	if n := len(mdsection.Items(doc, "Recommendations")); n != meta.RecommendationsCount {
 		return fail(rLine, "recommendations_count is %d but ## Recommendations has %s", meta.RecommendationsCount, pluralN(n, "item"))
 	}
 	findingsLine := bodyLine + heads["Findings"]
@@ -393,65 +401,6 @@ func isDate(s string) bool {
 	return err == nil && t.Format("2006-01-02") == s
 }
 
-// heading returns the level (1 for "# ", 2 for "## ", 0 otherwise) and the
-// trimmed name of a line.
-func heading(line string) (int, string) {
-	if h, ok := strings.CutPrefix(line, "## "); ok {
-		return 2, strings.TrimSpace(h)
-	}
-	if h, ok := strings.CutPrefix(line, "# "); ok {
-		return 1, strings.TrimSpace(h)
-	}
-	return 0, ""
-}
-
-// headings maps the name of each "## Name" heading of body, outside fenced
-// code blocks, to its first 0-based line.
-func headings(body []byte) map[string]int {
-	out := map[string]int{}
-	inFence := ""
-	for i, line := range strings.Split(string(body), "\n") {
-		line = strings.TrimRight(line, "\r")
-		var fenced bool
-		if inFence, fenced = Fence(line, inFence); fenced {
-			continue
-		}
-		if level, name := heading(line); level == 2 {
-			if _, seen := out[name]; !seen {
-				out[name] = i
-			}
-		}
-	}
-	return out
-}
-
-// Fence tracks fenced code blocks (``` or ~~~, optionally indented, with an
-// info string): given a line and the fence open before it ("" if none), it
-// returns the fence open after the line and whether the line is a fence
-// marker or inside a block. A block closes on a line of only the same
-// character, at least as many times; an unclosed block runs to the end.
-// It is the contract's rule, so a writer that renders free text into a
-// report tracks fences with it too.
-func Fence(line, open string) (string, bool) {
-	t := strings.TrimSpace(line)
-	if open != "" {
-		if strings.HasPrefix(t, open) && strings.Trim(t, open[:1]) == "" {
-			return "", true
-		}
-		return open, true
-	}
-	for _, c := range []string{"`", "~"} {
-		if strings.HasPrefix(t, c+c+c) {
-			return strings.Repeat(c, len(t)-len(strings.TrimLeft(t, c))), true
-		}
-	}
-	return "", false
-}
-
-// itemRE is a top-level list item: at column 0, "N. ", "N) ", "- ", "* "
-// or "+ " (one space), then the item text.
-var itemRE = regexp.MustCompile(`^(?:[0-9]+[.)]|[-*+]) (.*)$`)
-
 // CountItems returns the number of top-level list items under "##
 // <section>" in body (a report without its front matter). This is the
 // counting rule findings_count and recommendations_count are held to, and
@@ -462,29 +411,9 @@ var itemRE = regexp.MustCompile(`^(?:[0-9]+[.)]|[-*+]) (.*)$`)
 // lines (continuations, nested lists, indented code) never count. Several
 // sections with the same heading add up; a missing section counts 0. The
 // section name is matched exactly, after trimming the heading's spaces.
-func CountItems(body []byte, section string) int { return len(sectionItems(body, section)) }
-
-// sectionItems returns the text of the top-level items CountItems counts.
-func sectionItems(body []byte, section string) []string {
-	var items []string
-	in, inFence := false, ""
-	for _, line := range strings.Split(string(body), "\n") {
-		line = strings.TrimRight(line, "\r")
-		var fenced bool
-		if inFence, fenced = Fence(line, inFence); fenced {
-			continue
-		}
-		if level, name := heading(line); level > 0 {
-			in = level == 2 && name == section
-			continue
-		}
-		if in {
-			if m := itemRE.FindStringSubmatch(line); m != nil {
-				items = append(items, m[1])
-			}
-		}
-	}
-	return items
+// The rule is mdsection's (mdsection.Items).
+func CountItems(body []byte, section string) int {
+	return len(mdsection.Items(string(body), section))
 }
 
 // placeholderRE is template text left in an item: "[Finding 1]" or any

@@ -656,6 +656,10 @@ const (
 // A trailing comment.
 `, "\n")}
 	mdDoc := &doc{path: "x.md", lines: strings.Split("# Title\n\n```\n# not a heading\n```\ntext\n## Next", "\n")}
+	// The contract's fence rule (mdsection): a fence line with an info
+	// string, a shorter run or the other character does not close a block.
+	// (Toggling on every fence line read "# inner" as the heading.)
+	mdNested := &doc{path: "x.md", lines: strings.Split("# Title\n````markdown\n```go\n# inner\n````\n~~~\n```\n# inner 2\n~~~\ntext", "\n")}
 	for _, tc := range []struct {
 		d        *doc
 		from, to int
@@ -670,6 +674,8 @@ const (
 		{mdDoc, 5, 5, ", under `# Title`"},
 		{mdDoc, 3, 3, ", under `# Title`"},
 		{mdDoc, 5, 6, ", under `## Next`"},
+		{mdNested, 9, 9, ", under `# Title`"},
+		{mdNested, 4, 4, ", under `# Title`"},
 		{&doc{path: "x.txt", lines: []string{"a"}}, 0, 0, ""},
 	} {
 		if got := whereIs(tc.d, tc.from, tc.to); got != tc.want {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/specd-dev/specd/mdsection"
 	"github.com/specd-dev/specd/specialist"
 )
 
@@ -156,9 +157,8 @@ func lineRange(from, to int) string {
 }
 
 var (
-	goDeclRE  = regexp.MustCompile(`^(func|type|var|const)\b`)
-	mdHeadRE  = regexp.MustCompile(`^#{1,6}\s+\S`)
-	mdFenceRE = regexp.MustCompile("^ {0,3}(```|~~~)")
+	goDeclRE = regexp.MustCompile(`^(func|type|var|const)\b`)
+	mdHeadRE = regexp.MustCompile(`^#{1,6}\s+\S`)
 )
 
 // whereIs says where an excerpt sits: the Go declaration it holds or
@@ -191,12 +191,10 @@ func whereIs(d *doc, from, to int) string {
 			return "" // a closing brace, a one-line declaration, package or import
 		}
 	case ".md", ".markdown":
-		head, inFence := "", false
+		head := ""
+		var f mdsection.Fences
 		for i := 0; i <= to; i++ {
-			l := d.lines[i]
-			if mdFenceRE.MatchString(l) {
-				inFence = !inFence
-			} else if !inFence && mdHeadRE.MatchString(l) {
+			if l := d.lines[i]; f.Next(l) == mdsection.Text && mdHeadRE.MatchString(l) {
 				head = l
 			}
 		}
