@@ -15,7 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	sd "github.com/coreos/go-systemd/v22/daemon"
 	"github.com/fsnotify/fsnotify"
 	"github.com/gofrs/flock"
 
@@ -26,6 +25,7 @@ import (
 	"github.com/specd-dev/specd/runstate"
 	"github.com/specd-dev/specd/sources"
 	"github.com/specd-dev/specd/specs"
+	"github.com/specd-dev/specd/systemd"
 )
 
 // ErrAlreadyRunning is returned by Run when another daemon holds the spec
@@ -101,7 +101,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	defer tick.Stop()
 	// The heartbeat comes from this loop, so a wedged loop stops pinging
 	// the watchdog and systemd restarts the service; STATUS= rides along.
-	beat := watchdogInterval()
+	beat := systemd.WatchdogInterval()
 	pingWatchdog := beat > 0
 	if !pingWatchdog {
 		beat = time.Second
@@ -212,7 +212,7 @@ func (l *loop) drain(up liveness.Status, heart <-chan time.Time, pingWatchdog bo
 // then READY=1; a bad config keeps the old one. Runs in progress go on;
 // max_parallel keeps its start-up value until the next start.
 func (d *Daemon) reload() {
-	d.notify.Notify("RELOADING=1\nMONOTONIC_USEC=" + sd.SdNotifyMonotonicUsec())
+	d.notify.Notify("RELOADING=1\nMONOTONIC_USEC=" + systemd.MonotonicUsec())
 	defer d.notify.Notify("READY=1")
 	cfg, err := d.opts.Reload()
 	var reg sources.Registry
