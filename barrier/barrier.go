@@ -27,10 +27,14 @@ import (
 // started because of a limit), timeout, invalid (a
 // structured result that was refused), declined (TASK_ERROR: declined - …), specialist_error (TASK_ERROR printed), crashed (could not start, died by a signal or exited
 // non-zero), invalid (a file that fails the report contract), missing.
-// It returns the outcome, a one-line reason ("" when completed) and the
+// The report is read only when res.Report does not hold the attempt's
+// check of it already. It returns the outcome, a one-line reason ("" when completed) and the
 // report's metadata when completed.
 func Classify(res Attempt, reportPath, topic string) (specs.Outcome, string, specs.ReportMeta) {
-	meta, verr := specs.ValidateReport(reportPath, topic)
+	meta, verr := res.Report.Meta, res.Report.Err
+	if !res.Report.Checked {
+		meta, verr = specs.ValidateReport(reportPath, topic)
+	}
 	if verr == nil {
 		return specs.OutcomeCompleted, "", meta
 	}
@@ -83,6 +87,14 @@ type Attempt struct {
 	NotStarted    string             // why specd did not start it (a limit)
 	Cancelled     string             // who cancelled the topic (`specd cancel`)
 	ResultInvalid string             // why its structured result was refused; "" when it gave none or it became the report
+	Report        Check              // the report as checked after the attempt, so that Classify need not read it again
+}
+
+// Check is the result of specs.ValidateReport on a topic's report.
+type Check struct {
+	Checked bool             // false: not checked yet
+	Meta    specs.ReportMeta // when Err is nil
+	Err     error            // why the report is not valid
 }
 
 // DeclinedType is the TASK_ERROR error_type of a specialist that declines

@@ -47,7 +47,12 @@ func main() {
 	idle := flag.Duration("idle", 60*time.Second, "how long to watch the idle daemon")
 	nDirs := flag.Int("dirs", 10000, "topic directories for the scan and idle case")
 	daemonRoot := flag.String("daemon", "", "internal: run a daemon on this root (the idle case)")
+	cases := flag.String("cases", "latency,throughput,sleepers,idle", "comma-separated cases to run: latency, throughput, sleepers, idle")
 	flag.Parse()
+	want := map[string]bool{}
+	for _, c := range strings.Split(*cases, ",") {
+		want[strings.TrimSpace(c)] = true
+	}
 	if *daemonRoot != "" {
 		runDaemon(*daemonRoot)
 		return
@@ -61,17 +66,25 @@ func main() {
 		}
 		fmt.Printf("%-44s %11.1f %-2s %11.1f %-2s %8s\n", name, v, unit, base, unit, ratio)
 	}
-	p50, p99, b50, b99 := latency(100)
-	row("drop-to-spawn p50", p50, b50, "ms")
-	row("drop-to-spawn p99", p99, b99, "ms")
-	caps := max(runtime.NumCPU(), 2)
-	s, x := throughput(*nPlans, caps)
-	row(fmt.Sprintf("%d plans x 4 topics, cap %d (wall)", *nPlans, caps), s, x, "s")
-	row("8 topics sleeping 1 s (wall; ideal 1 s)", sleepers(), 1, "s")
-	scan, walk, rss, cpu := idleCase(*nDirs, *idle)
-	row(fmt.Sprintf("start-up scan of %d dirs", *nDirs), scan, walk, "ms")
-	row(fmt.Sprintf("idle RSS after %s", *idle), rss, 0, "MB")
-	row(fmt.Sprintf("idle CPU over %s", *idle), cpu, 0, "%")
+	if want["latency"] {
+		p50, p99, b50, b99 := latency(100)
+		row("drop-to-spawn p50", p50, b50, "ms")
+		row("drop-to-spawn p99", p99, b99, "ms")
+	}
+	if want["throughput"] {
+		caps := max(runtime.NumCPU(), 2)
+		s, x := throughput(*nPlans, caps)
+		row(fmt.Sprintf("%d plans x 4 topics, cap %d (wall)", *nPlans, caps), s, x, "s")
+	}
+	if want["sleepers"] {
+		row("8 topics sleeping 1 s (wall; ideal 1 s)", sleepers(), 1, "s")
+	}
+	if want["idle"] {
+		scan, walk, rss, cpu := idleCase(*nDirs, *idle)
+		row(fmt.Sprintf("start-up scan of %d dirs", *nDirs), scan, walk, "ms")
+		row(fmt.Sprintf("idle RSS after %s", *idle), rss, 0, "MB")
+		row(fmt.Sprintf("idle CPU over %s", *idle), cpu, 0, "%")
+	}
 }
 
 func must(err error) {

@@ -23,6 +23,7 @@ import (
 	"github.com/specd-dev/specd/runner"
 	"github.com/specd-dev/specd/sources"
 	"github.com/specd-dev/specd/specs"
+	"github.com/specd-dev/specd/systemd"
 )
 
 // Options configures a Daemon. Root and SpecsDir must be absolute.
@@ -42,7 +43,7 @@ type Options struct {
 	// the old one kept (docs/operating.md#daemon).
 	Reload func() (config.Config, error)
 	// Notifier receives sd_notify states; nil means systemd's socket.
-	Notifier Notifier
+	Notifier systemd.Notifier
 	// Standby makes Run wait while another daemon holds the tree and take
 	// over when it stops (a hot standby), instead of failing.
 	Standby bool
@@ -57,7 +58,7 @@ type Daemon struct {
 	starts *rate.Limiter // specialist.start_rate across all runs
 
 	stats  counters
-	notify Notifier
+	notify systemd.Notifier
 	pause  chan chan struct{} // tests stall the event loop through it (export_test.go)
 	gitMu  sync.Mutex         // one git commit at a time
 
@@ -104,7 +105,7 @@ func New(opts Options) (*Daemon, error) {
 		pause:   make(chan chan struct{}),
 	}
 	if d.notify == nil {
-		d.notify = systemdNotifier{}
+		d.notify = systemd.Manager{}
 	}
 	reg, err := loadRegistry(opts.Root, opts.Config)
 	if err != nil {

@@ -3,6 +3,7 @@ package daemon
 import (
 	"fmt"
 
+	"github.com/specd-dev/specd/barrier"
 	"github.com/specd-dev/specd/delivery"
 	"github.com/specd-dev/specd/jsonl"
 	"github.com/specd-dev/specd/results"
@@ -11,7 +12,9 @@ import (
 // deliver runs delivery.Deliver for topic i (stdoutPath "" looks at result
 // files only) and reports what it did: a refusal as a warning, a rendered
 // report in the log, and what the gate removed as one errors.jsonl entry.
-func (r *run) deliver(i int, stdoutPath string) (done bool, invalid string) {
+// It returns the check of the report (valid or why not) and why a
+// structured result was refused ("" when none was).
+func (r *run) deliver(i int, stdoutPath string) (barrier.Check, string) {
 	t := r.topic(i)
 	dl := delivery.Deliver(delivery.Input{
 		Report: r.paths[i], Topic: t.Topic, Stdout: stdoutPath, LogStem: r.logStem(i), Root: r.d.opts.Root,
@@ -29,7 +32,7 @@ func (r *run) deliver(i int, stdoutPath string) (done bool, invalid string) {
 			r.gateEntry(i, rd.Name, c)
 		}
 	}
-	return dl.Done, dl.Invalid
+	return barrier.Check{Checked: true, Meta: dl.Meta, Err: dl.Err}, dl.Invalid
 }
 
 // gateEntry logs what the result gate removed from one result as one

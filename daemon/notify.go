@@ -3,20 +3,7 @@ package daemon
 import (
 	"fmt"
 	"sync/atomic"
-	"time"
-
-	sd "github.com/coreos/go-systemd/v22/daemon"
 )
-
-// Notifier sends sd_notify(3) states to the service manager. The default,
-// systemdNotifier, is a no-op outside systemd (no NOTIFY_SOCKET).
-type Notifier interface {
-	Notify(state string)
-}
-
-type systemdNotifier struct{}
-
-func (systemdNotifier) Notify(state string) { _, _ = sd.SdNotify(false, state) }
 
 // counters are the live numbers shown in the STATUS= line.
 type counters struct {
@@ -32,14 +19,4 @@ type counters struct {
 func (c *counters) status() string {
 	return fmt.Sprintf("STATUS=specialists running %d, queued %d; runs finished %d, failed %d",
 		c.running.Load(), c.queued.Load(), c.finished.Load(), c.failed.Load())
-}
-
-// watchdogInterval is how often the event loop pings the watchdog: half of
-// WATCHDOG_USEC (go-systemd's advice), or 0 when the watchdog is off.
-func watchdogInterval() time.Duration {
-	d, err := sd.SdWatchdogEnabled(false)
-	if err != nil || d <= 0 {
-		return 0
-	}
-	return d / 2
 }

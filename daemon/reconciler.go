@@ -10,12 +10,12 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	sd "github.com/coreos/go-systemd/v22/daemon"
 	"github.com/fsnotify/fsnotify"
 	"github.com/gofrs/flock"
 
@@ -26,6 +26,7 @@ import (
 	"github.com/specd-dev/specd/runstate"
 	"github.com/specd-dev/specd/sources"
 	"github.com/specd-dev/specd/specs"
+	"github.com/specd-dev/specd/systemd"
 )
 
 // ErrAlreadyRunning is returned by Run when another daemon holds the spec
@@ -86,8 +87,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	kill, killAll := context.WithCancel(context.Background())
 	defer killAll()
-	l := &loop{d: d, w: w, ctx: ctx, kill: kill, due: make(chan string, 256), timers: map[string]*time.Timer{}, done: map[string]doneMark{}}
+	l := &loop{d: d, w: w, ctx: ctx, kill: kill, due: make(chan string, 256), timers: map[string]*time.Timer{}, dirs: map[string]*dirState{}}
 	l.fullScan()
+	// Return the scan's garbage to the OS now rather than over minutes:
+	// an idle daemon over a large tree stays small.
+	debug.FreeOSMemory()
 	cfg := d.config()
 	up := liveness.Status{PID: os.Getpid(), StartedAt: time.Now().UTC(), State: liveness.StateReady, MaxParallel: cfg.MaxParallel, Preset: cfg.Specialist.Preset}
 	if err := liveness.Write(specsDir, up); err != nil {
@@ -101,7 +105,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	defer tick.Stop()
 	// The heartbeat comes from this loop, so a wedged loop stops pinging
 	// the watchdog and systemd restarts the service; STATUS= rides along.
-	beat := watchdogInterval()
+	beat := systemd.WatchdogInterval()
 	pingWatchdog := beat > 0
 	if !pingWatchdog {
 		beat = time.Second
@@ -212,7 +216,7 @@ func (l *loop) drain(up liveness.Status, heart <-chan time.Time, pingWatchdog bo
 // then READY=1; a bad config keeps the old one. Runs in progress go on;
 // max_parallel keeps its start-up value until the next start.
 func (d *Daemon) reload() {
-	d.notify.Notify("RELOADING=1\nMONOTONIC_USEC=" + sd.SdNotifyMonotonicUsec())
+	d.notify.Notify("RELOADING=1\nMONOTONIC_USEC=" + systemd.MonotonicUsec())
 	defer d.notify.Notify("READY=1")
 	cfg, err := d.opts.Reload()
 	var reg sources.Registry
@@ -237,21 +241,27 @@ type loop struct {
 	kill   context.Context        // ends at a cold shutdown: running specialists are stopped
 	due    chan string            // directories to look at again (debounce expired, run returned)
 	timers map[string]*time.Timer // pending debounce per directory
-	done   map[string]doneMark    // finished runs, as last looked at
+	dirs   map[string]*dirState   // topic directories seen, by name
 	runs   sync.WaitGroup
 }
 
-// doneMark is what a finished run's directory looked like when the loop
-// last found nothing to do there: two stats tell whether to look again.
-type doneMark struct {
-	reports, plan time.Time // mtimes of reports/ and of the plan file
-	planPath      string
+// dirState is what the loop knows of one topic directory. It is kept
+// small: a tree holds thousands of finished runs.
+type dirState struct {
+	watched bool // the directory and its reports/ are watched
+	// done: a finished run with nothing to do while .run.json and the
+	// plan keep these modification times (ns), so that looking again costs
+	// two stats and no read.
+	done            bool
+	planUp          bool // the plan is in the topic directory, not reports/
+	runJSON, planMT int64
 }
 
-// event turns an fsnotify event into a debounced look at its directory.
+// event turns an fsnotify event into a look at its directory, now or
+// once the directory is quiet (schedule).
 func (l *loop) event(ev fsnotify.Event) {
 	if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
-		l.w.forget(ev.Name)
+		l.forget(ev.Name)
 	}
 	dir := l.w.target(ev.Name)
 	if dir == "" {
@@ -270,6 +280,24 @@ func (l *loop) event(ev fsnotify.Event) {
 	l.schedule(dir)
 }
 
+// forget drops what the loop knows of a removed or renamed directory:
+// inotify has removed its watch.
+func (l *loop) forget(path string) {
+	l.w.forget(path)
+	rel, err := filepath.Rel(l.d.opts.SpecsDir, path)
+	if err != nil {
+		return
+	}
+	name, sub, _ := strings.Cut(filepath.ToSlash(rel), "/")
+	if st := l.dirs[name]; st != nil {
+		if sub == "" {
+			delete(l.dirs, name)
+		} else if sub == specs.ReportsDir {
+			st.watched, st.done = false, false
+		}
+	}
+}
+
 // schedule looks at dir once no event has arrived for it for the debounce
 // time (a plan still being written waits).
 func (l *loop) schedule(dir string) {
@@ -284,7 +312,8 @@ func (l *loop) schedule(dir string) {
 	})
 }
 
-// fullScan watches and looks at every directory of the tree.
+// fullScan watches and looks at every directory of the tree. The names
+// come from one ReadDir, which says which are directories (not symlinks).
 func (l *loop) fullScan() {
 	specsDir := l.d.opts.SpecsDir
 	if _, err := l.w.add(specsDir); err != nil {
@@ -297,7 +326,7 @@ func (l *loop) fullScan() {
 		return
 	}
 	for _, n := range names {
-		l.reconcile(filepath.Join(specsDir, n))
+		l.topicDir(filepath.Join(specsDir, n), true)
 	}
 }
 
@@ -307,65 +336,96 @@ func (l *loop) reconcile(dir string) {
 	if l.ctx.Err() != nil {
 		return
 	}
-	log := l.d.opts.Log
 	if filepath.Base(dir) == specs.InboxDir && filepath.Dir(dir) == l.d.opts.SpecsDir {
 		if _, err := l.w.add(dir); err != nil {
-			log.Error().Err(err).Str("dir", dir).Msg("cannot watch")
+			l.d.opts.Log.Error().Err(err).Str("dir", dir).Msg("cannot watch")
 		}
 		l.intake(dir)
 		return
 	}
-	fi, err := os.Lstat(dir)
-	if err != nil || !fi.IsDir() {
-		return // gone, a file, or a symlink: specd does not follow links out of its tree
-	}
-	if _, ok := specs.TopicNumber(filepath.Base(dir)); !ok {
+	l.topicDir(dir, false)
+}
+
+// topicDir is reconcile for a topic directory; isDir says the caller has
+// seen that dir is a directory (not a symlink: specd does not follow links
+// out of its tree).
+func (l *loop) topicDir(dir string, isDir bool) {
+	if l.ctx.Err() != nil {
 		return
 	}
-	for _, sub := range []string{dir, filepath.Join(dir, specs.ReportsDir)} {
-		if _, err := l.w.add(sub); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			log.Error().Err(err).Str("dir", sub).Msg("cannot watch")
+	log := l.d.opts.Log
+	name := filepath.Base(dir)
+	if _, ok := specs.TopicNumber(name); !ok {
+		return
+	}
+	st := l.dirs[name]
+	if st == nil {
+		if !isDir {
+			if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+				return // gone, a file, or a symlink
+			}
+		}
+		st = &dirState{}
+		l.dirs[name] = st
+	}
+	reports := filepath.Join(dir, specs.ReportsDir)
+	if !st.watched {
+		st.watched = true
+		for _, sub := range []string{dir, reports} {
+			if err := l.w.fs.Add(sub); err != nil {
+				st.watched = false // reports/ may come later: watch again then
+				if !errors.Is(err, fs.ErrNotExist) {
+					log.Error().Err(err).Str("dir", sub).Msg("cannot watch")
+				}
+			}
 		}
 	}
 	if l.d.isRunning(dir) {
 		l.d.takeCancel(dir) // a request whose event was lost
 		return
 	}
-	reports, _ := os.Lstat(filepath.Join(dir, specs.ReportsDir))
-	if m, ok := l.done[dir]; ok && reports != nil && m.reports == reports.ModTime() {
-		// A finished run whose reports/ and plan have not changed since (a
-		// rerun rewrites .run.json by rename, which changes reports/):
-		// two stats, no reads.
-		if pfi, err := os.Stat(m.planPath); err == nil && pfi.ModTime() == m.plan {
-			return
-		}
-	}
-	plan, ok := specs.FindPlan(dir)
-	if !ok {
+	if st.done && st.unchanged(dir) {
 		return
 	}
-	pfi, err := os.Stat(plan)
-	if err != nil {
+	st.done = false
+	plan, pfi, ok := specs.StatPlan(dir)
+	if !ok {
 		return
 	}
 	if age := time.Since(pfi.ModTime()); age < l.d.config().Debounce.Std() && !complete(plan) {
 		l.schedule(dir) // perhaps still being written: wait for quiet
 		return
 	}
-	if rfi, err := os.Stat(filepath.Join(dir, specs.ReportsDir, specs.RunStateFile)); err == nil {
-		if rs, err := runstate.Load(dir); err == nil && rs.State == specs.StateFinished &&
-			(!pfi.ModTime().After(rfi.ModTime()) || planHash(plan) == rs.PlanSHA256 || planHash(plan) == rs.PlanWarned) {
-			// Finished, and the plan is the one it ran (or was warned
-			// about): nothing to do. A changed plan goes to RunPlan, which
-			// runs added topics or warns (docs/contract.md#readiness).
-			if reports != nil {
-				l.done[dir] = doneMark{reports: reports.ModTime(), plan: pfi.ModTime(), planPath: plan}
-			}
-			return
-		}
+	if h, runJSON, err := runstate.Peek(dir); err == nil && h.State == specs.StateFinished &&
+		(pfi.ModTime().UnixNano() <= runJSON || planHash(plan) == h.PlanSHA256 || planHash(plan) == h.PlanWarned) {
+		// Finished, and the plan is the one it ran (or was warned
+		// about): nothing to do. A changed plan goes to RunPlan, which
+		// runs added topics or warns (docs/contract.md#readiness).
+		st.done, st.runJSON, st.planMT = true, runJSON, pfi.ModTime().UnixNano()
+		st.planUp = filepath.Dir(plan) == dir
+		return
 	}
-	delete(l.done, dir)
 	l.start(dir)
+}
+
+// unchanged reports whether a finished run's .run.json and plan still
+// have the modification times recorded when it was found finished (and no
+// plan has appeared in reports/ to replace one in the topic directory).
+func (st *dirState) unchanged(dir string) bool {
+	reports := filepath.Join(dir, specs.ReportsDir)
+	fi, err := os.Lstat(filepath.Join(reports, specs.RunStateFile))
+	if err != nil || fi.ModTime().UnixNano() != st.runJSON {
+		return false
+	}
+	plan := filepath.Join(reports, specs.PlanFile)
+	if st.planUp {
+		if _, err := os.Lstat(plan); err == nil {
+			return false
+		}
+		plan = filepath.Join(dir, specs.PlanFile)
+	}
+	fi, err = os.Lstat(plan)
+	return err == nil && fi.ModTime().UnixNano() == st.planMT
 }
 
 // complete reports whether the plan parses and says it is whole

@@ -266,13 +266,15 @@ func (r *run) execute(start, kill context.Context, plan *plans.Plan, prev specs.
 	r.addTopics(plan.Topics, prev)
 	r.trace(fmt.Sprintf("# Research Coordinator Invocation Trace - %s\n# Topics: %d\n\n", r.rs.StartedAt, len(r.rs.Topics)), true)
 	r.rs.Phases = append(r.rs.Phases, specs.Phase{Name: "plan", DurationMS: time.Since(t0).Milliseconds()})
-	if err := r.checkpoint(); err != nil {
-		return r.rs, err
-	}
 	r.d.setActive(r.specDir, r)
 	defer r.d.setActive(r.specDir, nil)
 	r.d.takeCancel(r.specDir) // a request that came before the run started
+	// The first checkpoint is written beside the first spawns, not before
+	// them: until it lands, a crash leaves the previous state, from which
+	// the run resumes the same way (the topic locks keep a specialist
+	// still running from being started twice).
 	flushed := r.writeChanges()
+	r.changed()
 
 	t0 = time.Now()
 	for from := 0; ; {

@@ -72,6 +72,7 @@ func (r *run) runTopic(start, kill context.Context, i int) {
 	log := r.log.With().Int("topic", t.Index).Str("report", t.Report).Logger()
 	stem := r.logStem(i)
 	var res barrier.Attempt
+	var skipped barrier.Check // the check that let the runner skip the topic
 	for try := 0; ; try++ {
 		// One config snapshot per attempt: a SIGHUP between attempts
 		// changes the next attempt as a whole, never half of it.
@@ -119,8 +120,8 @@ func (r *run) runTopic(start, kill context.Context, i int) {
 				}
 				// A valid report, or a result an earlier specialist left
 				// (specd was killed before it rendered it), finishes the topic.
-				done, _ := r.deliver(i, "")
-				return done
+				skipped, _ = r.deliver(i, "")
+				return skipped.Err == nil
 			},
 			OnStart: func() {
 				// This attempt's result is the only one that counts.
@@ -153,7 +154,7 @@ func (r *run) runTopic(start, kill context.Context, i int) {
 		}
 		if res.Skipped {
 			log.Info().Msg("an earlier specialist of this topic finished it; not started again")
-			r.finishTopic(i, barrier.Attempt{})
+			r.finishTopic(i, barrier.Attempt{Report: skipped})
 			return
 		}
 		r.used.Add(int64(res.Duration))
@@ -166,15 +167,14 @@ func (r *run) runTopic(start, kill context.Context, i int) {
 			log.Warn().Int64("ran_ms", res.Duration.Milliseconds()).Msg("specialist stopped by shutdown; the topic runs again at the next start")
 			return
 		}
-		var done bool
-		done, res.ResultInvalid = r.deliver(i, stem+".stdout")
+		res.Report, res.ResultInvalid = r.deliver(i, stem+".stdout")
 		log.Info().Int("exit_code", res.ExitCode).Str("signal", res.Signal).Bool("timed_out", res.TimedOut).
 			Int64("duration_ms", res.Duration.Milliseconds()).Msg("specialist exited")
 		kind := infraFailure(res)
 		if r.stopOnConfigError(t.Index, res) || kind == "" || try >= sp.Retries {
 			break
 		}
-		if done {
+		if res.Report.Err == nil {
 			break // the file is the truth: it finished after all
 		}
 		wait := backoff(sp.RetryBackoff.Std(), try)

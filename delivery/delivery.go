@@ -47,8 +47,10 @@ type Input struct {
 
 // Delivery is what Deliver did.
 type Delivery struct {
-	Done    bool   // a valid report is at Input.Report now
-	Invalid string // why a result was refused ("structured result NAME:LINE: invalid: …"), or ""
+	Done    bool             // a valid report is at Input.Report now
+	Meta    specs.ReportMeta // its metadata, when Done
+	Err     error            // when not Done: why the report at Input.Report is not valid (fs.ErrNotExist inside when there is none)
+	Invalid string           // why a result was refused ("structured result NAME:LINE: invalid: …"), or ""
 	// Rendered is set when Deliver wrote the report from a result: the
 	// result's name (relative to reports/), format and what the gate did.
 	Rendered *Rendered
@@ -73,8 +75,9 @@ type Rendered struct {
 // names the rule instead, since it goes into OVERVIEW.md and errors.jsonl.
 func Deliver(in Input) Delivery {
 	report, stdoutPath := in.Report, in.Stdout
-	if _, err := specs.ValidateReport(report, in.Topic); err == nil {
-		return Delivery{Done: true} // the specialist wrote its report; the file is the truth
+	meta, verr := specs.ValidateReport(report, in.Topic)
+	if verr == nil {
+		return Delivery{Done: true, Meta: meta} // the specialist wrote its report; the file is the truth
 	}
 	reports := filepath.Dir(report)
 	var name string
@@ -85,7 +88,7 @@ func Deliver(in Input) Delivery {
 		d, err := specs.ReadRegular(p, results.MaxResultBytes)
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
-				return Delivery{Invalid: "structured result " + specs.ShortReason(err)}
+				return Delivery{Err: verr, Invalid: "structured result " + specs.ShortReason(err)}
 			}
 			continue
 		}
@@ -98,7 +101,7 @@ func Deliver(in Input) Delivery {
 		break
 	}
 	if name == "" {
-		return Delivery{}
+		return Delivery{Err: verr}
 	}
 	refuse := func(err error) Delivery {
 		reason := "structured result " + err.Error()
@@ -107,7 +110,7 @@ func Deliver(in Input) Delivery {
 		if h, hit := quarantine.Scan(reason); hit {
 			reason = fmt.Sprintf("structured result %s: invalid; the reason quotes text caught by quarantine rule %s, so it is not repeated here: run `specd validate` on the result", name, h.Rule)
 		}
-		return Delivery{Invalid: reason}
+		return Delivery{Err: verr, Invalid: reason}
 	}
 	res, err := results.Parse(name, data)
 	if err != nil {
@@ -134,7 +137,9 @@ func Deliver(in Input) Delivery {
 	if err := atomicfile.WriteFile(report, results.Render(c, in.Topic, in.Date, in.Complexity), 0o644); err != nil {
 		return refuse(fmt.Errorf("%s: the report could not be written: %w", name, err))
 	}
-	return Delivery{Done: true, Rendered: &Rendered{Name: name, Format: res.Format, Checked: c}}
+	rendered := &Rendered{Name: name, Format: res.Format, Checked: c}
+	meta, err = specs.ValidateReport(report, in.Topic)
+	return Delivery{Done: err == nil, Meta: meta, Err: err, Rendered: rendered}
 }
 
 // relTo names p relative to the reports/ directory for messages.

@@ -61,6 +61,35 @@ func Load(specDir string) (specs.RunState, error) {
 	return rs, nil
 }
 
+// Head is the part of .run.json the daemon's loop needs to decide whether
+// a run has anything left to do.
+type Head struct {
+	State      specs.State `json:"state"`
+	PlanSHA256 string      `json:"plan_sha256"`
+	PlanWarned string      `json:"plan_warned"`
+	PlanError  string      `json:"plan_error"`
+}
+
+// Peek reads the Head of reports/.run.json and the file's modification
+// time (ns since the epoch), with one open; errors as Load.
+func Peek(specDir string) (Head, int64, error) {
+	var h Head
+	p := filepath.Join(specDir, specs.ReportsDir, specs.RunStateFile)
+	f, err := os.Open(p)
+	if err != nil {
+		return h, 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return h, 0, err
+	}
+	if err := json.NewDecoder(f).Decode(&h); err != nil {
+		return h, 0, fmt.Errorf("%s: %w", p, err)
+	}
+	return h, fi.ModTime().UnixNano(), nil
+}
+
 // Save replaces reports/.run.json of a topic directory with rs (temp +
 // fsync + rename).
 func Save(specDir string, rs *specs.RunState) error {

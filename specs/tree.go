@@ -242,13 +242,19 @@ func ResolveReportPath(specDir, planDir, raw string) (string, error) {
 // or the same name one level up (both occur in real trees), and false when
 // neither exists as a regular file.
 func FindPlan(specDir string) (string, bool) {
+	p, _, ok := StatPlan(specDir)
+	return p, ok
+}
+
+// StatPlan is FindPlan that also returns the plan's Lstat information.
+func StatPlan(specDir string) (string, fs.FileInfo, bool) {
 	for _, p := range []string{
 		filepath.Join(specDir, ReportsDir, PlanFile),
 		filepath.Join(specDir, PlanFile),
 	} {
 		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
-			return p, true
+			return p, fi, true
 		}
 	}
-	return "", false
+	return "", nil, false
 }
