@@ -24,12 +24,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
-	"sync"
 	"time"
 
-	"github.com/gofrs/flock"
+	"github.com/specd-dev/specd/internal/lockedappend"
 )
 
 // The error_type values (docs/contract.md#errors-jsonl).
@@ -117,8 +115,6 @@ var (
 // goroutines, and by processes that each Open the same path.
 type Log struct {
 	path string
-	mu   sync.Mutex   // a flock.Flock held by one goroutine lets every other one through
-	lock *flock.Flock // path + ".lock", never deleted
 }
 
 // Open returns the log at path. It does no I/O: the directory, the file and
@@ -126,7 +122,7 @@ type Log struct {
 // file is never deleted (deleting it would let two writers lock different
 // files).
 func Open(path string) *Log {
-	return &Log{path: path, lock: flock.New(path+".lock", flock.SetPermissions(0o644))}
+	return &Log{path: path}
 }
 
 // Path returns the path of the log file given to Open.
@@ -135,58 +131,34 @@ func (l *Log) Path() string { return l.path }
 // Append adds e to the log as one line (docs/contract.md#errors-jsonl). It
 // fills the defaults (Timestamp now in UTC, Command "specd", Severity
 // "error", SchemaVersion 1) and mirrors message/error_message and
-// details/context. Then, holding the exclusive flock on the lock file
-// (blocking until other writers release it), it rotates the file if it
-// has reached MaxBytes, opens it O_APPEND|O_CREATE|O_WRONLY with mode 0644,
-// and writes the JSON and "\n" in one write call. If the file does not end
-// in "\n" (a foreign writer crashed mid-line), the same write starts with
-// "\n", so the torn line stays on its own; a foreign writer appending
-// without the lock at that moment can rarely make this a blank line, which
-// Read ignores. A missing parent directory is created (0755).
+// details/context. Then it appends the JSON and "\n" with
+// lockedappend.Append: holding the exclusive flock on the lock file
+// errors.jsonl.lock (blocking until other writers release it), it rotates
+// the file if it has reached MaxBytes, opens it O_APPEND|O_CREATE|O_WRONLY
+// with mode 0644, and writes the line in one write call. If the file does
+// not end in "\n" (a foreign writer crashed mid-line), the same write
+// starts with "\n", so the torn line stays on its own; a foreign writer
+// appending without the lock at that moment can rarely make this a blank
+// line, which Read ignores. A missing parent directory is created (0755).
 //
 // The returned error, prefixed "errors log <path>: ", comes from encoding e
 // (nothing is written), creating the directory, locking, rotating,
 // opening, writing or closing. After a failed write the file may hold part
 // of the line; the next Append puts its own line after a "\n".
-func (l *Log) Append(e Entry) (err error) {
+func (l *Log) Append(e Entry) error {
 	e.normalize(time.Now())
 	var buf bytes.Buffer
-	buf.WriteByte('\n') // dropped below unless the file ends mid-line
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // "<", ">" and "&" as jq writes them
 	if err := enc.Encode(e); err != nil {
 		return l.wrap(err)
 	}
-	if err := os.MkdirAll(filepath.Dir(l.path), 0o755); err != nil {
-		return l.wrap(err)
-	}
-
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.lock.Lock(); err != nil {
-		return l.wrap(fmt.Errorf("lock: %w", err))
-	}
-	defer func() {
-		if uerr := l.lock.Unlock(); uerr != nil && err == nil {
-			err = l.wrap(fmt.Errorf("unlock: %w", uerr))
+	err := lockedappend.Append(l.path, buf.Bytes(), func() error {
+		if err := rotate(l.path, MaxBytes, Keep); err != nil {
+			return fmt.Errorf("rotate: %w", err)
 		}
-	}()
-
-	if err := rotate(l.path, MaxBytes, Keep); err != nil {
-		return l.wrap(fmt.Errorf("rotate: %w", err))
-	}
-	f, err := os.OpenFile(l.path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return l.wrap(err)
-	}
-	line := buf.Bytes()
-	if !endsMidLine(f, l.path) {
-		line = line[1:]
-	}
-	_, err = f.Write(line) // one write(2) for a regular file unless the kernel writes short
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+		return nil
+	})
 	if err != nil {
 		return l.wrap(err)
 	}
@@ -195,41 +167,6 @@ func (l *Log) Append(e Entry) (err error) {
 
 func (l *Log) wrap(err error) error {
 	return fmt.Errorf("errors log %s: %w", l.path, err)
-}
-
-// endsMidLine reports whether the file open as w (for writing only) at path
-// is not empty and its last byte is not "\n". A foreign writer's line can
-// be seen half copied (the size grows page by page), so a last byte other
-// than "\n" counts only if the size has not changed meanwhile; after a few
-// tries, or if the file cannot be read, it reports true: an extra "\n"
-// costs a blank line, a missing one glues two entries together.
-func endsMidLine(w *os.File, path string) bool {
-	r, err := os.Open(path)
-	if err != nil {
-		return true
-	}
-	defer r.Close()
-	b := make([]byte, 1)
-	for range 4 {
-		fi, err := w.Stat()
-		if err != nil {
-			return true
-		}
-		size := fi.Size()
-		if size == 0 {
-			return false
-		}
-		if _, err := r.ReadAt(b, size-1); err != nil {
-			return true
-		}
-		if b[0] == '\n' {
-			return false
-		}
-		if fi, err = w.Stat(); err != nil || fi.Size() == size {
-			return true
-		}
-	}
-	return true
 }
 
 // rotate renames path to path.1, path.1 to path.2 … path.(keep-1) to

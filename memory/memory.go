@@ -17,8 +17,9 @@
 // a final newline; rows specd does not change keep their bytes too.
 //
 // Every edit holds an flock on path+".lock", a permanent file that is never
-// removed, then rewrites the file atomically (temp file in the same
-// directory, fsync, rename; a symlinked file is replaced at its target).
+// removed (lockedappend.Lock, as errors.jsonl writers lock theirs), then
+// rewrites the file atomically (temp file in the same directory, fsync,
+// rename; a symlinked file is replaced at its target).
 // Readers (List) need no lock.
 //
 // Each row has a stable id, "G-001", written at the start of its Trigger
@@ -39,9 +40,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gofrs/flock"
-
 	"github.com/specd-dev/specd/internal/atomicfile"
+	"github.com/specd-dev/specd/internal/lockedappend"
 	"github.com/specd-dev/specd/mdsection"
 	"github.com/specd-dev/specd/sources"
 )
@@ -350,14 +350,11 @@ func startsBlank(b []byte) bool {
 // changed, rewrites the file atomically. Before fn runs, rows without an
 // id are numbered (a change). It blocks until the lock is free.
 func edit(path string, fn func(d *doc) error) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	unlock, err := lockedappend.Lock(path)
+	if err != nil {
 		return err
 	}
-	lk := flock.New(path + ".lock")
-	if err := lk.Lock(); err != nil {
-		return fmt.Errorf("lock %s: %w", lk.Path(), err)
-	}
-	defer lk.Unlock()
+	defer unlock()
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err

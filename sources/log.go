@@ -3,12 +3,10 @@ package sources
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/gofrs/flock"
+	"github.com/specd-dev/specd/internal/lockedappend"
 )
 
 // LogLine formats the validation log line (docs/contract.md#source-quality)
@@ -39,31 +37,17 @@ func LogLine(at time.Time, sums []Summary, elapsed time.Duration) string {
 
 // AppendLog appends line and a newline to the log at path (by default
 // .opencode/logs/web-research-validation.log) the way errors.jsonl is
-// written (docs/contract.md#errors-jsonl): under an flock on path+".lock", a
-// permanent file that is never removed, the file is opened O_APPEND and the
-// line written in one write(2), so concurrent writers never interleave.
-// Missing directories are created. It blocks until the lock is free; it
-// returns an error for a line that holds a newline (nothing is written),
-// and the error of the lock, open, write or close, naming the file.
+// written (docs/contract.md#errors-jsonl), with lockedappend.Append: under
+// an flock on path+".lock", a permanent file that is never removed, the
+// file is opened O_APPEND and the line written in one write(2), so
+// concurrent writers never interleave; a line torn by a crashed writer is
+// left on its own line. Missing directories are created. It blocks until
+// the lock is free; it returns an error for a line that holds a newline
+// (nothing is written), and the error of the lock, open, write or close,
+// naming the file.
 func AppendLog(path, line string) error {
 	if strings.ContainsAny(line, "\r\n") {
 		return errors.New("validation log line holds a newline")
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	lk := flock.New(path + ".lock")
-	if err := lk.Lock(); err != nil {
-		return fmt.Errorf("lock %s: %w", lk.Path(), err)
-	}
-	defer lk.Unlock()
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write([]byte(line + "\n"))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return lockedappend.Append(path, []byte(line+"\n"), nil)
 }

@@ -596,6 +596,19 @@ func TestAppendLog(t *testing.T) {
 	if b2, _ := os.ReadFile(p); len(b2) != len(b) {
 		t.Error("a rejected line changed the log")
 	}
+
+	// A line torn by a crashed writer stays on its own line, as in
+	// errors.jsonl (before, the next line was glued to it).
+	torn := filepath.Join(t.TempDir(), "torn.log")
+	if err := os.WriteFile(torn, []byte("[2026-11-23T10:00:00Z] WEB-RESEARCH-VALIDATION | sour"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := AppendLog(torn, "next"); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(torn); !strings.HasSuffix(string(b), "| sour\nnext\n") {
+		t.Errorf("after a torn line: %q", b)
+	}
 }
 
 func TestRegistry(t *testing.T) {
