@@ -93,7 +93,7 @@ func New(opts Options) (*Daemon, error) {
 	d := &Daemon{
 		opts:    opts,
 		runner:  opts.Runner,
-		errors:  jsonl.Open(ErrorsPath(opts.SpecsDir)),
+		errors:  jsonl.Open(jsonl.File(opts.SpecsDir)),
 		sem:     make(chan struct{}, opts.Config.MaxParallel),
 		starts:  rate.NewLimiter(rate.Limit(opts.Config.Specialist.StartRate), max(1, int(opts.Config.Specialist.StartRate))),
 		notify:  opts.Notifier,
@@ -116,12 +116,6 @@ func New(opts Options) (*Daemon, error) {
 		d.runner = runner.Process{}
 	}
 	return d, nil
-}
-
-// ErrorsPath is errors.jsonl beside the spec tree: .opencode/errors.jsonl
-// for .opencode/specs (docs/contract.md#errors-jsonl), .claude/errors.jsonl for .claude/specs.
-func ErrorsPath(specsDir string) string {
-	return filepath.Join(filepath.Dir(specsDir), "errors.jsonl")
 }
 
 // selfExe finds this program as it was invoked (not through /proc/self/exe,

@@ -95,7 +95,7 @@ func writePlan(t *testing.T, tr tree, name string, topics ...string) string {
 
 func readErrors(t *testing.T, tr tree) []jsonl.Entry {
 	t.Helper()
-	es, skipped, err := jsonl.Read(daemon.ErrorsPath(tr.specs))
+	es, skipped, err := jsonl.Read(jsonl.File(tr.specs))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		t.Fatal(err)
 	}

@@ -81,8 +81,8 @@ func (r *run) commit() {
 		filepath.Join(r.specDir, specs.RequestFile),
 		filepath.Join(reports, specs.TraceFile),
 		filepath.Join(r.d.opts.SpecsDir, specs.CounterFile),
-		ErrorsPath(r.d.opts.SpecsDir),
-		filepath.Join(filepath.Dir(r.d.opts.SpecsDir), "memory", "agent-memory.md"),
+		jsonl.File(r.d.opts.SpecsDir),
+		memory.File(r.d.opts.SpecsDir),
 	}
 	if ents, err := os.ReadDir(reports); err == nil {
 		for _, e := range ents {
@@ -115,8 +115,7 @@ func (r *run) commit() {
 func (r *run) sourceQuality() {
 	start := time.Now()
 	scorer := sources.Scorer{Registry: r.d.registry(), Now: r.d.now()}
-	base := filepath.Dir(r.d.opts.SpecsDir)
-	memPath := filepath.Join(base, "memory", "agent-memory.md")
+	memPath := memory.File(r.d.opts.SpecsDir)
 	var sums []sources.Summary
 	for i := range r.rs.Topics {
 		t := &r.rs.Topics[i]
@@ -147,7 +146,7 @@ func (r *run) sourceQuality() {
 		return
 	}
 	line := sources.LogLine(r.d.now(), sums, time.Since(start))
-	if err := sources.AppendLog(filepath.Join(base, "logs", "web-research-validation.log"), line); err != nil {
+	if err := sources.AppendLog(sources.LogFile(r.d.opts.SpecsDir), line); err != nil {
 		r.log.Error().Err(err).Msg("cannot append the validation log")
 	}
 }

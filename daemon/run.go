@@ -488,7 +488,9 @@ func (r *run) writeChanges() (stop func()) {
 	go func() {
 		defer close(done)
 		for range r.dirty {
-			r.checkpoint()
+			if err := r.checkpoint(); err != nil {
+				r.log.Error().Err(err).Msg("checkpoint failed; the next state change writes it again")
+			}
 		}
 	}()
 	return func() {
@@ -497,14 +499,11 @@ func (r *run) writeChanges() (stop func()) {
 	}
 }
 
+// checkpoint writes .run.json now; its error is the caller's to report.
 func (r *run) checkpoint() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err := runstate.Save(r.specDir, &r.rs); err != nil {
-		r.log.Error().Err(err).Msg("checkpoint failed")
-		return err
-	}
-	return nil
+	return runstate.Save(r.specDir, &r.rs)
 }
 
 // traceLine formats one trace line for topic i (docs/contract.md#outputs).

@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/specd-dev/specd/daemon"
 	"github.com/specd-dev/specd/jsonl"
 )
 
@@ -65,7 +64,7 @@ func runErrors(cmd *cobra.Command, g *globalOptions, o errorsOptions) error {
 	if err := p.requireTree(); err != nil {
 		return err
 	}
-	path := daemon.ErrorsPath(p.specsDir)
+	path := jsonl.File(p.specsDir)
 	entries, skipped, err := jsonl.Read(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
