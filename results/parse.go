@@ -80,7 +80,9 @@ const MaxResultBytes = specs.MaxReportBytes
 // result format, JSON syntax (with its line), a schema violation (with
 // the JSON pointer of the value, e.g. "/findings/1/confidence", and, for
 // envelopes, the front-matter line), a missing <answer> or a required
-// section, or counts that disagree with the body.
+// section, or counts that disagree with the body. Their Err holds the
+// cause where there is one, so errors.As finds a *json.SyntaxError, a
+// *jsonschema.ValidationError or a YAML error.
 func Parse(name string, data []byte) (*Result, error) {
 	fail := func(line int, format string, args ...any) (*Result, error) {
 		return nil, &specs.ContractError{Path: name, Line: line, Reason: fmt.Sprintf(format, args...)}
@@ -105,7 +107,7 @@ func Parse(name string, data []byte) (*Result, error) {
 		r, line, err = parseEnvelope(f, data)
 	}
 	if err != nil {
-		return fail(line, "%v", err)
+		return nil, &specs.ContractError{Path: name, Line: line, Reason: err.Error(), Err: err}
 	}
 	return r, nil
 }
@@ -133,9 +135,9 @@ func parseJSON(data []byte) (*Result, int, error) {
 	if err := dec.Decode(&inst); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
-			return nil, lineAt(se.Offset), fmt.Errorf("JSON: %v", err)
+			return nil, lineAt(se.Offset), fmt.Errorf("JSON: %w", err)
 		}
-		return nil, lineAt(dec.InputOffset()), fmt.Errorf("JSON: %v", err)
+		return nil, lineAt(dec.InputOffset()), fmt.Errorf("JSON: %w", err)
 	}
 	if dec.More() {
 		return nil, lineAt(dec.InputOffset()), errors.New("JSON: more than one value; the result must be one object")
@@ -145,7 +147,7 @@ func parseJSON(data []byte) (*Result, int, error) {
 	}
 	var w webResult
 	if err := json.Unmarshal(t, &w); err != nil {
-		return nil, 0, fmt.Errorf("JSON: %v", err) // the schema passed: cannot happen
+		return nil, 0, fmt.Errorf("JSON: %w", err) // the schema passed: cannot happen
 	}
 	r := &Result{Format: WebResearch, Findings: w.Findings, SearchQueries: w.SearchQueries, Notes: strings.TrimSpace(w.Notes)}
 	r.Sources = dedupe(w.Sources)
@@ -159,14 +161,24 @@ var english = message.NewPrinter(language.English)
 func schemaError(title string, err error) error {
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
-		return fmt.Errorf("%s: %v", title, err)
+		return fmt.Errorf("%s: %w", title, err)
 	}
 	for len(ve.Causes) > 0 {
 		ve = ve.Causes[0]
 	}
 	ptr := "/" + strings.Join(ve.InstanceLocation, "/")
-	return fmt.Errorf("%s: %s: %s", title, ptr, ve.ErrorKind.LocalizedString(english))
+	return &violation{msg: fmt.Sprintf("%s: %s: %s", title, ptr, ve.ErrorKind.LocalizedString(english)), err: err}
 }
+
+// violation is a schema validation error worded as its first leaf; it
+// wraps the whole *jsonschema.ValidationError.
+type violation struct {
+	msg string
+	err error
+}
+
+func (v *violation) Error() string { return v.msg }
+func (v *violation) Unwrap() error { return v.err }
 
 // splitEnvelope returns an envelope's front matter (between the first two
 // "---" lines), its body, and the 1-based line where the body starts.
@@ -203,21 +215,21 @@ func parseEnvelope(f Format, data []byte) (*Result, int, error) {
 	}
 	var node yaml.Node
 	if err := yaml.Unmarshal(fm, &node); err != nil {
-		return nil, 2, fmt.Errorf("envelope front matter: %v", err)
+		return nil, 2, fmt.Errorf("envelope front matter: %w", err)
 	}
 	var raw any
 	if err := node.Decode(&raw); err != nil {
-		return nil, 2, fmt.Errorf("envelope front matter: %v", err)
+		return nil, 2, fmt.Errorf("envelope front matter: %w", err)
 	}
 	// Through JSON, so that the schema sees JSON types (YAML timestamps
 	// become RFC 3339 strings).
 	js, err := json.Marshal(raw)
 	if err != nil {
-		return nil, 2, fmt.Errorf("envelope front matter: %v", err)
+		return nil, 2, fmt.Errorf("envelope front matter: %w", err)
 	}
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(js))
 	if err != nil {
-		return nil, 2, fmt.Errorf("envelope front matter: %v", err)
+		return nil, 2, fmt.Errorf("envelope front matter: %w", err)
 	}
 	schema, title := schemaResearchEnvelope, "research envelope"
 	if f == AnalysisEnvelope {
@@ -238,7 +250,7 @@ func parseEnvelope(f Format, data []byte) (*Result, int, error) {
 	}
 	var m envelopeMeta
 	if err := node.Decode(&m); err != nil {
-		return nil, 2, fmt.Errorf("envelope front matter: %v", err)
+		return nil, 2, fmt.Errorf("envelope front matter: %w", err)
 	}
 	r := &Result{Format: f, MessageID: m.MessageID, Confidence: m.Confidence, Depth: m.Depth, TargetFile: m.TargetFile, Component: m.Component}
 	if c := strings.TrimSpace(m.CorrelationID); c != "none" {

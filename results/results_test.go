@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/specd-dev/specd/internal/golden"
 	"github.com/specd-dev/specd/results"
 	"github.com/specd-dev/specd/specs"
@@ -154,6 +156,18 @@ func TestParseErrors(t *testing.T) {
 		if !errors.As(err, &ce) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: Parse = %v\nwant an error containing %q", tc.name, err, tc.want)
 		}
+	}
+
+	// The cause stays reachable (wrapped with %w, not worded with %v).
+	_, err := results.Parse("r", []byte("{\n\"findings\": [],\n,\n}"))
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		t.Errorf("JSON syntax: errors.As(*json.SyntaxError) fails on %v", err)
+	}
+	_, err = results.Parse("r", sub(web, `"notes":`, `"note":`))
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		t.Errorf("schema: errors.As(*jsonschema.ValidationError) fails on %v", err)
 	}
 }
 

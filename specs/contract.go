@@ -51,7 +51,7 @@ type ContractError struct {
 	Path   string // the path or name the caller gave
 	Line   int    // 1-based line of the front-matter field or heading concerned; 0 when the whole file is
 	Reason string // lowercase, specific, no final punctuation
-	Err    error  // a sentinel such as ErrNoFrontMatter or fs.ErrNotExist, or nil
+	Err    error  // the cause: a sentinel such as ErrNoFrontMatter or fs.ErrNotExist, the error Reason words (results.Parse), or nil
 }
 
 // Error returns "PATH:LINE: invalid: REASON", without ":LINE" when Line is 0.
@@ -62,7 +62,7 @@ func (e *ContractError) Error() string {
 	return fmt.Sprintf("%s: invalid: %s", e.Path, e.Reason)
 }
 
-// Unwrap returns the sentinel the error carries, so errors.Is(err,
+// Unwrap returns the cause the error carries, so errors.Is(err,
 // ErrNoFrontMatter) picks out reports without front matter.
 func (e *ContractError) Unwrap() error { return e.Err }
 
