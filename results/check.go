@@ -181,7 +181,8 @@ func cite(root string, f Finding) (kind, reason string) {
 // excerptAt checks that path (relative to root, inside it, not a symlink)
 // has lines start..end, and that the excerpt's first non-blank line is
 // one of them and the rest follow it (leading and trailing white space
-// ignored). An empty excerpt only needs the lines to exist.
+// ignored). An empty excerpt only needs the lines to exist. The file is
+// read no further than a match could reach.
 func excerptAt(root, path string, start, end int, excerpt string) error {
 	if root == "" || filepath.IsAbs(path) || !filepath.IsLocal(path) {
 		return errors.New("the path must be relative to the project and stay inside it")
@@ -199,20 +200,30 @@ func excerptAt(root, path string, start, end int, excerpt string) error {
 		return err
 	}
 	defer f.Close()
-	var lines []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	for sc.Scan() {
-		lines = append(lines, strings.TrimSpace(sc.Text()))
-	}
-	if end > len(lines) {
-		return fmt.Errorf("the file has %d lines", len(lines))
-	}
 	var want []string
 	for _, l := range strings.Split(excerpt, "\n") {
 		if t := strings.TrimSpace(l); t != "" {
 			want = append(want, t)
 		}
+	}
+	// Read only as far as a match starting at line end could reach: the
+	// lines up to end, then len(want) non-blank ones.
+	var lines []string
+	after := 0 // non-blank lines from line end on
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		l := strings.TrimSpace(sc.Text())
+		lines = append(lines, l)
+		if len(lines) >= end && l != "" {
+			after++
+		}
+		if len(lines) >= end && after >= len(want) {
+			break
+		}
+	}
+	if end > len(lines) {
+		return fmt.Errorf("the file has %d lines", len(lines))
 	}
 	if len(want) == 0 {
 		return nil

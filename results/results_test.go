@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -298,5 +299,32 @@ func TestExcerptInLongerFence(t *testing.T) {
 	}
 	if got := r.Findings[1].Excerpt; got != "" {
 		t.Errorf("excerpt after a label with text on its line: %q, want none", got)
+	}
+}
+
+// A code citation reads the cited file only as far as a match could
+// reach, not the whole of it.
+func TestCitationReadsOnlyWhatItNeeds(t *testing.T) {
+	root := t.TempDir()
+	big := "package big\n\n// F is cited.\n" + strings.Repeat("var _ = 0\n", 1<<20)
+	if err := os.WriteFile(filepath.Join(root, "big.go"), []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := []byte(`{"findings":[{"claim":"F is cited","source_url":"big.go:1-2","confidence":"high","excerpt":"package big\n\n// F is cited."}],"sources":[],"search_queries":[],"notes":""}`)
+	for i := range 2 { // the first Check also loads the quarantine rules
+		r, err := results.Parse("r", in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		c, err := results.Check("r", r, results.Options{Root: root})
+		runtime.ReadMemStats(&after)
+		if err != nil || len(c.Findings) != 1 {
+			t.Fatalf("Check = %+v, %v", c, err)
+		}
+		if n := after.TotalAlloc - before.TotalAlloc; i == 1 && n > 1<<20 {
+			t.Errorf("checking a citation of lines 1-2 allocated %d bytes", n)
+		}
 	}
 }

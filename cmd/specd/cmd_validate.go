@@ -98,7 +98,8 @@ func validateFile(path, topic string) (string, error) {
 		}
 		return "overview", nil
 	}
-	if data, err := os.ReadFile(path); err == nil {
+	// Refused unread when over the limit or not a regular file; ValidateReport then says why.
+	if data, err := specs.ReadRegular(path, results.MaxResultBytes); err == nil {
 		if _, ok := results.Detect(data); ok {
 			return validateResult(path, data)
 		}
