@@ -22,7 +22,6 @@ import (
 	"github.com/specd-dev/specd/intake"
 	"github.com/specd-dev/specd/jsonl"
 	"github.com/specd-dev/specd/plans"
-	"github.com/specd-dev/specd/runner"
 	"github.com/specd-dev/specd/runstate"
 	"github.com/specd-dev/specd/specs"
 )
@@ -286,7 +285,9 @@ func (r *run) execute(start, kill context.Context, plan *plans.Plan, prev specs.
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				r.runTopic(start, kill, i)
+				if res, ended := r.runTopic(start, kill, i); ended {
+					r.finishTopic(i, res)
+				}
 			}()
 		}
 		wg.Wait()
@@ -404,23 +405,20 @@ func (r *run) setOutcome(i int, o specs.Outcome) {
 }
 
 // track registers (stop != nil) or forgets topic i's kill switch for
-// cancel. It reports false, registering nothing, when the topic was
-// cancelled before it was tracked; then it records the outcome.
-func (r *run) track(i int, stop context.CancelFunc) bool {
+// cancel. When the topic was cancelled before it was tracked, it registers
+// nothing and returns who cancelled it.
+func (r *run) track(i int, stop context.CancelFunc) (cancelledBy string) {
 	r.mu.Lock()
-	by, cancelled := r.cancel[i]
-	if stop == nil || !cancelled {
-		if stop == nil {
-			delete(r.kills, i)
-		} else {
-			r.kills[i] = stop
-		}
-		r.mu.Unlock()
-		return true
+	defer r.mu.Unlock()
+	if by, ok := r.cancel[i]; ok && stop != nil {
+		return by
 	}
-	r.mu.Unlock()
-	r.finishTopic(i, barrier.Attempt{Result: runner.Result{ExitCode: -1}, Cancelled: by})
-	return false
+	if stop == nil {
+		delete(r.kills, i)
+	} else {
+		r.kills[i] = stop
+	}
+	return ""
 }
 
 // cancelledBy is who cancelled topic i, or "".

@@ -20,7 +20,8 @@ import (
 
 // runTopic runs topic i's specialist when max_parallel, the start rate
 // and the run's budget allow, retrying infrastructure failures with
-// backoff, and records its final outcome (docs/contract.md#outcomes).
+// backoff, and returns how its last attempt ended; ended is false when the
+// topic has no outcome yet (it stays queued and resumes at the next start).
 //
 // Two contexts stop it. When start ends (a warm shutdown) no further
 // attempt starts, a running one goes on, and a topic that has not started
@@ -28,11 +29,11 @@ import (
 // running attempt's process group is stopped and the topic stays queued:
 // the run resumes at the next start. A cancel request (r.cancel) stops the
 // topic and ends it cancelled.
-func (r *run) runTopic(start, kill context.Context, i int) {
+func (r *run) runTopic(start, kill context.Context, i int) (res barrier.Attempt, ended bool) {
 	tctx, stop := context.WithCancel(kill)
 	defer stop()
-	if !r.track(i, stop) {
-		return // cancelled before it was queued: cancel recorded it
+	if by := r.track(i, stop); by != "" {
+		return cancelled(by), true // cancelled before it was queued
 	}
 	defer r.track(i, nil)
 	r.d.stats.queued.Add(1)
@@ -41,13 +42,13 @@ func (r *run) runTopic(start, kill context.Context, i int) {
 		r.d.stats.queued.Add(-1)
 	case <-start.Done():
 		r.d.stats.queued.Add(-1)
-		return
+		return res, false
 	case <-tctx.Done():
 		r.d.stats.queued.Add(-1)
 		if by := r.cancelledBy(i); by != "" {
-			r.finishTopic(i, barrier.Attempt{Result: runner.Result{ExitCode: -1}, Cancelled: by})
+			return cancelled(by), true
 		}
-		return
+		return res, false
 	}
 	defer func() { <-r.d.sem }()
 	t := r.topic(i)
@@ -71,7 +72,6 @@ func (r *run) runTopic(start, kill context.Context, i int) {
 	}
 	log := r.log.With().Int("topic", t.Index).Str("report", t.Report).Logger()
 	stem := r.logStem(i)
-	var res barrier.Attempt
 	var skipped barrier.Check // the check that let the runner skip the topic
 	for try := 0; ; try++ {
 		// One config snapshot per attempt: a SIGHUP between attempts
@@ -82,7 +82,7 @@ func (r *run) runTopic(start, kill context.Context, i int) {
 			break
 		}
 		if start.Err() != nil {
-			return // draining: no new attempt; the topic resumes at the next start
+			return res, false // draining: no new attempt; the topic resumes at the next start
 		}
 		argv, err := preset.Argv(sp, r.d.opts.SpecialistExe, in)
 		if err == nil {
@@ -106,7 +106,7 @@ func (r *run) runTopic(start, kill context.Context, i int) {
 			break
 		}
 		if err := r.d.startLimit(start, r); err != nil {
-			return // shutdown while waiting: the topic stays queued
+			return res, false // shutdown while waiting: the topic stays queued
 		}
 		started := false
 		res = barrier.Attempt{Result: r.d.runner.Run(tctx, runner.Job{
@@ -154,8 +154,7 @@ func (r *run) runTopic(start, kill context.Context, i int) {
 		}
 		if res.Skipped {
 			log.Info().Msg("an earlier specialist of this topic finished it; not started again")
-			r.finishTopic(i, barrier.Attempt{Report: skipped})
-			return
+			return barrier.Attempt{Report: skipped}, true
 		}
 		r.used.Add(int64(res.Duration))
 		if by := r.cancelledBy(i); by != "" {
@@ -165,7 +164,7 @@ func (r *run) runTopic(start, kill context.Context, i int) {
 		}
 		if res.Interrupted {
 			log.Warn().Int64("ran_ms", res.Duration.Milliseconds()).Msg("specialist stopped by shutdown; the topic runs again at the next start")
-			return
+			return res, false
 		}
 		res.Report, res.ResultInvalid = r.deliver(i, stem+".stdout")
 		log.Info().Int("exit_code", res.ExitCode).Str("signal", res.Signal).Bool("timed_out", res.TimedOut).
@@ -187,14 +186,19 @@ func (r *run) runTopic(start, kill context.Context, i int) {
 		select {
 		case <-tctx.Done():
 			if r.cancelledBy(i) == "" {
-				return // cold shutdown during the backoff
+				return res, false // cold shutdown during the backoff
 			}
 		case <-start.Done():
-			return // warm shutdown during the backoff: resumes at the next start
+			return res, false // warm shutdown during the backoff: resumes at the next start
 		case <-time.After(wait):
 		}
 	}
-	r.finishTopic(i, res)
+	return res, true
+}
+
+// cancelled is the attempt of a topic cancelled before it started.
+func cancelled(by string) barrier.Attempt {
+	return barrier.Attempt{Result: runner.Result{ExitCode: -1}, Cancelled: by}
 }
 
 // maxSignalBytes bounds how much of a specialist's stdout is scanned for
