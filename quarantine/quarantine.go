@@ -114,7 +114,7 @@ func parseRules(data []byte) ([]rule, error) {
 		seen[r.ID] = true
 		re, err := regexp.Compile("(?i)" + r.Pattern)
 		if err != nil {
-			return nil, fmt.Errorf("rule %s: %v", r.ID, err)
+			return nil, fmt.Errorf("rule %s: %w", r.ID, err)
 		}
 		if re.MatchString("") {
 			return nil, fmt.Errorf("rule %s: pattern matches the empty string", r.ID)

@@ -35,7 +35,7 @@ The specialist input and signals: docs/contract.md#specialists.` + exitHelp,
 				// Fall back to the JSON object on stdin.
 				b, rerr := io.ReadAll(io.LimitReader(cmd.InOrStdin(), 1<<20))
 				if rerr != nil || json.Unmarshal(b, &in) != nil || in.ReportPath == "" {
-					return fmt.Errorf("no input: %v, and stdin holds no input JSON", err)
+					return fmt.Errorf("no input: %w, and stdin holds no input JSON", err)
 				}
 			}
 			if in.ProjectRoot == "" {
