@@ -438,7 +438,7 @@ func complete(path string) bool {
 
 // planHash is the hex SHA-256 of the plan file at path, "" when unreadable.
 func planHash(path string) string {
-	data, err := specs.ReadRegular(path, maxPlanBytes)
+	data, err := specs.ReadRegular(path, plans.MaxBytes)
 	if err != nil {
 		return ""
 	}

@@ -89,7 +89,7 @@ func (d *Daemon) runPlan(start, kill context.Context, specDir string) (specs.Run
 	}
 	defer unlock()
 
-	data, err := os.ReadFile(planPath)
+	data, err := specs.ReadRegular(planPath, plans.MaxBytes)
 	if err != nil {
 		return specs.RunState{}, err
 	}
@@ -366,7 +366,7 @@ func (r *run) addTopics(topics []plans.Topic, prev specs.RunState) {
 // finished run (RunPlan), which warns.
 func (r *run) grow() bool {
 	path := filepath.Join(r.d.opts.Root, r.rs.Plan)
-	data, err := specs.ReadRegular(path, maxPlanBytes)
+	data, err := specs.ReadRegular(path, plans.MaxBytes)
 	if err != nil {
 		return false
 	}
@@ -385,9 +385,6 @@ func (r *run) grow() bool {
 	r.changed()
 	return true
 }
-
-// maxPlanBytes bounds a plan file read during a run.
-const maxPlanBytes = 64 << 20
 
 // topic returns a copy of topic i's state.
 func (r *run) topic(i int) specs.TopicState {

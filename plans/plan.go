@@ -28,6 +28,9 @@ import (
 	"unicode/utf8"
 )
 
+// MaxBytes bounds the size of a plan file readers accept (64 MiB).
+const MaxBytes = 64 << 20
+
 // FileName is the plan's file name inside NNN_slug/reports/ (or one level
 // up; docs/contract.md#layout).
 const FileName = ".invocation-plan.txt"
@@ -58,6 +61,9 @@ type Plan struct {
 	Topics    []Topic // sorted by Index
 	Status    string  // first word of the last "Status:" line, e.g. PLAN_COMPLETE; "" if none
 	HasStatus bool    // whether the plan has any "Status:" line
+	// StatusLine is the 1-based line of the last "Status:" line (the one
+	// that counts), 0 without one.
+	StatusLine int
 	// HasExpected is whether the plan has an "Expected Invocations:" line
 	// (which Parse checks against the entries): with it, the plan says
 	// it is whole without a Status line.
@@ -315,7 +321,7 @@ func Parse(r io.Reader, name string) (*Plan, error) {
 			continue
 		}
 		if m := statusRE.FindStringSubmatch(line); m != nil {
-			p.HasStatus, p.Status = true, ""
+			p.HasStatus, p.Status, p.StatusLine = true, "", n
 			if f := strings.Fields(m[1]); len(f) > 0 {
 				if len(f[0]) > maxValue {
 					return fail(n, "status is longer than %d bytes", maxValue)

@@ -462,7 +462,7 @@ func TestAnalysisDepth(t *testing.T) {
 // noPos is p without what depends on the text's layout (line numbers,
 // HasExpected), for comparing parsed plans with literals.
 func noPos(p Plan) Plan {
-	p.HasExpected = false
+	p.HasExpected, p.StatusLine = false, 0
 	p.Topics = append([]Topic(nil), p.Topics...)
 	for i := range p.Topics {
 		p.Topics[i].Line = 0

@@ -246,7 +246,7 @@ var (
 // names an existing regular file beside it. Errors are *ContractError with
 // the line (0 for a missing section or status line), or the read error.
 func ValidateOverview(path string) error {
-	data, err := os.ReadFile(path)
+	data, err := ReadRegular(path, MaxReportBytes)
 	if err != nil {
 		return err
 	}
