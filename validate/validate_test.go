@@ -19,7 +19,7 @@ func TestFile(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name, body, want string // want: the description, or the error's suffix
-		ok                   bool
+		ok               bool
 	}{
 		{"a.invocation-plan.txt", "[0] A -> 001_a.md\n[1] B -> 002_b.md\nStatus: PLAN_COMPLETE\n", "plan, 2 topics, status PLAN_COMPLETE", true},
 		{"b.invocation-plan.txt", "[0] A -> 001_a.md\n\nStatus: PLAN_CREATED\nStatus: PLAN_COMPLET\n", ":4: invalid: Status PLAN_COMPLET is not PLAN_CREATED or PLAN_COMPLETE (did you mean PLAN_COMPLETE?): specd will not run this plan", false},
