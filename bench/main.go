@@ -54,6 +54,7 @@ func main() {
 		want[strings.TrimSpace(c)] = true
 	}
 	if *daemonRoot != "" {
+		runtime.MemProfileRate = 0 // as specd's main does
 		runDaemon(*daemonRoot)
 		return
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/gofrs/flock"
+	"golang.org/x/sys/unix"
 
 	"github.com/specd-dev/specd/intake"
 	"github.com/specd-dev/specd/jsonl"
@@ -89,9 +90,6 @@ func (d *Daemon) Run(ctx context.Context) error {
 	defer killAll()
 	l := &loop{d: d, w: w, ctx: ctx, kill: kill, due: make(chan string, 256), timers: map[string]*time.Timer{}, dirs: map[string]*dirState{}}
 	l.fullScan()
-	// Return the scan's garbage to the OS now rather than over minutes:
-	// an idle daemon over a large tree stays small.
-	debug.FreeOSMemory()
 	cfg := d.config()
 	up := liveness.Status{PID: os.Getpid(), StartedAt: time.Now().UTC(), State: liveness.StateReady, MaxParallel: cfg.MaxParallel, Preset: cfg.Specialist.Preset}
 	if err := liveness.Write(specsDir, up); err != nil {
@@ -248,7 +246,8 @@ type loop struct {
 // dirState is what the loop knows of one topic directory. It is kept
 // small: a tree holds thousands of finished runs.
 type dirState struct {
-	watched bool // the directory and its reports/ are watched
+	watched    bool // reports/ is watched (and the directory, unless a finished run does not need it)
+	dirWatched bool // the directory itself is watched
 	// done: a finished run with nothing to do while .run.json and the
 	// plan keep these modification times (ns), so that looking again costs
 	// two stats and no read.
@@ -314,7 +313,11 @@ func (l *loop) schedule(dir string) {
 
 // fullScan watches and looks at every directory of the tree. The names
 // come from one ReadDir, which says which are directories (not symlinks).
+// Afterwards the scan's garbage goes back to the OS at once (one GC of a
+// small heap) rather than over minutes, so that an idle daemon over a
+// large tree stays small between its rescans.
 func (l *loop) fullScan() {
+	defer debug.FreeOSMemory()
 	specsDir := l.d.opts.SpecsDir
 	if _, err := l.w.add(specsDir); err != nil {
 		l.d.opts.Log.Error().Err(err).Str("dir", specsDir).Msg("cannot watch")
@@ -353,7 +356,6 @@ func (l *loop) topicDir(dir string, isDir bool) {
 	if l.ctx.Err() != nil {
 		return
 	}
-	log := l.d.opts.Log
 	name := filepath.Base(dir)
 	if _, ok := specs.TopicNumber(name); !ok {
 		return
@@ -368,17 +370,8 @@ func (l *loop) topicDir(dir string, isDir bool) {
 		st = &dirState{}
 		l.dirs[name] = st
 	}
-	reports := filepath.Join(dir, specs.ReportsDir)
 	if !st.watched {
-		st.watched = true
-		for _, sub := range []string{dir, reports} {
-			if err := l.w.fs.Add(sub); err != nil {
-				st.watched = false // reports/ may come later: watch again then
-				if !errors.Is(err, fs.ErrNotExist) {
-					log.Error().Err(err).Str("dir", sub).Msg("cannot watch")
-				}
-			}
-		}
+		l.watch(st, dir, true)
 	}
 	if l.d.isRunning(dir) {
 		l.d.takeCancel(dir) // a request whose event was lost
@@ -388,6 +381,9 @@ func (l *loop) topicDir(dir string, isDir bool) {
 		return
 	}
 	st.done = false
+	if !st.dirWatched {
+		l.watch(st, dir, false)
+	}
 	plan, pfi, ok := specs.StatPlan(dir)
 	if !ok {
 		return
@@ -403,29 +399,61 @@ func (l *loop) topicDir(dir string, isDir bool) {
 		// runs added topics or warns (docs/contract.md#readiness).
 		st.done, st.runJSON, st.planMT = true, runJSON, pfi.ModTime().UnixNano()
 		st.planUp = filepath.Dir(plan) == dir
+		if !st.planUp && st.dirWatched {
+			// Only reports/ matters now (a rerun, a changed plan): one
+			// watch per finished run instead of two.
+			l.unwatch(st, dir)
+		}
 		return
 	}
 	l.start(dir)
 }
 
+// watch adds the watches of a topic directory: the directory itself, and
+// with reports/ also reports/ (which may not exist yet: then watched stays
+// false and the next look tries again).
+func (l *loop) watch(st *dirState, dir string, reports bool) {
+	add := func(p string) bool {
+		err := l.w.fs.Add(p)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			l.d.opts.Log.Error().Err(err).Str("dir", p).Msg("cannot watch")
+		}
+		return err == nil
+	}
+	if !st.dirWatched {
+		st.dirWatched = add(dir)
+	}
+	if reports {
+		st.watched = add(filepath.Join(dir, specs.ReportsDir))
+	}
+}
+
+// unwatch removes the watch of the topic directory itself.
+func (l *loop) unwatch(st *dirState, dir string) {
+	if err := l.w.fs.Remove(dir); err == nil || errors.Is(err, fsnotify.ErrNonExistentWatch) {
+		st.dirWatched = false
+	}
+}
+
 // unchanged reports whether a finished run's .run.json and plan still
 // have the modification times recorded when it was found finished (and no
 // plan has appeared in reports/ to replace one in the topic directory).
+// It runs for every finished run at every rescan, so it allocates little:
+// two paths and no FileInfo.
 func (st *dirState) unchanged(dir string) bool {
-	reports := filepath.Join(dir, specs.ReportsDir)
-	fi, err := os.Lstat(filepath.Join(reports, specs.RunStateFile))
-	if err != nil || fi.ModTime().UnixNano() != st.runJSON {
+	reports := dir + string(filepath.Separator) + specs.ReportsDir + string(filepath.Separator)
+	var fi unix.Stat_t
+	if unix.Lstat(reports+specs.RunStateFile, &fi) != nil || fi.Mtim.Nano() != st.runJSON {
 		return false
 	}
-	plan := filepath.Join(reports, specs.PlanFile)
+	plan := reports + specs.PlanFile
 	if st.planUp {
-		if _, err := os.Lstat(plan); err == nil {
+		if unix.Lstat(plan, &fi) == nil {
 			return false
 		}
-		plan = filepath.Join(dir, specs.PlanFile)
+		plan = dir + string(filepath.Separator) + specs.PlanFile
 	}
-	fi, err = os.Lstat(plan)
-	return err == nil && fi.ModTime().UnixNano() == st.planMT
+	return unix.Lstat(plan, &fi) == nil && fi.Mtim.Nano() == st.planMT
 }
 
 // complete reports whether the plan parses and says it is whole
