@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
-	"github.com/gofrs/flock"
 
 	"github.com/specd-dev/specd/daemon"
+	"github.com/specd-dev/specd/liveness"
 	"github.com/specd-dev/specd/progress"
 	"github.com/specd-dev/specd/runstate"
 	"github.com/specd-dev/specd/specs"
@@ -41,16 +41,15 @@ type RunOptions struct {
 }
 
 // Run sees the run of o.Dir through to its end and returns its final
-// state. When no daemon holds o.SpecsDir (its lock, specs.DaemonLock, is
-// free), it runs the plan in this process (daemon.RunPlan: ctx's end
+// state. When no daemon holds o.SpecsDir (liveness.Check), it runs the
+// plan in this process (daemon.RunPlan: ctx's end
 // stops the specialists, checkpoints and returns daemon.ErrInterrupted);
 // when a daemon holds the tree, or takes the run first
-// (runstate.ErrLocked), it waits for that daemon to finish it
-// (Finished). Errors: o.Daemon's, daemon.New's, RunPlan's or Finished's.
+// (runstate.ErrLocked), it waits for that daemon to finish it (ByDaemon:
+// it fails when the daemon stops before the run has finished). Errors:
+// o.Daemon's, daemon.New's, RunPlan's or ByDaemon's.
 func Run(ctx context.Context, o RunOptions) (specs.RunState, error) {
-	lk := flock.New(filepath.Join(o.SpecsDir, specs.DaemonLock))
-	if ok, err := lk.TryLock(); err == nil && ok {
-		lk.Unlock()
+	if live, err := liveness.Check(o.SpecsDir); err == nil && !live.Running {
 		opts, err := o.Daemon()
 		if err != nil {
 			return specs.RunState{}, err
@@ -65,7 +64,11 @@ func Run(ctx context.Context, o RunOptions) (specs.RunState, error) {
 		}
 		// A daemon started meanwhile and took the run: wait for it.
 	}
-	return Finished(ctx, o.Dir)
+	r, err := ByDaemon(ctx, o.SpecsDir, o.Dir)
+	if err != nil {
+		return specs.RunState{}, err
+	}
+	return *r.State, nil
 }
 
 // ByDaemon waits until a daemon has finished the run of the topic

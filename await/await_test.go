@@ -315,6 +315,24 @@ func TestRun(t *testing.T) {
 			t.Fatalf("%v, want the options' error", err)
 		}
 	})
+	t.Run("the daemon stops before the run finishes", func(t *testing.T) {
+		_, specsDir, dir := newTree(t)
+		lk := holdDaemonLock(t, specsDir)
+		writeState(t, dir, state(specs.StateRunning, specs.OutcomeRunning))
+		seen := make(chan struct{})
+		daemonSeen = func() { close(seen) }
+		t.Cleanup(func() { daemonSeen = func() {} })
+		c := started(func() (specs.RunState, error) {
+			return Run(ctx, RunOptions{SpecsDir: specsDir, Dir: dir, Daemon: func() (daemon.Options, error) {
+				return daemon.Options{}, errors.New("asked for daemon options while a daemon holds the tree")
+			}})
+		})
+		<-seen
+		lk.Unlock()
+		if r := get(t, c); r.err == nil || !strings.Contains(r.err.Error(), "the daemon stopped before run") {
+			t.Fatalf("%+v, %v; want: the daemon stopped (submit --wait must not wait for ever)", r.rs, r.err)
+		}
+	})
 	t.Run("a daemon holds the tree", func(t *testing.T) {
 		_, specsDir, dir := newTree(t)
 		holdDaemonLock(t, specsDir)

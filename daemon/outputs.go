@@ -29,10 +29,10 @@ func (r *run) barrier() (specs.RunState, error) {
 		t := &r.rs.Topics[i]
 		t.Rerun = false
 		if t.Outcome == specs.OutcomeCompleted {
-			r.trace(r.traceLine(i, "COMPLETED"), false)
+			r.trace(r.traceLine(i, "COMPLETED"))
 			continue
 		}
-		r.trace(r.traceLine(i, "FAILED"), false)
+		r.trace(r.traceLine(i, "FAILED"))
 		r.log.Warn().Int("topic", t.Index).Str("report", t.Report).Str("outcome", string(t.Outcome)).Msg(t.Reason)
 	}
 	for _, e := range barrier.Judge(&r.rs, r.results) {

@@ -42,7 +42,9 @@ type run struct {
 	depth   string   // the plan's Analysis Depth
 	paths   []string // absolute report path per topic; "" when the plan's path was refused
 
-	dirty chan struct{} // a topic's state changed: .run.json is due (writeChanges)
+	dirtyMu sync.Mutex
+	dirty   chan struct{} // a topic's state changed: .run.json is due (writeChanges); nil when no writer runs
+	traced  bool          // the trace file was created or found (trace); guarded by mu
 
 	mu      sync.Mutex // guards rs, results, metas, kills, cancelBy and the trace file
 	rs      specs.RunState
@@ -263,17 +265,19 @@ func (r *run) execute(start, kill context.Context, plan *plans.Plan, prev specs.
 	t0 := time.Now()
 	r.depth = plan.AnalysisDepth
 	r.addTopics(plan.Topics, prev)
-	r.trace(fmt.Sprintf("# Research Coordinator Invocation Trace - %s\n# Topics: %d\n\n", r.rs.StartedAt, len(r.rs.Topics)), true)
 	r.rs.Phases = append(r.rs.Phases, specs.Phase{Name: "plan", DurationMS: time.Since(t0).Milliseconds()})
 	r.d.setActive(r.specDir, r)
 	defer r.d.setActive(r.specDir, nil)
 	r.d.takeCancel(r.specDir) // a request that came before the run started
-	// The first checkpoint is written beside the first spawns, not before
-	// them: until it lands, a crash leaves the previous state, from which
-	// the run resumes the same way (the topic locks keep a specialist
-	// still running from being started twice).
+	// The first checkpoint is written after the first spawn (or 100 ms
+	// in, when no topic can start at once), not before it: its fsync holds
+	// the file system's journal while the runner creates the topic's files.
+	// Until it lands, a crash leaves the previous state, from which the run
+	// resumes the same way (the topic locks keep a specialist still running
+	// from being started twice).
 	flushed := r.writeChanges()
-	r.changed()
+	first := time.AfterFunc(100*time.Millisecond, r.changed)
+	defer first.Stop()
 
 	t0 = time.Now()
 	for from := 0; ; {
@@ -467,10 +471,13 @@ func topicNumber(specDir string) string {
 // changed records that a topic's state changed: the writer that
 // writeChanges started rewrites .run.json. Changes that come while it
 // writes are folded into its next write, so a run writes at most once per
-// change and far less when topics are quick.
+// change and far less when topics are quick. After the writer has stopped
+// it does nothing.
 func (r *run) changed() {
+	r.dirtyMu.Lock()
+	defer r.dirtyMu.Unlock()
 	select {
-	case r.dirty <- struct{}{}:
+	case r.dirty <- struct{}{}: // a nil channel (no writer) never takes it
 	default: // a write is due already; it will include this change
 	}
 }
@@ -478,18 +485,24 @@ func (r *run) changed() {
 // writeChanges starts the writer of changed; the returned func stops it
 // after a last write of pending changes.
 func (r *run) writeChanges() (stop func()) {
-	r.dirty = make(chan struct{}, 1)
+	dirty := make(chan struct{}, 1)
+	r.dirtyMu.Lock()
+	r.dirty = dirty
+	r.dirtyMu.Unlock()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for range r.dirty {
+		for range dirty {
 			if err := r.checkpoint(); err != nil {
 				r.log.Error().Err(err).Msg("checkpoint failed; the next state change writes it again")
 			}
 		}
 	}()
 	return func() {
-		close(r.dirty)
+		r.dirtyMu.Lock()
+		close(dirty)
+		r.dirty = nil
+		r.dirtyMu.Unlock()
 		<-done
 	}
 }
@@ -507,25 +520,32 @@ func (r *run) traceLine(i int, status string) string {
 	return specs.TraceLine(r.d.now(), t.Index, t.Topic, t.Report, status)
 }
 
-// trace appends to reports/.invocation-trace.log in one write; header is
-// written only when the file does not exist yet.
-func (r *run) trace(s string, header bool) {
+// trace appends one line to reports/.invocation-trace.log in one write.
+// A run's first line is written with the file's header when the file does
+// not exist yet (after the first spawn, off the drop-to-spawn path).
+func (r *run) trace(line string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	p := filepath.Join(r.specDir, specs.ReportsDir, specs.TraceFile)
-	flags := os.O_WRONLY | os.O_APPEND | os.O_CREATE
-	if header {
-		flags |= os.O_EXCL
-	}
-	f, err := os.OpenFile(p, flags, 0o644)
-	if err != nil {
-		if !header {
-			r.log.Error().Err(err).Msg("trace log")
+	if !r.traced {
+		r.traced = true
+		header := fmt.Sprintf("# Research Coordinator Invocation Trace - %s\n# Topics: %d\n\n", r.rs.StartedAt, len(r.rs.Topics))
+		if f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
+			_, err = f.WriteString(header + line)
+			f.Close()
+			if err != nil {
+				r.log.Error().Err(err).Msg("trace log")
+			}
+			return
 		}
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		r.log.Error().Err(err).Msg("trace log")
 		return
 	}
 	defer f.Close()
-	if _, err := f.WriteString(s); err != nil {
+	if _, err := f.WriteString(line); err != nil {
 		r.log.Error().Err(err).Msg("trace log")
 	}
 }

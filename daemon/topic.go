@@ -141,7 +141,7 @@ func (r *run) runTopic(start, kill context.Context, i int) (res barrier.Attempt,
 				}
 				r.mu.Unlock()
 				r.changed()
-				r.trace(r.traceLine(i, "INVOKED"), false)
+				r.trace(r.traceLine(i, "INVOKED"))
 				log.Info().Strs("argv", argv).Int("attempt", try+1).Int("pid", pid).Msg("specialist started")
 			},
 		})}
