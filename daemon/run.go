@@ -42,6 +42,9 @@ type run struct {
 	depth   string   // the plan's Analysis Depth
 	paths   []string // absolute report path per topic; "" when the plan's path was refused
 
+	mkdirs   sync.Once // reports/.logs/ and .results/ exist (dirs)
+	mkdirErr error
+
 	dirtyMu sync.Mutex
 	dirty   chan struct{} // a topic's state changed: .run.json is due (writeChanges); nil when no writer runs
 	traced  bool          // the trace file was created or found (trace); guarded by mu

@@ -2,7 +2,9 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -86,10 +88,7 @@ func (r *run) runTopic(start, kill context.Context, i int) (res barrier.Attempt,
 		}
 		argv, err := preset.Argv(sp, r.d.opts.SpecialistExe, in)
 		if err == nil {
-			err = os.MkdirAll(filepath.Dir(stem), 0o755)
-		}
-		if err == nil {
-			err = os.MkdirAll(filepath.Dir(in.ResultPath), 0o755)
+			err = r.dirs()
 		}
 		if err != nil {
 			res = barrier.Attempt{Result: runner.Result{ExitCode: -1, StartErr: err}}
@@ -199,6 +198,18 @@ func (r *run) runTopic(start, kill context.Context, i int) (res barrier.Attempt,
 // cancelled is the attempt of a topic cancelled before it started.
 func cancelled(by string) barrier.Attempt {
 	return barrier.Attempt{Result: runner.Result{ExitCode: -1}, Cancelled: by}
+}
+
+// dirs makes reports/.logs/ and reports/.results/, once per run.
+func (r *run) dirs() error {
+	r.mkdirs.Do(func() {
+		for _, d := range []string{specs.LogsDir, specs.ResultsDir} {
+			if err := os.Mkdir(filepath.Join(r.specDir, specs.ReportsDir, d), 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+				r.mkdirErr = err
+			}
+		}
+	})
+	return r.mkdirErr
 }
 
 // maxSignalBytes bounds how much of a specialist's stdout is scanned for

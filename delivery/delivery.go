@@ -84,6 +84,9 @@ func Deliver(in Input) Delivery {
 	var data []byte
 	jsonPath, mdPath := ResultPaths(report)
 	for _, p := range []string{jsonPath, mdPath, stdoutPath} {
+		if p == "" {
+			continue
+		}
 		var ok bool
 		d, err := specs.ReadRegular(p, results.MaxResultBytes)
 		if err != nil {

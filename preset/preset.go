@@ -128,6 +128,9 @@ func Argv(sp config.Specialist, local string, in specialist.Input) ([]string, er
 
 // expand executes one Go template (missing fields are errors) on in.
 func expand(tmpl string, in specialist.Input) (string, error) {
+	if !strings.Contains(tmpl, "{{") {
+		return tmpl, nil // no action: the text is the value
+	}
 	t, err := template.New("arg").Option("missingkey=error").Parse(tmpl)
 	if err != nil {
 		return "", err
