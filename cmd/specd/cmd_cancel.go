@@ -58,14 +58,7 @@ func runCancel(cmd *cobra.Command, g *globalOptions, o cancelOptions, arg string
 			return usageError{fmt.Errorf("--topic %d: topic indexes start at 0", i)}
 		}
 	}
-	p, err := g.resolve()
-	if err != nil {
-		return err
-	}
-	if err := p.requireTree(); err != nil {
-		return err
-	}
-	dir, err := specs.FindTopicDir(p.specsDir, arg)
+	p, dir, err := g.runDir(arg)
 	if err != nil {
 		return err
 	}

@@ -57,11 +57,8 @@ func runErrors(cmd *cobra.Command, g *globalOptions, o errorsOptions) error {
 		}
 		o.filter.Since = t
 	}
-	p, err := g.resolve()
+	p, err := g.tree()
 	if err != nil {
-		return err
-	}
-	if err := p.requireTree(); err != nil {
 		return err
 	}
 	path := jsonl.File(p.specsDir)

@@ -36,11 +36,8 @@ Resolve one with 'specd gaps resolve ID'.` + exitHelp,
 
 // runGaps is specd gaps: the memory's gap rows, as a table or JSON.
 func runGaps(cmd *cobra.Command, g *globalOptions, asJSON bool) error {
-	p, err := g.resolve()
+	p, err := g.tree()
 	if err != nil {
-		return err
-	}
-	if err := p.requireTree(); err != nil {
 		return err
 	}
 	rows, err := memory.List(memory.File(p.specsDir))
@@ -113,11 +110,8 @@ func runGapsResolve(cmd *cobra.Command, g *globalOptions, o resolveOptions, id s
 			return usageError{err}
 		}
 	}
-	p, err := g.resolve()
+	p, err := g.tree()
 	if err != nil {
-		return err
-	}
-	if err := p.requireTree(); err != nil {
 		return err
 	}
 	how := memory.Accepted

@@ -10,7 +10,6 @@ import (
 
 	"github.com/specd-dev/specd/await"
 	"github.com/specd-dev/specd/progress"
-	"github.com/specd-dev/specd/specs"
 )
 
 // logsOptions are the flags of specd logs.
@@ -61,14 +60,7 @@ func runLogs(cmd *cobra.Command, g *globalOptions, o logsOptions, arg string) er
 		}
 		only = o.topic
 	}
-	p, err := g.resolve()
-	if err != nil {
-		return err
-	}
-	if err := p.requireTree(); err != nil {
-		return err
-	}
-	dir, err := specs.FindTopicDir(p.specsDir, arg)
+	p, dir, err := g.runDir(arg)
 	if err != nil {
 		return err
 	}

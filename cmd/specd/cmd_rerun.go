@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/specd-dev/specd/runstate"
-	"github.com/specd-dev/specd/specs"
 )
 
 func newRerunCommand(g *globalOptions) *cobra.Command {
@@ -30,18 +29,11 @@ the daemon picks the run up; otherwise rerun runs it in this process. Prints the
 // runRerun is specd rerun: run arg reopened (runstate.Reopen; the given
 // topics even when completed) and seen through (awaitRun).
 func runRerun(cmd *cobra.Command, g *globalOptions, topics []int, arg string) error {
-	p, err := g.resolve()
+	p, dir, err := g.runDir(arg)
 	if err != nil {
-		return err
-	}
-	if err := p.requireTree(); err != nil {
 		return err
 	}
 	if _, err := p.config(); err != nil {
-		return err
-	}
-	dir, err := specs.FindTopicDir(p.specsDir, arg)
-	if err != nil {
 		return err
 	}
 	force := map[int]string{}

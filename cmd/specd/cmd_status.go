@@ -76,11 +76,8 @@ func runStatus(cmd *cobra.Command, g *globalOptions, o statusOptions, args []str
 	if o.watch {
 		return runTop(cmd, g, args, o.interval)
 	}
-	p, err := g.resolve()
+	p, err := g.tree()
 	if err != nil {
-		return err
-	}
-	if err := p.requireTree(); err != nil {
 		return err
 	}
 	if len(args) == 1 {
@@ -146,9 +143,6 @@ func statusOne(cmd *cobra.Command, p project, arg string, wait, asJSON bool) err
 	fmt.Fprintln(out)
 	return printSummary(cmd, progress.SoFar(*r.State))
 }
-
-// findTopicDir is specs.FindTopicDir, under the name cmd_top.go calls.
-func findTopicDir(specsDir, arg string) (string, error) { return specs.FindTopicDir(specsDir, arg) }
 
 // awaitRun sees the run of dir through (await.Run: in this process when
 // no daemon holds the tree, with the project's config and the log on

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/specd-dev/specd/progress"
+	"github.com/specd-dev/specd/specs"
 )
 
 func newTopCommand(g *globalOptions) *cobra.Command {
@@ -49,16 +50,13 @@ func runTop(cmd *cobra.Command, g *globalOptions, args []string, interval time.D
 	if interval < 0 {
 		return usageError{errors.New("--interval: want a positive duration such as 500ms or 5s")}
 	}
-	p, err := g.resolve()
+	p, err := g.tree()
 	if err != nil {
-		return err
-	}
-	if err := p.requireTree(); err != nil {
 		return err
 	}
 	src := progress.Source{SpecsDir: p.specsDir}
 	if len(args) == 1 {
-		dir, err := findTopicDir(p.specsDir, args[0])
+		dir, err := specs.FindTopicDir(p.specsDir, args[0])
 		if err != nil {
 			return err
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/specd-dev/specd/config"
+	"github.com/specd-dev/specd/specs"
 )
 
 // globalOptions are the flags every command takes (docs/configuration.md#flags).
@@ -106,6 +107,26 @@ func (p project) isProject() bool {
 	}
 	fi, err := os.Stat(parent)
 	return err == nil && fi.IsDir()
+}
+
+// tree resolves the project from the flags and requires its spec tree.
+func (g *globalOptions) tree() (project, error) {
+	p, err := g.resolve()
+	if err == nil {
+		err = p.requireTree()
+	}
+	return p, err
+}
+
+// runDir is tree, then the topic directory of run arg ("7", "007" or its
+// name: specs.FindTopicDir).
+func (g *globalOptions) runDir(arg string) (project, string, error) {
+	p, err := g.tree()
+	if err != nil {
+		return p, "", err
+	}
+	dir, err := specs.FindTopicDir(p.specsDir, arg)
+	return p, dir, err
 }
 
 // findRoot returns the nearest directory from dir upward that holds
