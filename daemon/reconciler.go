@@ -370,10 +370,8 @@ func (l *loop) topicDir(dir string, isDir bool) {
 		st = &dirState{}
 		l.dirs[name] = st
 	}
-	if !st.watched {
-		l.watch(st, dir, true)
-	}
 	if l.d.isRunning(dir) {
+		l.watch(st, dir, true)
 		l.d.takeCancel(dir) // a request whose event was lost
 		return
 	}
@@ -381,14 +379,18 @@ func (l *loop) topicDir(dir string, isDir bool) {
 		return
 	}
 	st.done = false
-	if !st.dirWatched {
-		l.watch(st, dir, false)
-	}
 	plan, pfi, ok := specs.StatPlan(dir)
 	if !ok {
+		if l.watch(st, dir, true) {
+			// New watches: a plan that came before them sent no event.
+			if _, _, ok := specs.StatPlan(dir); ok {
+				l.topicDir(dir, true)
+			}
+		}
 		return
 	}
 	if age := time.Since(pfi.ModTime()); age < l.d.config().Debounce.Std() && !complete(plan) {
+		l.watch(st, dir, true)
 		l.schedule(dir) // perhaps still being written: wait for quiet
 		return
 	}
@@ -396,23 +398,29 @@ func (l *loop) topicDir(dir string, isDir bool) {
 		(pfi.ModTime().UnixNano() <= runJSON || planHash(plan) == h.PlanSHA256 || planHash(plan) == h.PlanWarned) {
 		// Finished, and the plan is the one it ran (or was warned
 		// about): nothing to do. A changed plan goes to RunPlan, which
-		// runs added topics or warns (docs/contract.md#readiness).
+		// runs added topics or warns (docs/contract.md#readiness). Only
+		// reports/ is watched then (a rerun, a changed plan), and the
+		// directory too when the plan is there.
 		st.done, st.runJSON, st.planMT = true, runJSON, pfi.ModTime().UnixNano()
 		st.planUp = filepath.Dir(plan) == dir
-		if !st.planUp && st.dirWatched {
-			// Only reports/ matters now (a rerun, a changed plan): one
-			// watch per finished run instead of two.
-			l.unwatch(st, dir)
+		if l.watch(st, dir, st.planUp) && !st.unchanged(dir) {
+			l.topicDir(dir, true) // changed before the new watches could tell
 		}
 		return
 	}
+	l.watch(st, dir, true)
 	l.start(dir)
 }
 
-// watch adds the watches of a topic directory: the directory itself, and
-// with reports/ also reports/ (which may not exist yet: then watched stays
-// false and the next look tries again).
-func (l *loop) watch(st *dirState, dir string, reports bool) {
+// watch makes the watches of a topic directory what it needs: reports/
+// always (it may not exist yet: then watched stays false and the next
+// look tries again), and the directory itself when withDir, which a
+// finished run whose plan is in reports/ does not need (one watch instead
+// of two for each of thousands of finished runs). A look happens after
+// the watches are added for an active directory, so no event is missed
+// there; for a finished one, the rescan covers the moment between.
+// It reports whether it added a watch.
+func (l *loop) watch(st *dirState, dir string, withDir bool) (added bool) {
 	add := func(p string) bool {
 		err := l.w.fs.Add(p)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -420,19 +428,20 @@ func (l *loop) watch(st *dirState, dir string, reports bool) {
 		}
 		return err == nil
 	}
-	if !st.dirWatched {
+	switch {
+	case withDir && !st.dirWatched:
 		st.dirWatched = add(dir)
+		added = st.dirWatched
+	case !withDir && st.dirWatched:
+		if err := l.w.fs.Remove(dir); err == nil || errors.Is(err, fsnotify.ErrNonExistentWatch) {
+			st.dirWatched = false
+		}
 	}
-	if reports {
+	if !st.watched {
 		st.watched = add(filepath.Join(dir, specs.ReportsDir))
+		added = added || st.watched
 	}
-}
-
-// unwatch removes the watch of the topic directory itself.
-func (l *loop) unwatch(st *dirState, dir string) {
-	if err := l.w.fs.Remove(dir); err == nil || errors.Is(err, fsnotify.ErrNonExistentWatch) {
-		st.dirWatched = false
-	}
+	return added
 }
 
 // unchanged reports whether a finished run's .run.json and plan still
