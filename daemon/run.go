@@ -485,10 +485,17 @@ func (r *run) changed() {
 	}
 }
 
+// coalesce is how long the state writer waits after a change before it
+// writes, folding in the changes that come meanwhile: nothing next to
+// topics that take minutes, and far fewer fsyncs when they take
+// milliseconds.
+const coalesce = 50 * time.Millisecond
+
 // writeChanges starts the writer of changed; the returned func stops it
 // after a last write of pending changes.
 func (r *run) writeChanges() (stop func()) {
 	dirty := make(chan struct{}, 1)
+	quit := make(chan struct{})
 	r.dirtyMu.Lock()
 	r.dirty = dirty
 	r.dirtyMu.Unlock()
@@ -496,12 +503,21 @@ func (r *run) writeChanges() (stop func()) {
 	go func() {
 		defer close(done)
 		for range dirty {
+			select {
+			case <-time.After(coalesce):
+			case <-quit:
+			}
+			select {
+			case <-dirty: // folded into this write
+			default:
+			}
 			if err := r.checkpoint(); err != nil {
 				r.log.Error().Err(err).Msg("checkpoint failed; the next state change writes it again")
 			}
 		}
 	}()
 	return func() {
+		close(quit)
 		r.dirtyMu.Lock()
 		close(dirty)
 		r.dirty = nil
