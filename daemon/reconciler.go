@@ -2,8 +2,6 @@ package daemon
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -395,7 +394,7 @@ func (l *loop) topicDir(dir string, isDir bool) {
 		return
 	}
 	if h, runJSON, err := runstate.Peek(dir); err == nil && h.State == specs.StateFinished &&
-		(pfi.ModTime().UnixNano() <= runJSON || planHash(plan) == h.PlanSHA256 || planHash(plan) == h.PlanWarned) {
+		(pfi.ModTime().UnixNano() <= runJSON || slices.Contains([]string{h.PlanSHA256, h.PlanWarned}, planHash(plan))) {
 		// Finished, and the plan is the one it ran (or was warned
 		// about): nothing to do. A changed plan goes to RunPlan, which
 		// runs added topics or warns (docs/contract.md#readiness). Only
@@ -479,8 +478,7 @@ func planHash(path string) string {
 	if err != nil {
 		return ""
 	}
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:])
+	return planSum(data)
 }
 
 // start runs the plan of dir in its own goroutine.

@@ -74,7 +74,7 @@ type run struct {
 // unfinished one resumes, keeping every topic that already has its
 // outcome. It blocks until the run ends or ctx ends (then every specialist
 // group is stopped, the state is checkpointed and ErrInterrupted
-// returned). Other errors: ErrNoPlan, ErrNotReady, ErrRunLocked, and I/O
+// returned). Other errors: ErrNoPlan, ErrNotReady, and I/O
 // errors naming the file. A malformed plan is not an error of RunPlan: it
 // ends the run FAILED with PlanError set.
 func (d *Daemon) RunPlan(ctx context.Context, specDir string) (specs.RunState, error) {
@@ -98,8 +98,7 @@ func (d *Daemon) runPlan(start, kill context.Context, specDir string) (specs.Run
 	if err != nil {
 		return specs.RunState{}, err
 	}
-	sum := sha256.Sum256(data)
-	hash := hex.EncodeToString(sum[:])
+	hash := planSum(data)
 	rel, _ := filepath.Rel(d.opts.Root, specDir)
 	planRel, _ := filepath.Rel(d.opts.Root, planPath)
 	r := &run{d: d, specDir: specDir, rel: filepath.ToSlash(rel),
@@ -377,8 +376,7 @@ func (r *run) grow() bool {
 	if err != nil {
 		return false
 	}
-	sum := sha256.Sum256(data)
-	hash := hex.EncodeToString(sum[:])
+	hash := planSum(data)
 	if hash == r.rs.PlanSHA256 {
 		return false
 	}
@@ -391,6 +389,13 @@ func (r *run) grow() bool {
 	r.addTopics(plan.Topics, specs.RunState{})
 	r.changed()
 	return true
+}
+
+// planSum is a plan's identity in .run.json (plan_sha256): the hex
+// SHA-256 of its bytes.
+func planSum(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
 }
 
 // topic returns a copy of topic i's state.

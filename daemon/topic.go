@@ -80,7 +80,7 @@ func (r *run) runTopic(start, kill context.Context, i int) (res barrier.Attempt,
 		// changes the next attempt as a whole, never half of it.
 		sp := r.d.config().Specialist
 		if by := r.cancelledBy(i); by != "" {
-			res = barrier.Attempt{Result: runner.Result{ExitCode: -1}, Cancelled: by}
+			res = cancelled(by)
 			break
 		}
 		if start.Err() != nil {
@@ -145,11 +145,10 @@ func (r *run) runTopic(start, kill context.Context, i int) (res barrier.Attempt,
 			},
 		})}
 		if started { // its output files are this attempt's
-			res.Signals = specialist.ParseSignals(runner.Tail(stem+".stdout", maxSignalBytes))
-			res.Class, res.ClassLine = preset.Classify(res.ExitCode, runner.Tail(stem+".stderr", 64<<10), runner.Tail(stem+".stdout", 64<<10))
-		}
-		if started {
 			r.d.stats.running.Add(-1)
+			stdout := runner.Tail(stem+".stdout", maxSignalBytes)
+			res.Signals = specialist.ParseSignals(stdout)
+			res.Class, res.ClassLine = preset.Classify(res.ExitCode, runner.Tail(stem+".stderr", classifyBytes), stdout[max(0, len(stdout)-classifyBytes):])
 		}
 		if res.Skipped {
 			log.Info().Msg("an earlier specialist of this topic finished it; not started again")
@@ -195,7 +194,7 @@ func (r *run) runTopic(start, kill context.Context, i int) (res barrier.Attempt,
 	return res, true
 }
 
-// cancelled is the attempt of a topic cancelled before it started.
+// cancelled is the attempt of a topic cancelled before an attempt started.
 func cancelled(by string) barrier.Attempt {
 	return barrier.Attempt{Result: runner.Result{ExitCode: -1}, Cancelled: by}
 }
@@ -213,8 +212,12 @@ func (r *run) dirs() error {
 }
 
 // maxSignalBytes bounds how much of a specialist's stdout is scanned for
-// signals (the tail is kept: signals come last).
-const maxSignalBytes = 4 << 20
+// signals (the tail is kept: signals come last); classifyBytes how much of
+// the end of its stdout and stderr preset.Classify reads.
+const (
+	maxSignalBytes = 4 << 20
+	classifyBytes  = 64 << 10
+)
 
 // finishTopic classifies topic i once, from its report file and how its
 // last attempt ended (Classify), records the outcome and checkpoints.

@@ -87,7 +87,7 @@ func (d Daemon) String() string {
 		Round(time.Since(d.Status.StartedAt)), d.Status.MaxParallel)
 }
 
-// Round prints a duration for people: "850ms", "42s", "12m", "3h05m".
+// Round prints a duration for people: "850ms", "42s", "12m05s", "3h05m".
 func Round(d time.Duration) string {
 	switch {
 	case d < time.Second:
