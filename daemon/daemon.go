@@ -1,8 +1,10 @@
-// Package daemon is specd's engine: it watches the spec tree (watcher.go),
-// decides what to do with each topic directory (reconciler.go), runs one
-// specialist process per topic (runner.go), and classifies every topic at
-// the hard barrier (barrier.go) before writing the outputs (run.go).
-// docs/architecture.md describes the pipeline; docs/contract.md the files.
+// Package daemon is specd's engine, in pipeline order: it watches the spec
+// tree (watcher.go), decides what each topic directory needs in one event
+// loop (reconciler.go), runs a plan (run.go) with one specialist attempt
+// after another per topic (topic.go, through package runner), and passes
+// the hard barrier and writes the outputs (outputs.go, through package
+// barrier). docs/architecture.md describes the pipeline; docs/contract.md
+// the files.
 package daemon
 
 import (
