@@ -51,7 +51,7 @@ func Lock(specDir string) (unlock func(), err error) {
 func Load(specDir string) (specs.RunState, error) {
 	var rs specs.RunState
 	p := filepath.Join(specDir, specs.ReportsDir, specs.RunStateFile)
-	b, err := os.ReadFile(p)
+	b, err := specs.ReadRegular(p, MaxBytes)
 	if err != nil {
 		return rs, err
 	}
@@ -70,24 +70,25 @@ type Head struct {
 	PlanError  string      `json:"plan_error"`
 }
 
+// MaxBytes is the largest .run.json specd reads (bytes); one of 50 topics
+// with their stderr tails takes tens of KB.
+const MaxBytes = 4 << 20
+
 // Peek reads the Head of reports/.run.json and the file's modification
-// time (ns since the epoch), with one open; errors as Load.
+// time (ns since the epoch). It runs for every run directory at start-up,
+// so it reads the file with specs.ReadRegularMtime (four system calls).
+// Errors as Load.
 func Peek(specDir string) (Head, int64, error) {
 	var h Head
 	p := filepath.Join(specDir, specs.ReportsDir, specs.RunStateFile)
-	f, err := os.Open(p)
+	b, mtime, err := specs.ReadRegularMtime(p, MaxBytes)
 	if err != nil {
 		return h, 0, err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return h, 0, err
-	}
-	if err := json.NewDecoder(f).Decode(&h); err != nil {
+	if err := json.Unmarshal(b, &h); err != nil {
 		return h, 0, fmt.Errorf("%s: %w", p, err)
 	}
-	return h, fi.ModTime().UnixNano(), nil
+	return h, mtime, nil
 }
 
 // Save replaces reports/.run.json of a topic directory with rs (temp +
