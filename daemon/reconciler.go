@@ -19,6 +19,7 @@ import (
 
 	"github.com/specd-dev/specd/intake"
 	"github.com/specd-dev/specd/jsonl"
+	"github.com/specd-dev/specd/lifecycle"
 	"github.com/specd-dev/specd/liveness"
 	"github.com/specd-dev/specd/plans"
 	"github.com/specd-dev/specd/runstate"
@@ -339,11 +340,6 @@ func (l *loop) topicDir(dir string, isDir bool) {
 		}
 		return
 	}
-	if age := time.Since(pfi.ModTime()); age < l.d.config().Debounce.Std() && !complete(plan) {
-		tp.WatchDir(true)
-		l.schedule(dir) // perhaps still being written: wait for quiet
-		return
-	}
 	if h, runJSON, err := runstate.Peek(dir); err == nil && h.State == specs.StateFinished &&
 		(pfi.ModTime().UnixNano() <= runJSON || slices.Contains([]string{h.PlanSHA256, h.PlanWarned}, planHash(plan))) {
 		// Finished, and the plan is the one it ran (or was warned
@@ -359,24 +355,17 @@ func (l *loop) topicDir(dir string, isDir bool) {
 		return
 	}
 	tp.WatchDir(true)
-	l.start(dir)
+	l.start(dir) // a plan perhaps still being written comes back (errSettling)
 }
 
-// complete reports whether the plan parses and says it is whole
-// (plans.Plan.Complete), so that it can start without waiting for its file
-// to settle (docs/contract.md#readiness).
-func complete(path string) bool {
-	p, err := plans.ParseFile(path)
-	return err == nil && p.Complete()
-}
-
-// planHash is the hex SHA-256 of the plan file at path, "" when unreadable.
+// planHash is the plan identity (lifecycle.Sum) of the plan file at
+// path, "" when unreadable.
 func planHash(path string) string {
 	data, err := specs.ReadRegular(path, plans.MaxBytes)
 	if err != nil {
 		return ""
 	}
-	return planSum(data)
+	return lifecycle.Sum(data)
 }
 
 // start runs the plan of dir in its own goroutine.
@@ -393,8 +382,18 @@ func (l *loop) start(dir string) {
 			delete(d.running, dir)
 			d.mu.Unlock()
 		}()
-		_, err := d.runPlan(l.ctx, l.kill, dir)
+		debounce := d.config().Debounce.Std()
+		_, err := d.runPlan(l.ctx, l.kill, dir, debounce)
 		switch {
+		case errors.Is(err, errSettling):
+			// Look again once it had time to settle; an event meanwhile
+			// looks earlier.
+			time.AfterFunc(debounce, func() {
+				select {
+				case l.due <- dir:
+				case <-l.ctx.Done():
+				}
+			})
 		case err == nil:
 			// Look again: the plan may have changed while the run finished.
 			select {
