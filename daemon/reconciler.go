@@ -421,24 +421,15 @@ func (d *Daemon) isRunning(dir string) bool {
 	return d.running[dir]
 }
 
-// intake takes every request file in the inbox (*.md, *.txt; dot files and
-// temp files are skipped: a writer renames its file into place).
+// intake takes every request file in the inbox that is ready
+// (intake.Pending); a younger one is looked at again after the debounce.
 func (l *loop) intake(inbox string) {
-	ents, err := os.ReadDir(inbox)
-	if err != nil {
-		return
+	ready, wait := intake.Pending(inbox, l.d.config().Debounce.Std(), time.Now())
+	if wait {
+		l.schedule(inbox)
 	}
-	for _, e := range ents {
-		name := e.Name()
-		if strings.HasPrefix(name, ".") || !e.Type().IsRegular() ||
-			!(strings.HasSuffix(name, ".md") || strings.HasSuffix(name, ".txt")) {
-			continue
-		}
-		path := filepath.Join(inbox, name)
-		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) < l.d.config().Debounce.Std() {
-			l.schedule(inbox)
-			continue
-		}
+	for _, path := range ready {
+		name := filepath.Base(path)
 		dir, err := intake.TakeInbox(l.d.opts.SpecsDir, path, l.d.now())
 		if err != nil {
 			l.d.opts.Log.Error().Err(err).Str("file", path).Msg("request rejected")
