@@ -1,6 +1,6 @@
 // Package daemon is specd's engine, in pipeline order: it watches the spec
-// tree (watcher.go), decides what each topic directory needs in one event
-// loop (reconciler.go), runs a plan (run.go) with one specialist attempt
+// tree (through package watch), decides what each topic directory needs in
+// one event loop (reconciler.go, with package lifecycle), runs a plan (run.go) with one specialist attempt
 // after another per topic (topic.go, through package runner), and passes
 // the hard barrier and writes the outputs (outputs.go, through package
 // barrier). docs/architecture.md describes the pipeline; docs/contract.md

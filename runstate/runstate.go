@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/user"
 	"path/filepath"
 	"time"
 
@@ -158,6 +159,39 @@ type CancelRequest struct {
 	Topics      []int  `json:"topics,omitempty"` // 0-based topic indexes; empty: every topic of the run
 	By          string `json:"by"`               // who asks, e.g. "specd cancel (user ana, pid 4242)"
 	RequestedAt string `json:"requested_at"`     // RFC 3339 UTC
+}
+
+// Cancellable checks that the run of specDir can be cancelled, before a
+// request is made: it has started (.run.json exists), has not finished,
+// and has each of topics (0-based indexes). Errors name the run's
+// directory and say what to do.
+func Cancellable(specDir string, topics []int) error {
+	name := filepath.Base(specDir)
+	rs, err := Load(specDir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s has not started: nothing to cancel (remove or fix its plan to keep it from running)", name)
+	case err != nil:
+		return err
+	case rs.State == specs.StateFinished:
+		return fmt.Errorf("%s has finished: nothing to cancel", name)
+	}
+	for _, i := range topics {
+		if i >= len(rs.Topics) {
+			return fmt.Errorf("%s has no topic %d (it has 0 to %d)", name, i, len(rs.Topics)-1)
+		}
+	}
+	return nil
+}
+
+// CancelledBy names the process that asks for a cancel, for the run
+// state, OVERVIEW.md and errors.jsonl: "specd cancel (user NAME, pid N)".
+func CancelledBy() string {
+	who := fmt.Sprintf("uid %d", os.Getuid())
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		who = "user " + u.Username
+	}
+	return fmt.Sprintf("specd cancel (%s, pid %d)", who, os.Getpid())
 }
 
 // ErrNotTaken is returned by Cancel when no daemon took the request in time.
