@@ -332,8 +332,11 @@ func (l *loop) topicDir(dir string, isDir bool) {
 	tp.WatchReports()
 	plan, pfi, ok := specs.StatPlan(dir)
 	if !ok {
-		// New watches: a plan that came before them sent no event.
-		if tp.WatchDir(true) {
+		// New watches: a plan that came before them sent no event. The
+		// directory's watch comes first, so that a reports/ made after the
+		// second try to watch it still sends an event.
+		dirAdded := tp.WatchDir(true)
+		if tp.WatchReports() || dirAdded {
 			if _, _, ok := specs.StatPlan(dir); ok {
 				l.topicDir(dir, true)
 			}
@@ -355,6 +358,7 @@ func (l *loop) topicDir(dir string, isDir bool) {
 		return
 	}
 	tp.WatchDir(true)
+	tp.WatchReports()
 	l.start(dir) // a plan perhaps still being written comes back (errSettling)
 }
 
