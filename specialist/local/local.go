@@ -129,7 +129,8 @@ func research(ctx context.Context, in specialist.Input, opt Options) error {
 			Details: map[string]any{"required_fields": []string{"report_path", "topic"},
 				"recovery_hint": "set " + specialist.EnvTopic + " or topic in the input JSON"}}
 	}
-	q := newQuery(in.Topic)
+	var tk tokenizer
+	q := newQuery(in.Topic, &tk)
 	if len(q.terms) == 0 {
 		return &Error{Type: ErrValidation, Message: "the topic has no search terms (only stop words or one-letter words)",
 			Details: map[string]any{"topic": in.Topic,
@@ -167,8 +168,8 @@ func research(ctx context.Context, in specialist.Input, opt Options) error {
 		}
 		return fileError("list the project's files", err, root)
 	}
-	skip := excluded(root, reportPath, in.SpecDir)
-	c, err := readCorpus(ctx, root, files, skip, opt.MaxFileBytes, q)
+	skip := excluded(root, reportPath, in.SpecDir, in.RequestFile)
+	c, err := readCorpus(ctx, root, files, skip, opt.MaxFileBytes, q, &tk)
 	if err != nil {
 		return cancelled(err) // reading skips unreadable files; only ctx fails it
 	}
@@ -177,13 +178,13 @@ func research(ctx context.Context, in specialist.Input, opt Options) error {
 			Details: map[string]any{"project_root": root, "files_listed": len(files),
 				"recovery_hint": "run the local specialist in a project directory with text files"}}
 	}
-	hits := c.rank(findingCount(in.ResearchComplexity))
-	if len(hits) == 0 {
+	r := c.rank(findingCount(in.ResearchComplexity))
+	if len(r.hits) == 0 {
 		return &Error{Type: ErrAgent, Message: "no project file mentions any of: " + strings.Join(q.spellings(), ", "),
 			Details: map[string]any{"files_searched": c.files, "terms": q.spellings(),
 				"recovery_hint": "reword the topic with names the project uses, or research it with a web specialist"}}
 	}
-	report := render(in, q, c, hits, reportDir, root, opt.Now().UTC().Format("2006-01-02"))
+	report := render(in, q, c, r, reportDir, root, opt.Now().UTC().Format("2006-01-02"))
 	if err := ctx.Err(); err != nil {
 		return cancelled(err)
 	}
