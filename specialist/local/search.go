@@ -97,11 +97,11 @@ type unit struct {
 // corpus is the searched files cut into units, reduced to what ranking needs.
 type corpus struct {
 	q         query
-	files     int     // text files searched
-	lines     int     // lines searched
-	docs      []doc   // all searched files
-	units     []unit  // units with a term
-	nUnits    int     // all units, matching or not
+	files     int    // text files searched
+	lines     int    // lines searched
+	docs      []doc  // all searched files
+	units     []unit // units with a term
+	nUnits    int    // all units, matching or not
 	totalLen  [nFields]int
 	df        []int // per term: units holding it
 	termFiles []int // per term: files holding it
@@ -456,28 +456,57 @@ func confidence(r ranking) string {
 
 // tokenizer splits text into search tokens, remembering stems.
 type tokenizer struct {
-	stems map[string]string
+	stems map[string]string // lowercased word → stem, "" for a dropped word
+	parts []string          // scratch for ident
 }
 
 // each calls fn for each search token of s, in order: word is the word as
 // written, stem its normalised form. Words are maximal runs of letters,
 // digits and underscores; one that is an identifier made of several parts
 // (camelCase, snake_case: "ExecuteC", "load_file") yields itself whole,
-// lowercased and unstemmed, then each part ("ReportPath" → Report, Path;
-// "HTTPServer" → HTTP, Server; "utf8Valid" → utf8, Valid). Parts are
-// lowercased and stemmed with the Snowball English stemmer; stop words
-// and words under 2 characters are dropped.
+// lowercased, unstemmed and marked with a leading "=" so that it never
+// meets a stem, then each part ("ReportPath" → Report, Path; "HTTPServer"
+// → HTTP, Server; "utf8Valid" → utf8, Valid). Parts are lowercased and
+// stemmed with the Snowball English stemmer; stop words and words under 2
+// characters are dropped.
 func (tk *tokenizer) each(s string, fn func(word, stem string)) {
 	if tk.stems == nil {
 		tk.stems = map[string]string{}
 	}
-	emit := func(w string) {
-		if len(w) < 2 || (len(w) <= utf8.UTFMax && utf8.RuneCountInString(w) < 2) {
-			return
+	start := -1
+	for i := 0; i < len(s); {
+		c := s[i]
+		var r rune
+		size := 1
+		if c < utf8.RuneSelf {
+			r = rune(c)
+		} else {
+			r, size = utf8.DecodeRuneInString(s[i:])
 		}
+		if c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c >= utf8.RuneSelf && isIdent(r) {
+			if start < 0 {
+				start = i
+			}
+		} else if start >= 0 {
+			tk.ident(s[start:i], fn)
+			start = -1
+		}
+		i += size
+	}
+	if start >= 0 {
+		tk.ident(s[start:], fn)
+	}
+}
+
+// emit normalises one word and calls fn unless it is dropped.
+func (tk *tokenizer) emit(w string, fn func(word, stem string)) {
+	if len(w) < 2 || (len(w) <= utf8.UTFMax && utf8.RuneCountInString(w) < 2) {
+		return
+	}
+	st, ok := tk.stems[w]
+	if !ok {
 		lw := strings.ToLower(w)
-		st, ok := tk.stems[lw]
-		if !ok {
+		if st, ok = tk.stems[lw]; !ok {
 			st = lw
 			if stopWords[lw] {
 				st = ""
@@ -489,33 +518,21 @@ func (tk *tokenizer) each(s string, fn func(word, stem string)) {
 			}
 			tk.stems[lw] = st
 		}
-		if st != "" {
-			fn(w, st)
-		}
+		tk.stems[w] = st
 	}
-	start := -1
-	for i, r := range s {
-		if isIdent(r) {
-			if start < 0 {
-				start = i
-			}
-			continue
-		}
-		if start >= 0 {
-			ident(s[start:i], emit)
-			start = -1
-		}
-	}
-	if start >= 0 {
-		ident(s[start:], emit)
+	if st != "" {
+		fn(w, st)
 	}
 }
 
 // ident emits an identifier's parts, preceded by the whole identifier
-// (marked by a leading "=" so that it never meets a stem) when it has more
-// than one part.
-func ident(w string, emit func(string)) {
-	var parts []string
+// when it has more than one part.
+func (tk *tokenizer) ident(w string, fn func(word, stem string)) {
+	if simple(w) {
+		tk.emit(w, fn)
+		return
+	}
+	parts := tk.parts[:0]
 	start := -1
 	var prev, prev2 rune
 	prevAt := 0
@@ -545,12 +562,25 @@ func ident(w string, emit func(string)) {
 	if start >= 0 {
 		parts = append(parts, w[start:])
 	}
+	tk.parts = parts
 	if len(parts) > 1 {
-		emit("=" + w)
+		tk.emit("="+strings.ToLower(w), fn)
 	}
 	for _, p := range parts {
-		emit(p)
+		tk.emit(p, fn)
 	}
+}
+
+// simple reports whether w is one lowercase ASCII word, or one capitalised
+// word, or all digits: a word with a single part.
+func simple(w string) bool {
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if c == '_' || c >= utf8.RuneSelf || i > 0 && 'A' <= c && c <= 'Z' {
+			return false
+		}
+	}
+	return true
 }
 
 // isLetters reports whether w is made of ASCII letters only (what the

@@ -58,8 +58,9 @@ func (r Role) String() string {
 // under a testdata, test, tests or __tests__ directory, and test_*.py,
 // *_test.py, *.test.* and *.spec.* files are tests; .md, .markdown, .rst,
 // .txt and .adoc files and files under docs/ or doc/ are docs (unless
-// they are tests); .yaml, .yml, .json, .toml, .ini, .cfg, .csv, .xml,
-// .lock, .sum and .mod files are other; the rest is code.
+// they are tests); Go files and the source files Taggable knows are code;
+// the rest (configuration, data, logs, files without an extension) is
+// other.
 func RoleOf(p string) Role {
 	base := path.Base(p)
 	dirs := strings.Split(path.Dir(p), "/")
@@ -79,15 +80,16 @@ func RoleOf(p string) Role {
 	switch ext {
 	case ".md", ".markdown", ".rst", ".txt", ".adoc":
 		return Doc
-	case ".yaml", ".yml", ".json", ".toml", ".ini", ".cfg", ".csv", ".xml", ".lock", ".sum", ".mod":
-		return Other
 	}
 	for _, d := range dirs {
 		if d == "docs" || d == "doc" {
 			return Doc
 		}
 	}
-	return Code
+	if ext == ".go" || Taggable(p) {
+		return Code
+	}
+	return Other
 }
 
 // Go returns the units of a Go source file: one per function and method,
