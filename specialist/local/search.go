@@ -521,7 +521,7 @@ func (tk *tokenizer) emit(w string, fn func(word, stem string)) {
 		tk.stems[w] = st
 	}
 	if st != "" {
-		fn(w, st)
+		fn(strings.TrimPrefix(w, "="), st)
 	}
 }
 
