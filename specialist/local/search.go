@@ -445,10 +445,10 @@ func isIdent(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.Is
 // idf mass; high when the best finding covers at least 70 % of it and
 // every term occurs in the project; medium otherwise.
 func confidence(r ranking) string {
-	if len(r.hits) == 0 || r.known < 0.5 || r.hits[0].coverage < 0.4 {
+	if len(r.hits) == 0 || r.known < 0.5 || r.hits[0].coverage < 0.3 {
 		return "low"
 	}
-	if r.hits[0].coverage >= 0.7 && r.known == 1 {
+	if r.hits[0].coverage >= 0.6 && r.known == 1 {
 		return "high"
 	}
 	return "medium"
