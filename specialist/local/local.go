@@ -4,20 +4,25 @@
 // report that passes the report contract (docs/contract.md#report-contract).
 //
 // What it searches: the text files git would track under the project root
-// (Files), cut into windows of 6 lines (stride 3) and ranked with BM25
-// (k1 = 1.2, b = 0.75) against the words of the topic, with a small boost
-// when a word also names the file's path. Each finding cites path:line
-// with the 1–6 lines found there, copied exactly (the code citation
-// style); Sources lists the cited files as links relative to the report.
+// (Files), cut into code units (package codeunit: Go definitions, Markdown
+// sections, universal-ctags definitions, line windows) and ranked with
+// BM25F over their names, signatures, doc comments, calls and bodies, code
+// before tests and docs (docs/local-specialist.md#ranking). Each finding
+// cites `path:line` of its unit's definition with up to 6 lines copied
+// exactly from there (the code citation style) and the range the unit
+// spans; Sources lists the cited files as links relative to the report.
+// The front matter's confidence (high, medium, low) says how well the best
+// finding matched (docs/local-specialist.md#confidence).
 //
 // Limits: it finds where the topic's words occur, not what code means.
-// Words are matched after lowercasing, camelCase/snake_case splitting and
-// light English suffix stemming (s, es, ing, ed), with no synonyms, so a
+// Words are matched after lowercasing, identifier splitting (the whole
+// identifier is kept too) and Snowball stemming, with no synonyms, so a
 // topic must use the project's own vocabulary. Files over
 // Options.MaxFileBytes, binary and non-UTF-8 files, symlinks, the spec
 // trees .opencode/ and .claude/ (other reports), the run's own spec
-// directory and the report itself are never read. A topic none of whose
-// words occur fails with an agent_error rather than a stub report.
+// directory, the request file and the report itself are never read. A
+// topic none of whose words occur fails with an agent_error rather than a
+// stub report.
 package local
 
 import (
@@ -79,7 +84,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // temp file in the same directory, fsync, rename, fsync of the directory.
 // The reports directory must already exist. in.ResearchComplexity C
 // (1–4; 0 or less means 2, more than 4 means 4) sets the number of
-// findings sought, 3 + C; fewer are reported when fewer windows match.
+// findings sought, 3 + C; fewer are reported when fewer units match.
 //
 // On success Run prints "REPORT_CREATED: <in.ReportPath>" on stdout and
 // returns nil. On failure it writes no report, prints
