@@ -727,3 +727,50 @@ func TestAnalysisDepth(t *testing.T) {
 		}
 	}
 }
+
+// TestCodeBeforeTestsAndDocs: the function that answers is the first
+// finding, before a doc section that uses the same words; a test that
+// matches in part does not take a finding's place from code that matches
+// as much, and supports the function under See also; the request file is
+// never searched; the finding cites the definition line and the range with
+// the doc comment.
+func TestCodeBeforeTestsAndDocs(t *testing.T) {
+	root := t.TempDir()
+	write(t, filepath.Join(root, reportsDir, ".keep"), "")
+	write(t, filepath.Join(root, "retry/backoff.go"), "package retry\n\n// Backoff doubles the wait between attempts, up to a cap.\nfunc Backoff(attempt int) int {\n\treturn min(1<<attempt, 60)\n}\n")
+	write(t, filepath.Join(root, "retry/backoff_test.go"), "package retry\n\n// Backoff(1) is 2.\nfunc TestBackoff(t *testing.T) {\n\tif Backoff(1) != 2 { t.Fatal(\"wait between attempts\") }\n}\n")
+	write(t, filepath.Join(root, "docs/retry.md"), "# Retry\n\nThe wait between attempts doubles up to a cap (Backoff).\n")
+	write(t, filepath.Join(root, "REQUEST.md"), "# How does the wait between attempts double up to a cap?\n")
+	for i := range 5 { // code that matches in part, to fill the findings
+		write(t, filepath.Join(root, fmt.Sprintf("wait/w%d.go", i)), fmt.Sprintf("package wait\n\n// Wait%d waits between attempts.\nfunc Wait%d() {}\n", i, i))
+	}
+	path := filepath.Join(root, reportsDir, "001_report.md")
+	in := specialist.Input{ReportPath: path, Topic: "How does the wait between attempts double up to a cap?", ProjectRoot: root,
+		RequestFile: filepath.Join(root, "REQUEST.md")}
+	var out bytes.Buffer
+	if err := Run(context.Background(), in, &out, Options{Now: fixedNow}); err != nil {
+		t.Fatal(err, out.String())
+	}
+	report, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := findings(t, report)
+	if len(fs) == 0 || fs[0].path != "retry/backoff.go" || fs[0].line != 4 {
+		t.Fatalf("first finding %+v, want retry/backoff.go:4:\n%s", fs, report)
+	}
+	if !bytes.Contains(report, []byte("— func `Backoff` (lines 3–6, code)")) {
+		t.Errorf("the first finding does not name the unit and its range:\n%s", report)
+	}
+	if !bytes.Contains(report, []byte("See also: `retry/backoff_test.go:4` (test)")) {
+		t.Errorf("no test under See also:\n%s", report)
+	}
+	for _, f := range fs {
+		if f.path == "REQUEST.md" || f.path == "retry/backoff_test.go" {
+			t.Errorf("%s is cited as a finding:\n%s", f.path, report)
+		}
+	}
+	if frontMatter(t, report)["confidence"] != "high" {
+		t.Errorf("confidence %v, want high", frontMatter(t, report)["confidence"])
+	}
+}
