@@ -342,6 +342,12 @@ func count(n int, word, none string) string {
 	case n == 1:
 		return "1 " + word
 	}
+	switch {
+	case strings.HasSuffix(word, "y") && !strings.HasSuffix(word, "ey"):
+		word = word[:len(word)-1] + "ie" // propertys → properties
+	case strings.HasSuffix(word, "s"), strings.HasSuffix(word, "x"), strings.HasSuffix(word, "ch"):
+		word += "e" // classs → classes
+	}
 	return strconv.Itoa(n) + " " + word + "s"
 }
 
