@@ -108,7 +108,8 @@ func (r *run) commit() {
 	}
 }
 
-// sourceQuality scores the sources of every completed report, records
+// sourceQuality scores the sources of every completed report (read with
+// its check: specs.ReportMeta.Sources), records
 // their gaps in the agent memory's gap table and appends the validation log
 // line (docs/contract.md#source-quality). Gaps inform; they never fail the
 // barrier, and a failure here is logged, not returned.
@@ -122,15 +123,11 @@ func (r *run) sourceQuality() {
 		if t.Outcome != specs.OutcomeCompleted {
 			continue
 		}
-		data, err := os.ReadFile(r.paths[i])
-		if err != nil {
-			continue
+		meta := r.metas[t.Index]
+		if meta.SourcesErr != nil {
+			r.log.Warn().Err(meta.SourcesErr).Int("topic", t.Index).Msg("front-matter sources unreadable; the body's sources are scored")
 		}
-		srcs, err := sources.Parse(data)
-		if err != nil {
-			r.log.Warn().Err(err).Int("topic", t.Index).Msg("sources unreadable; scored as none")
-		}
-		sum := scorer.Summarize(srcs, t.Topic).WithConfidence(t.Confidence)
+		sum := scorer.Summarize(meta.Sources, t.Topic).WithConfidence(t.Confidence)
 		t.Sources = &sum
 		sums = append(sums, sum)
 		added, err := memory.Record(memPath, t.Topic, sum.Gaps, r.d.now())

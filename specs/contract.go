@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/specd-dev/specd/mdsection"
+	"github.com/specd-dev/specd/sources"
 )
 
 // ReportMeta is a report's front matter (docs/contract.md#report-contract),
@@ -40,6 +41,12 @@ type ReportMeta struct {
 	CitationsFailed int    // citations_failed: code citations whose excerpt is not at that line
 	Quarantined     int    // quarantined: texts moved to the quarantine file
 	Contradictions  bool   // contradictions: sources disagree
+
+	// Set by ValidateReport from the same read of the file, so that the
+	// source-quality stage need not read the report again
+	// (docs/contract.md#source-quality).
+	Sources    []sources.Source // the report's sources (sources.Parse)
+	SourcesErr error            // why its front-matter sources: could not be read; the body's sources are in Sources
 }
 
 // ContractError is a report that fails the report contract
@@ -90,7 +97,8 @@ const (
 //
 // Errors: a *ContractError for a missing file (wrapping fs.ErrNotExist), a
 // refused file, or a contract failure (see CheckReport); the os error when
-// the file exists but cannot be read.
+// the file exists but cannot be read. A valid report's meta also carries
+// its sources (sources.Parse of the same bytes).
 func ValidateReport(path, wantTopic string) (ReportMeta, error) {
 	data, err := ReadRegular(path, MaxReportBytes)
 	if err != nil {
@@ -99,7 +107,11 @@ func ValidateReport(path, wantTopic string) (ReportMeta, error) {
 		}
 		return ReportMeta{}, err
 	}
-	return CheckReport(path, data, wantTopic)
+	meta, err := CheckReport(path, data, wantTopic)
+	if err == nil {
+		meta.Sources, meta.SourcesErr = sources.Parse(data)
+	}
+	return meta, err
 }
 
 // ReadRegular reads a file a specialist wrote without trusting it: it

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -48,7 +49,7 @@ func TestCheckReportValid(t *testing.T) {
 	}
 	want := ReportMeta{ReportType: "research", Topic: "OAuth2 token refresh", FindingsCount: 3, RecommendationsCount: 2,
 		CreatedDate: "2026-11-22", Status: "complete", ResearchComplexity: 3, WorkflowType: "multi_topic_research", Bytes: int64(len(data))}
-	if m != want {
+	if !reflect.DeepEqual(m, want) {
 		t.Errorf("meta = %+v\nwant   %+v", m, want)
 	}
 
