@@ -28,10 +28,8 @@ func (r *run) stopOnConfigError(index int, res barrier.Attempt) bool {
 	if !r.stop.CompareAndSwap(nil, &why) {
 		return true // an earlier topic reported it
 	}
-	setting, hint := "the provider's API key", "Give the specialist a working API key (opencode: `opencode auth login` or the provider's apiKey in opencode.json; claude: ANTHROPIC_API_KEY, e.g. in specialist.env in .opencode/specd.yaml), then `specd rerun "+r.number()+"`."
-	if res.Class == preset.ClassConfig {
-		setting, hint = "specialist.model", "Set specialist.model in .opencode/specd.yaml to a model the CLI knows (opencode: provider/model of opencode.json or `opencode models`), then `specd rerun "+r.number()+"`."
-	}
+	setting, hint := preset.Fix(res.Class)
+	hint += ", then `specd rerun " + r.number() + "`."
 	r.log.Error().Str("error_class", res.Class).Str("setting", setting).Msg(why)
 	r.d.logError(jsonl.Entry{WorkflowID: r.rs.WorkflowID, ErrorType: jsonl.TypeExecution, Source: "runner",
 		Message: fmt.Sprintf("specialist %s error: %s; check %s", res.Class, res.ClassLine, setting),

@@ -4,14 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/specd-dev/specd/barrier"
-	"github.com/specd-dev/specd/internal/atomicfile"
 	"github.com/specd-dev/specd/internal/gitcommit"
 	"github.com/specd-dev/specd/jsonl"
 	"github.com/specd-dev/specd/memory"
@@ -70,27 +66,12 @@ func (r *run) barrier() (specs.RunState, error) {
 	return r.rs, nil
 }
 
-// commit records the run's artifacts in git (config git_commit): the plan,
-// REQUEST.md, the reports, OVERVIEW.md, the trace log, .counter,
-// errors.jsonl and the agent memory file. Runs that finish together
-// commit one after the other. A tree that is not a repository is skipped.
+// commit records the run's artifacts in git (config git_commit;
+// specs.Artifacts lists them). Runs that finish together commit one after
+// the other. A tree that is not a repository is skipped.
 func (r *run) commit() {
-	reports := filepath.Join(r.specDir, specs.ReportsDir)
-	paths := []string{
-		filepath.Join(r.d.opts.Root, r.rs.Plan),
-		filepath.Join(r.specDir, specs.RequestFile),
-		filepath.Join(reports, specs.TraceFile),
-		filepath.Join(r.d.opts.SpecsDir, specs.CounterFile),
-		jsonl.File(r.d.opts.SpecsDir),
-		memory.File(r.d.opts.SpecsDir),
-	}
-	if ents, err := os.ReadDir(reports); err == nil {
-		for _, e := range ents {
-			if !strings.HasPrefix(e.Name(), ".") && strings.HasSuffix(e.Name(), ".md") && e.Type().IsRegular() {
-				paths = append(paths, filepath.Join(reports, e.Name()))
-			}
-		}
-	}
+	paths := specs.Artifacts(r.d.opts.SpecsDir, r.specDir, filepath.Join(r.d.opts.Root, r.rs.Plan),
+		jsonl.File(r.d.opts.SpecsDir), memory.File(r.d.opts.SpecsDir))
 	msg := fmt.Sprintf("specd: %s %s (%d/%d)\n\nworkflow_id: %s\n", filepath.Base(r.specDir), r.rs.Verdict, r.rs.Completed, r.rs.Expected, r.rs.WorkflowID)
 	r.d.gitMu.Lock()
 	defer r.d.gitMu.Unlock()
@@ -148,26 +129,11 @@ func (r *run) sourceQuality() {
 	}
 }
 
-// writeOverview renders OVERVIEW.md from metadata only and records the
-// context-reduction estimate.
+// writeOverview writes OVERVIEW.md (specs.WriteOverview, from metadata
+// only) and records the context-reduction estimate.
 func (r *run) writeOverview(metas map[int]specs.ReportMeta) error {
-	reports := filepath.Join(r.specDir, specs.ReportsDir)
-	files := []string{specs.Overview}
-	ents, err := os.ReadDir(reports)
+	out, err := specs.WriteOverview(r.specDir, r.rs, metas)
 	if err != nil {
-		return err
-	}
-	for _, e := range ents {
-		if !strings.HasPrefix(e.Name(), ".") && e.Name() != specs.Overview && e.Type().IsRegular() {
-			files = append(files, e.Name())
-		}
-	}
-	sort.Strings(files)
-	out := specs.RenderOverview(specs.OverviewInput{
-		Request: r.rs.Request, Date: r.rs.Date, SpecDirName: filepath.Base(r.specDir),
-		Run: r.rs, Reports: metas, Files: files, HasRequest: fileExists(filepath.Join(r.specDir, specs.RequestFile)),
-	})
-	if err := atomicfile.WriteFile(filepath.Join(reports, specs.Overview), out, 0o644); err != nil {
 		return err
 	}
 	var full int64

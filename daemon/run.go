@@ -510,32 +510,16 @@ func (r *run) traceLine(i int, status string) string {
 	return specs.TraceLine(r.d.now(), t.Index, t.Topic, t.Report, status)
 }
 
-// trace appends one line to reports/.invocation-trace.log in one write.
-// A run's first line is written with the file's header when the file does
-// not exist yet (after the first spawn, off the drop-to-spawn path).
+// trace appends one line to reports/.invocation-trace.log in one write
+// (specs.AppendTrace). A run's first line is written with the file's
+// header when the file does not exist yet (after the first spawn, off the
+// drop-to-spawn path).
 func (r *run) trace(line string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	p := filepath.Join(r.specDir, specs.ReportsDir, specs.TraceFile)
-	if !r.traced {
-		r.traced = true
-		header := fmt.Sprintf("# Research Coordinator Invocation Trace - %s\n# Topics: %d\n\n", r.rs.StartedAt, len(r.rs.Topics))
-		if f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
-			_, err = f.WriteString(header + line)
-			f.Close()
-			if err != nil {
-				r.log.Error().Err(err).Msg("trace log")
-			}
-			return
-		}
-	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		r.log.Error().Err(err).Msg("trace log")
-		return
-	}
-	defer f.Close()
-	if _, err := f.WriteString(line); err != nil {
+	header := !r.traced
+	r.traced = true
+	if err := specs.AppendTrace(filepath.Join(r.specDir, specs.ReportsDir, specs.TraceFile), line, header, r.rs.StartedAt, len(r.rs.Topics)); err != nil {
 		r.log.Error().Err(err).Msg("trace log")
 	}
 }

@@ -227,3 +227,13 @@ func Classify(exitCode int, stderr, stdout []byte) (class, line string) {
 	}
 	return "", ""
 }
+
+// Fix names the setting behind an auth or config error class (Classify)
+// and how to fix it, as the start of a recovery hint without its final
+// period: the caller adds what to run next.
+func Fix(class string) (setting, hint string) {
+	if class == ClassConfig {
+		return "specialist.model", "Set specialist.model in .opencode/specd.yaml to a model the CLI knows (opencode: provider/model of opencode.json or `opencode models`)"
+	}
+	return "the provider's API key", "Give the specialist a working API key (opencode: `opencode auth login` or the provider's apiKey in opencode.json; claude: ANTHROPIC_API_KEY, e.g. in specialist.env in .opencode/specd.yaml)"
+}

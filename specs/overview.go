@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/specd-dev/specd/internal/atomicfile"
 	"github.com/specd-dev/specd/sources"
 )
 
@@ -296,4 +297,55 @@ func ValidateOverview(path string) error {
 		}
 	}
 	return nil
+}
+
+// WriteOverview renders reports/OVERVIEW.md of the run in specDir from the
+// run's state and the completed reports' metadata only (RenderOverview),
+// listing the files reports/ holds and whether REQUEST.md exists, and
+// writes it with temp + fsync + rename. It returns the rendered bytes.
+// Errors: reading reports/, or the write, naming the path.
+func WriteOverview(specDir string, rs RunState, metas map[int]ReportMeta) ([]byte, error) {
+	reports := filepath.Join(specDir, ReportsDir)
+	files := []string{Overview}
+	ents, err := os.ReadDir(reports)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), ".") && e.Name() != Overview && e.Type().IsRegular() {
+			files = append(files, e.Name())
+		}
+	}
+	fi, err := os.Lstat(filepath.Join(specDir, RequestFile))
+	out := RenderOverview(OverviewInput{
+		Request: rs.Request, Date: rs.Date, SpecDirName: filepath.Base(specDir),
+		Run: rs, Reports: metas, Files: files, HasRequest: err == nil && fi.Mode().IsRegular(),
+	})
+	return out, atomicfile.WriteFile(filepath.Join(reports, Overview), out, 0o644)
+}
+
+// Artifacts lists the files of a finished run that belong in git
+// (docs/contract.md#outputs): the plan (planPath), REQUEST.md, the reports
+// and OVERVIEW.md (every regular *.md in reports/ but dot files), the
+// trace log, the tree's .counter, errors.jsonl (errorsFile) and the agent
+// memory file (memoryFile). Paths are absolute when specDir and specsDir
+// are; files that do not exist are the committer's to skip.
+func Artifacts(specsDir, specDir, planPath, errorsFile, memoryFile string) []string {
+	reports := filepath.Join(specDir, ReportsDir)
+	paths := []string{
+		planPath,
+		filepath.Join(specDir, RequestFile),
+		filepath.Join(reports, TraceFile),
+		filepath.Join(specsDir, CounterFile),
+		errorsFile,
+		memoryFile,
+	}
+	if ents, err := os.ReadDir(reports); err == nil {
+		for _, e := range ents {
+			if !strings.HasPrefix(e.Name(), ".") && strings.HasSuffix(e.Name(), ".md") && e.Type().IsRegular() {
+				paths = append(paths, filepath.Join(reports, e.Name()))
+			}
+		}
+	}
+	return paths
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"os"
 	"regexp"
 	"time"
 )
@@ -42,4 +43,31 @@ func ValidateTrace(name string, data []byte) error {
 func TraceLine(at time.Time, index int, topic, report, status string) string {
 	return fmt.Sprintf("[%s] Topic[%d]: %s | Path: %s | Status: %s\n",
 		at.UTC().Format(time.RFC3339), index, oneLine(topic), report, status)
+}
+
+// AppendTrace appends line (TraceLine) to the trace log at path in one
+// write. With header, the line goes after the file's header, "# Research
+// Coordinator Invocation Trace - <startedAt>" and "# Topics: <n>", when
+// the file does not exist yet (a run's first line); an existing file is
+// appended to as it is.
+func AppendTrace(path, line string, header bool, startedAt string, topics int) error {
+	if header {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			_, err = f.WriteString(fmt.Sprintf("# Research Coordinator Invocation Trace - %s\n# Topics: %d\n\n", startedAt, topics) + line)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			return err
+		}
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(line)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
