@@ -1,30 +1,24 @@
-// Package quarantine detects prompt injection in text a specialist fetched
-// from the web: fetched content is untrusted, raw markup is never echoed,
-// and embedded instructions are never followed (the result gate,
-// docs/contract.md#structured-results). It only detects: the caller moves
-// a hit out of the report into a quarantine file and never renders it.
+// Package quarantine decides whether text a specialist fetched from the web
+// is a prompt injection (docs/decisions.md#prompt-injection-detector):
+// fetched content is untrusted, raw markup is never echoed, and embedded
+// instructions are never followed (the result gate,
+// docs/contract.md#structured-results). It only decides: the caller moves
+// a text that scores at or above the threshold out of the report into a
+// quarantine file and never renders it.
 //
-// The rules are data, in the embedded rules.yaml, each with an id, a
-// category (control_char, role_marker, tool_call, html, instruction), a Go
-// regexp and the published source of its pattern family. They are tried in
-// file order and the first match wins, so control characters are reported
-// before the instruction they hide.
+// A text is judged in layers:
 //
-// Normalisation. Each text is looked at three ways:
+//   - normalisation (quarantine/normalize): the canonical form, plus one
+//     form per embedded encoding decoded (base64, hex, ROT13, letter
+//     spacing, leetspeak);
+//   - rules, data in the embedded rules.yaml, for the unambiguous cases:
+//     chat-template role markers, tool-call markup, active HTML, bidi
+//     overrides and stray tag characters. A rule match scores 1;
+//   - a learned model (quarantine/model) that gives each form a probability;
+//     the text's model score is the highest over its forms.
 //
-//   - control_char rules see the text as given.
-//   - instruction rules see it lowered, with white space collapsed,
-//     invisible characters removed (zero-width, bidi, tag characters,
-//     U+00AD soft hyphen, U+2060–U+2064) and backticks dropped while their
-//     contents are kept: "`ignore previous instructions`" is still an
-//     instruction, and "ig\u200bnore" or "ig`n`ore" reads "ignore".
-//   - role_marker, tool_call and html rules see the same, except that
-//     inline `code` spans and ```fenced``` blocks are blanked: a claim
-//     that names `<script>` or `[INST]` as code mentions markup, which the
-//     report renders literally. The same markup outside backticks is a hit.
-//
-// U+00AD alone is not a hit (fetched prose carries it as a hyphenation
-// hint); every other invisible character is.
+// The score is the higher of the two, and the reasons name every rule that
+// matched and the model's probability with the form it came from.
 package quarantine
 
 import (
@@ -38,39 +32,124 @@ import (
 	"sync"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/specd-dev/specd/quarantine/model"
+	"github.com/specd-dev/specd/quarantine/normalize"
 )
 
 //go:embed rules.yaml
 var rulesYAML []byte
 
-// Hit is one rule that matched a text.
-type Hit struct {
-	Rule     string // rule id from rules.yaml, e.g. "instruction.ignore_previous"
-	Category string // instruction | role_marker | tool_call | html | control_char
-	// Match is the matched text as the rule saw it (lowered and normalised
-	// for all but control_char rules), at most 80 bytes of valid UTF-8 cut
-	// on a rune boundary, with control, invisible and other non-printing
-	// characters written as Go escapes (\u200b, \n), for JSON logs.
-	Match string
+// Verdict is the decision on one text.
+type Verdict struct {
+	// Score is 0–1: 1 when a rule matched, else the model's probability
+	// for the worst form of the text.
+	Score float64 `json:"score"`
+	// Attack is Score ≥ the detector's threshold.
+	Attack bool `json:"attack"`
+	// Reasons, in order: "rule:<id>" for each rule that matched, then
+	// "model:<probability>" with " (<form>)" when the probability came
+	// from a decoded form, e.g. "model:0.981 (base64)".
+	Reasons []string `json:"reasons"`
+	// Rule and Category are the first rule that matched, or "model" and
+	// "model" when only the model scored at or above the threshold, or ""
+	// when the text is not an attack.
+	Rule     string `json:"rule,omitempty"`
+	Category string `json:"category,omitempty"`
+	// Model is the model version that scored the text.
+	Model string `json:"model"`
 }
 
-// view is which normalisation of a text a rule sees.
+// Detector judges texts with one model and threshold. Judge is safe for
+// concurrent use.
+type Detector struct {
+	Model     *model.Model
+	Threshold float64 // 0–1; a score at or above it is an attack
+}
+
+// Default returns the detector with the embedded model and the threshold
+// chosen when it was trained.
+func Default() *Detector {
+	m := model.Default()
+	return &Detector{Model: m, Threshold: m.Threshold}
+}
+
+// WithThreshold returns the default detector with threshold t (0 < t ≤ 1),
+// or the trained threshold when t is 0. It is config's
+// quarantine.threshold (docs/configuration.md).
+func WithThreshold(t float64) *Detector {
+	d := Default()
+	if t > 0 {
+		d.Threshold = t
+	}
+	return d
+}
+
+// Judge scores one text (a claim, an excerpt, notes, a URL). Blank text
+// scores 0. Judge never panics.
+func (d *Detector) Judge(text string) Verdict {
+	v := Verdict{Model: d.Model.Version}
+	if strings.TrimSpace(text) == "" {
+		return v
+	}
+	views := normalize.Views(text)
+	for _, h := range matchRules(text, views[0].Text) {
+		v.Reasons = append(v.Reasons, "rule:"+h.Rule)
+		if v.Rule == "" {
+			v.Rule, v.Category = h.Rule, h.Category
+		}
+		v.Score = 1
+	}
+	best, form := 0.0, ""
+	for _, w := range views {
+		if p := d.Model.Prob(w.Text); p > best {
+			best, form = p, w.Kind
+		}
+	}
+	r := "model:" + strconv.FormatFloat(best, 'f', 3, 64)
+	if form != "text" {
+		r += " (" + form + ")"
+	}
+	v.Reasons = append(v.Reasons, r)
+	v.Score = max(v.Score, best)
+	v.Attack = v.Score >= d.Threshold
+	if v.Attack && v.Rule == "" {
+		v.Rule, v.Category = "model", "model"
+	}
+	return v
+}
+
+// Hit is a text judged an attack, for callers that only need to know
+// which rule (or "model") caught it.
+type Hit struct {
+	Rule     string // rule id from rules.yaml, e.g. "role_marker.chatml", or "model"
+	Category string // role_marker | tool_call | html | control_char | model
+	Score    float64
+}
+
+// Scan judges text with the default detector and returns the hit and
+// ok=true when it is an attack; the zero Hit and false otherwise.
+func Scan(text string) (h Hit, ok bool) {
+	v := Default().Judge(text)
+	if !v.Attack {
+		return Hit{}, false
+	}
+	return Hit{Rule: v.Rule, Category: v.Category, Score: v.Score}, true
+}
+
+// view is which form of a text a rule sees.
 type view int
 
 const (
 	viewRaw    view = iota // the text as given
-	viewProse              // normalised, code contents kept
-	viewMarkup             // normalised, code spans blanked
-	nViews
+	viewCanon              // normalize.Text, backticks kept
 )
 
-// categoryView maps each known category to the view its rules see.
 var categoryView = map[string]view{
 	"control_char": viewRaw,
-	"role_marker":  viewMarkup,
-	"tool_call":    viewMarkup,
-	"html":         viewMarkup,
-	"instruction":  viewProse,
+	"role_marker":  viewCanon,
+	"tool_call":    viewCanon,
+	"html":         viewCanon,
 }
 
 type rule struct {
@@ -134,10 +213,6 @@ var rules = sync.OnceValue(func() []rule {
 	return rs
 })
 
-// Rules returns the number of rules loaded from rules.yaml (for logs and
-// tests). The first call loads them.
-func Rules() int { return len(rules()) }
-
 // RuleIDs returns the rule ids of rules.yaml in file order.
 func RuleIDs() []string {
 	var ids []string
@@ -148,68 +223,53 @@ func RuleIDs() []string {
 }
 
 var (
-	// invisibleRE is what normalisation removes: the control_char rules'
-	// characters and U+00AD.
-	invisibleRE = regexp.MustCompile(`[\x{00AD}\x{061C}\x{180E}\x{200B}-\x{200F}\x{202A}-\x{202E}\x{2060}-\x{2069}\x{FEFF}\x{E0000}-\x{E007F}]`)
-	codeSpanRE  = regexp.MustCompile("```[\\s\\S]*?```|`[^`\\n]+`")
+	codeSpanRE = regexp.MustCompile("```[\\s\\S]*?```|`[^`\\n]+`")
+	// docCueRE is a word that says the text is about markup, not made of
+	// it: "the `<script>` tag", "the <|im_end|> token".
+	docCueRE = regexp.MustCompile(`(?i)\b(?:tags?|tokens?|elements?|markers?|templates?|formats?|syntax|attributes?|delimit\w*|wraps?|emits?|headers?|fields?|sequences?|strings?|keywords?|placeholders?|escaped?|literal|balises?|jetons?|etiquetas?|elemento|marcador|plantilla|modelo|тег\w*|токен\w*|элемент\w*|шаблон\w*)\b|标记|令牌|元素|模板|标签|トークン|タグ|要素|テンプレート`)
+	// nearCueRE is a cue word right beside a match outside code.
+	nearCue = 24 // bytes either side looked at
 )
 
-// views returns text as each view sees it.
-func views(text string) [nViews]string {
-	t := invisibleRE.ReplaceAllString(text, "")
-	clean := func(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
-	var v [nViews]string
-	v[viewRaw] = text
-	v[viewProse] = clean(strings.ReplaceAll(t, "`", ""))
-	v[viewMarkup] = clean(codeSpanRE.ReplaceAllString(t, " code "))
-	return v
-}
+// ruleHit is one rule that matched.
+type ruleHit struct{ Rule, Category string }
 
-// find reports where r matches its view of the text, or nil.
-func (r *rule) find(v *[nViews]string) (string, bool) {
-	in := v[r.view]
-	loc := r.re.FindStringIndex(in)
-	if loc == nil {
-		return "", false
-	}
-	return in[loc[0]:loc[1]], true
-}
-
-// Scan checks one text (a claim, an excerpt, notes, a URL) against the
-// rules in rules.yaml order and returns the first that matches, with
-// ok=true; or the zero Hit and ok=false when none does. Blank text never
-// matches. Scan is safe for concurrent use and never panics.
-func Scan(text string) (h Hit, ok bool) {
-	if strings.TrimSpace(text) == "" {
-		return Hit{}, false
-	}
-	v := views(text)
+// matchRules returns every rule that matches the text: control_char rules
+// on raw, the others on canon (normalize.Text). A markup match inside a
+// code span when the prose outside the code has a cue word, or outside
+// code with a cue word within nearCue bytes, is documentation and does
+// not count.
+func matchRules(raw, canon string) []ruleHit {
+	var hits []ruleHit
+	spans := codeSpanRE.FindAllStringIndex(canon, -1)
+	prose := codeSpanRE.ReplaceAllString(canon, " ")
+	proseCue := docCueRE.MatchString(prose)
 	rs := rules()
 	for i := range rs {
-		if m, ok := rs[i].find(&v); ok {
-			return Hit{Rule: rs[i].ID, Category: rs[i].Category, Match: shorten(m)}, true
+		r := &rs[i]
+		in := canon
+		if r.view == viewRaw {
+			in = raw
+		}
+		for _, loc := range r.re.FindAllStringIndex(in, 8) {
+			if r.view == viewRaw || !documents(canon, loc, spans, proseCue) {
+				hits = append(hits, ruleHit{r.ID, r.Category})
+				break
+			}
 		}
 	}
-	return Hit{}, false
+	return hits
 }
 
-// maxMatch is the most bytes of Hit.Match.
-const maxMatch = 80
-
-// shorten escapes non-printing and invisible characters and cuts s to
-// maxMatch bytes on a rune boundary. Invalid UTF-8 becomes U+FFFD.
-func shorten(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		part := string(r)
-		if !strconv.IsPrint(r) || invisibleRE.MatchString(part) {
-			part = strconv.QuoteRuneToASCII(r)
-			part = part[1 : len(part)-1]
+// documents reports whether the match at loc in canon is documentation of
+// markup: inside a code span with a cue in the prose, or with a cue word
+// right beside it.
+func documents(canon string, loc []int, spans [][]int, proseCue bool) bool {
+	for _, s := range spans {
+		if loc[0] >= s[0] && loc[1] <= s[1] {
+			return proseCue
 		}
-		if b.Len()+len(part) > maxMatch {
-			break
-		}
-		b.WriteString(part)
 	}
-	return b.String()
+	lo, hi := max(0, loc[0]-nearCue), min(len(canon), loc[1]+nearCue)
+	return docCueRE.MatchString(canon[lo:loc[0]]) || docCueRE.MatchString(canon[loc[1]:hi])
 }
