@@ -14,8 +14,10 @@
 //   - rules, data in the embedded rules.yaml, for the unambiguous cases:
 //     chat-template role markers, tool-call markup, active HTML, bidi
 //     overrides and stray tag characters. A rule match scores 1;
-//   - a learned model (quarantine/model) that gives each form a probability;
-//     the text's model score is the highest over its forms.
+//   - a learned model (quarantine/model) that gives each form, and each
+//     sentence and pair of sentences of it (normalize.Segments), a
+//     probability; the text's model score is the highest of them, so an
+//     instruction appended to harmless prose is judged on its own.
 //
 // The score is the higher of the two, and the reasons name every rule that
 // matched and the model's probability with the form it came from.
@@ -104,6 +106,11 @@ func (d *Detector) Judge(text string) Verdict {
 	for _, w := range views {
 		if p := d.Model.Prob(w.Text); p > best {
 			best, form = p, w.Kind
+		}
+		for _, seg := range normalize.Segments(w.Text) {
+			if p := d.Model.Prob(seg); p > best {
+				best, form = p, w.Kind
+			}
 		}
 	}
 	r := "model:" + strconv.FormatFloat(best, 'f', 3, 64)

@@ -212,7 +212,7 @@ func isASCII(s string) bool {
 
 var (
 	base64RE = regexp.MustCompile(`[A-Za-z0-9+/_-]{16,}={0,2}`)
-	hexRE    = regexp.MustCompile(`(?:(?:\\x|0x)?[0-9A-Fa-f]{2}[ :]?){8,}`)
+	hexRE    = regexp.MustCompile(`(?:\\x[0-9A-Fa-f]{2}){8,}|(?:0x[0-9A-Fa-f]{2}[ ,]*){8,}|\b[0-9A-Fa-f]{16,}\b|\b(?:[0-9A-Fa-f]{2}[ :]){7,}[0-9A-Fa-f]{2}\b`)
 )
 
 // decodeRuns finds base64 and hex runs in s that decode to text and
@@ -255,7 +255,7 @@ func decodeBase64(m string) (string, bool) {
 }
 
 func decodeHex(m string) (string, bool) {
-	m = strings.NewReplacer(`\x`, "", "0x", "", " ", "", ":", "").Replace(m)
+	m = strings.NewReplacer(`\x`, "", "0x", "", " ", "", ":", "", ",", "").Replace(m)
 	d, err := hex.DecodeString(m)
 	if err != nil {
 		return "", false
@@ -287,12 +287,19 @@ func readable(d []byte) (string, bool) {
 	return s, true
 }
 
-// commonWords are English function words; a text whose ROT13 has clearly
-// more of them than the text itself was ROT13.
-var commonWords = map[string]bool{
-	"the": true, "and": true, "you": true, "your": true, "to": true, "of": true, "is": true,
-	"are": true, "this": true, "that": true, "with": true, "for": true, "all": true, "now": true,
-	"a": true, "in": true, "it": true, "be": true, "do": true, "not": true, "me": true, "what": true,
+// commonWords are function words of English, German, Spanish, French and
+// Portuguese; a text whose ROT13 has clearly more of them than the text
+// itself was ROT13.
+var commonWords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`the and you your to of is are this that with for all now a in it be do not me what
+		der die das und ist nicht du ich ein eine mit alle deine
+		el la los las que y de en es tu todas con por para
+		le les et est pas tu de des une toutes ta ton pour
+		o os as que e de em um uma você todas seu sua com para`) {
+		commonWords[w] = true
+	}
 }
 
 func countCommon(s string) int {
@@ -382,4 +389,38 @@ func unleet(s string) (string, bool) {
 		changed = true
 	}
 	return strings.Join(words, " "), changed
+}
+
+// sentenceEndRE ends a sentence: . ! ? ; or a line break followed by white
+// space, or a CJK full stop, exclamation or question mark.
+var sentenceEndRE = regexp.MustCompile(`[.!?;:]\s+|\n+|[。！？；]\s*`)
+
+// Segments returns the parts of a normalised text a detector judges on
+// their own, so an instruction appended to harmless prose is not drowned
+// by it: each sentence, and each pair of neighbouring sentences. A text of
+// one sentence has no segments (judge the text itself).
+func Segments(s string) []string {
+	idx := sentenceEndRE.FindAllStringIndex(s, 32)
+	if len(idx) == 0 {
+		return nil
+	}
+	var sents []string
+	start := 0
+	for _, l := range idx {
+		if t := strings.TrimSpace(s[start:l[1]]); t != "" {
+			sents = append(sents, t)
+		}
+		start = l[1]
+	}
+	if t := strings.TrimSpace(s[start:]); t != "" {
+		sents = append(sents, t)
+	}
+	if len(sents) < 2 {
+		return nil
+	}
+	out := append([]string(nil), sents...)
+	for i := 1; i < len(sents); i++ {
+		out = append(out, sents[i-1]+" "+sents[i])
+	}
+	return out
 }

@@ -19,9 +19,9 @@ var tldrLangs = map[string]string{
 	"pages.pt_BR": "pt", "pages.ru": "ru", "pages.zh": "zh", "pages.ja": "ja",
 }
 
-// extractTldr writes benign records from a tldr-pages checkout: for every
-// 8th page of common/ and linux/ (by name), its description and each
-// example's description with its command.
+// extractTldr writes benign records from a tldr-pages checkout: for about
+// 150 evenly spaced pages of common/ and linux/ (by name) per language,
+// the page's description and each example's description with its command.
 func extractTldr(root, out string) error {
 	var recs []Record
 	for _, dir := range sortedKeys(tldrLangs) {
@@ -32,8 +32,9 @@ func extractTldr(root, out string) error {
 			pages = append(pages, m...)
 		}
 		slices.Sort(pages)
+		step := max(1, len(pages)/150)
 		for i, p := range pages {
-			if i%20 != 0 {
+			if i%step != 0 {
 				continue
 			}
 			data, err := os.ReadFile(p)

@@ -34,6 +34,8 @@ import (
 	"github.com/specd-dev/specd/quarantine/normalize"
 )
 
+var verbose *bool
+
 // Record is one labelled text, as in the data files and the held-out file.
 type Record struct {
 	Text     string `json:"text"`
@@ -55,6 +57,7 @@ func main() {
 	l2 := flag.Float64("l2", 1e-6, "L2 penalty")
 	tldr := flag.String("extract-tldr", "", "rebuild data/tldr.jsonl from this tldr-pages checkout, then exit")
 	readmes := flag.String("extract-readmes", "", "rebuild data/readmes.jsonl from this Go module cache, then exit")
+	verbose = flag.Bool("v", false, "list the tune split's misses and false positives")
 	flag.Parse()
 	var err error
 	switch {
@@ -136,7 +139,11 @@ func run(dataDir, weightsPath, heldoutPath, version string, maxFP float64, epoch
 	d.Threshold = t
 	caught, attacks, flagged := 0, 0, 0
 	for _, r := range tune {
-		a := d.Judge(r.Text).Attack
+		v := d.Judge(r.Text)
+		a := v.Attack
+		if *verbose && a != (r.Label == "attack") {
+			fmt.Printf("tune %s %-20s %.3f %q\n", r.Label, r.Category, v.Score, r.Text)
+		}
 		if r.Label == "attack" {
 			attacks++
 			if a {
