@@ -28,6 +28,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -44,8 +45,8 @@ var rulesYAML []byte
 
 // Verdict is the decision on one text.
 type Verdict struct {
-	// Score is 0–1: 1 when a rule matched, else the model's probability
-	// for the worst form of the text.
+	// Score is 0–1, to three decimals: 1 when a rule matched, else the
+	// model's probability for the worst form of the text.
 	Score float64 `json:"score"`
 	// Attack is Score ≥ the detector's threshold.
 	Attack bool `json:"attack"`
@@ -118,7 +119,7 @@ func (d *Detector) Judge(text string) Verdict {
 		r += " (" + form + ")"
 	}
 	v.Reasons = append(v.Reasons, r)
-	v.Score = max(v.Score, best)
+	v.Score = math.Round(max(v.Score, best)*1000) / 1000
 	v.Attack = v.Score >= d.Threshold
 	if v.Attack && v.Rule == "" {
 		v.Rule, v.Category = "model", "model"

@@ -30,6 +30,10 @@ func check(t *testing.T, name string, data []byte, corr string) (*results.Checke
 	if err != nil {
 		t.Fatalf("Check: %v", err)
 	}
+	if c.Mark == "" || len(c.Mark) != 12 {
+		t.Fatalf("Check drew no spotlight mark: %q", c.Mark)
+	}
+	c.Mark = "0123456789ab" // fixed, for the golden files
 	report := results.Render(c, "Stripe payment intents", "2026-11-23", 2)
 	meta, err := specs.CheckReport(name+".report.md", report, "Stripe payment intents")
 	if err != nil {

@@ -19,9 +19,11 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"regexp"
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Bits is log2 of the number of hash buckets.
@@ -50,12 +52,26 @@ type Feature struct {
 	V float32
 }
 
+// MinWords is the fewest words a text needs for the model to judge it; a
+// shorter one scores 0 (too little to tell an order from a label).
+const MinWords = 3
+
+// urlRE and emailRE find what Features reads as the words "url" and
+// "email": which host a link names says nothing about intent, and the
+// training texts' hosts would otherwise be learnt as words.
+var (
+	urlRE   = regexp.MustCompile(`(?:https?|ftp)://[^\s<>"'` + "`" + `)\]]+`)
+	emailRE = regexp.MustCompile(`[\w.+-]+@[\w-]+\.[\w.-]+`)
+)
+
 // Features returns the hashed features of an already normalised text
-// (normalize.Text or one of normalize.Views): word unigrams and bigrams and
+// (normalize.Text or one of normalize.Views), URLs and e-mail addresses
+// read as the words "url" and "email": word unigrams and bigrams and
 // character 2- to 4-grams, each 1/sqrt(n) so the vector has unit length.
-// An empty text has no features.
+// A text of fewer than MinWords words has no features.
 func Features(text string) []Feature {
-	if text == "" {
+	text = emailRE.ReplaceAllString(urlRE.ReplaceAllString(text, " url "), " email ")
+	if len(strings.Fields(text)) < MinWords && utf8.RuneCountInString(text) < 12 {
 		return nil
 	}
 	var idx []uint32
@@ -87,10 +103,15 @@ func Features(text string) []Feature {
 	return out
 }
 
-// Prob returns the probability (0–1) that the normalised text is an attack.
+// Prob returns the probability (0–1) that the normalised text is an
+// attack; 0 for a text without features (fewer than MinWords words).
 func (m *Model) Prob(text string) float64 {
+	fs := Features(text)
+	if len(fs) == 0 {
+		return 0
+	}
 	z := float64(m.Bias)
-	for _, f := range Features(text) {
+	for _, f := range fs {
 		z += float64(m.W[f.I] * f.V)
 	}
 	return 1 / (1 + math.Exp(-z))

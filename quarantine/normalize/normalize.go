@@ -363,8 +363,9 @@ func unspace(s string) (string, bool) {
 
 var leetMap = map[rune]rune{'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't', '@': 'a', '$': 's', '|': 'l', '!': 'i'}
 
-// unleet reads leetspeak in words that mix letters with digits or symbols
-// ("1gn0r3" reads "ignore"); words of digits only (versions, years) stay.
+// unleet reads leetspeak in words of 4 to 24 bytes that mix at least two
+// letters with at least two digits or symbols ("1gn0r3" reads "ignore");
+// words of digits only (years) and short ones ("v3", "mp4") stay.
 func unleet(s string) (string, bool) {
 	words := strings.Fields(s)
 	changed := false
@@ -377,7 +378,7 @@ func unleet(s string) (string, bool) {
 				leet++
 			}
 		}
-		if letters == 0 || leet == 0 || len(w) > 24 {
+		if letters < 2 || leet < 2 || len(w) < 4 || len(w) > 24 {
 			continue
 		}
 		words[i] = strings.Map(func(r rune) rune {
