@@ -149,8 +149,8 @@ func Scan(text string) (h Hit, ok bool) {
 type view int
 
 const (
-	viewRaw    view = iota // the text as given
-	viewCanon              // normalize.Text, backticks kept
+	viewRaw   view = iota // the text as given
+	viewCanon             // normalize.Text, backticks kept
 )
 
 var categoryView = map[string]view{

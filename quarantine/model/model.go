@@ -52,6 +52,13 @@ type Feature struct {
 	V float32
 }
 
+// wordWeight is the value of a word feature before normalisation (a
+// character n-gram's is 1); maxGram is the longest character n-gram.
+var (
+	wordWeight = float32(2)
+	maxGram    = 4
+)
+
 // MinWords is the fewest words a text needs for the model to judge it; a
 // shorter one scores 0 (too little to tell an order from a label).
 const MinWords = 3
@@ -75,13 +82,17 @@ func Features(text string) []Feature {
 		return nil
 	}
 	var idx []uint32
+	var val []float32
 	h := fnv.New32a()
+	weight := float32(1)
 	add := func(kind byte, s string) {
 		h.Reset()
 		h.Write([]byte{kind})
 		h.Write([]byte(s))
 		idx = append(idx, h.Sum32()&(buckets-1))
+		val = append(val, weight)
 	}
+	weight = wordWeight
 	words := strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.Is(unicode.Mn, r) })
 	for i, w := range words {
 		add('w', w)
@@ -89,16 +100,21 @@ func Features(text string) []Feature {
 			add('b', words[i-1]+" "+w)
 		}
 	}
+	weight = 1
 	rs := []rune(" " + text + " ")
-	for n := 2; n <= 4; n++ {
+	for n := 2; n <= maxGram; n++ {
 		for i := 0; i+n <= len(rs); i++ {
 			add(byte('0'+n), string(rs[i:i+n]))
 		}
 	}
-	v := float32(1 / math.Sqrt(float64(len(idx))))
+	var sum float64
+	for _, v := range val {
+		sum += float64(v * v)
+	}
+	norm := float32(1 / math.Sqrt(sum))
 	out := make([]Feature, len(idx))
 	for i, x := range idx {
-		out[i] = Feature{x, v}
+		out[i] = Feature{x, val[i] * norm}
 	}
 	return out
 }

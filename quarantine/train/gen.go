@@ -1,11 +1,11 @@
 package main
 
 import (
-	"slices"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -72,6 +72,16 @@ func writtenRecords(public []Record) []Record {
 		}
 		for _, b := range l.benign {
 			out = append(out, Record{Text: b, Label: "benign", Category: "hard_negative", Lang: code, Source: "written"})
+		}
+	}
+	out = append(out, hijackRecords()...)
+	for i, r := range addresseeRecords() {
+		out = append(out, r)
+		if r.Label == "attack" && i%4 == 0 {
+			kind, enc := encode(r.Text, i/4, r.Lang)
+			e := r
+			e.Text, e.Category, e.encoded = enc, "encoded_"+kind, true
+			out = append(out, e)
 		}
 	}
 	for _, b := range lookalikeBenign {
