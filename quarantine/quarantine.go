@@ -164,14 +164,16 @@ type rule struct {
 	ID       string `yaml:"id"`
 	Category string `yaml:"category"`
 	Source   string `yaml:"source"`
-	Pattern  string `yaml:"pattern"`
+	Pattern  string   `yaml:"pattern"`
+	Needles  []string `yaml:"needles"`
 	view     view
 	re       *regexp.Regexp
 }
 
 // parseRules decodes and checks a rules file: every rule has an id of the
-// form category.name, unique; a known category; a source; and a pattern
-// that compiles and does not match the empty string.
+// form category.name, unique; a known category; a source; a pattern
+// that compiles and does not match the empty string; and lowercase
+// needles.
 func parseRules(data []byte) ([]rule, error) {
 	var f struct {
 		Rules []rule `yaml:"rules"`
@@ -199,12 +201,21 @@ func parseRules(data []byte) ([]rule, error) {
 			return nil, fmt.Errorf("rule %s: duplicate id", r.ID)
 		}
 		seen[r.ID] = true
-		re, err := regexp.Compile("(?i)" + r.Pattern)
+		flags := ""
+		if v == viewRaw {
+			flags = "(?i)"
+		}
+		re, err := regexp.Compile(flags + r.Pattern)
 		if err != nil {
 			return nil, fmt.Errorf("rule %s: %w", r.ID, err)
 		}
 		if re.MatchString("") {
 			return nil, fmt.Errorf("rule %s: pattern matches the empty string", r.ID)
+		}
+		for _, n := range r.Needles {
+			if n == "" || n != strings.ToLower(n) {
+				return nil, fmt.Errorf("rule %s: needle %q is empty or not lowercase", r.ID, n)
+			}
 		}
 		r.view, r.re = v, re
 	}
@@ -249,24 +260,62 @@ type ruleHit struct{ Rule, Category string }
 // not count.
 func matchRules(raw, canon string) []ruleHit {
 	var hits []ruleHit
-	spans := codeSpanRE.FindAllStringIndex(canon, -1)
-	prose := codeSpanRE.ReplaceAllString(canon, " ")
-	proseCue := docCueRE.MatchString(prose)
+	var spans [][]int
+	cue := -1 // whether the prose outside code has a cue word; -1 not yet known
+	proseCue := func() bool {
+		if cue < 0 {
+			spans = codeSpanRE.FindAllStringIndex(canon, -1)
+			cue = 0
+			if docCueRE.MatchString(codeSpanRE.ReplaceAllString(canon, " ")) {
+				cue = 1
+			}
+		}
+		return cue == 1
+	}
 	rs := rules()
 	for i := range rs {
 		r := &rs[i]
 		in := canon
 		if r.view == viewRaw {
+			if isASCII(raw) {
+				continue // every control_char rule is about non-ASCII characters
+			}
 			in = raw
 		}
+		if len(r.Needles) > 0 && !containsAny(in, r.Needles) {
+			continue
+		}
 		for _, loc := range r.re.FindAllStringIndex(in, 8) {
-			if r.view == viewRaw || !documents(canon, loc, spans, proseCue) {
+			if r.view == viewRaw {
+				hits = append(hits, ruleHit{r.ID, r.Category})
+				break
+			}
+			pc := proseCue() // sets spans
+			if !documents(canon, loc, spans, pc) {
 				hits = append(hits, ruleHit{r.ID, r.Category})
 				break
 			}
 		}
 	}
 	return hits
+}
+
+func containsAny(s string, needles []string) bool {
+	for _, n := range needles {
+		if strings.Contains(s, n) {
+			return true
+		}
+	}
+	return false
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // documents reports whether the match at loc in canon is documentation of

@@ -15,7 +15,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -23,7 +22,6 @@ import (
 	"strings"
 	"sync"
 	"unicode"
-	"unicode/utf8"
 )
 
 // Bits is log2 of the number of hash buckets.
@@ -73,64 +71,86 @@ var (
 
 // Features returns the hashed features of an already normalised text
 // (normalize.Text or one of normalize.Views), URLs and e-mail addresses
-// read as the words "url" and "email": word unigrams and bigrams and
-// character 2- to 4-grams, each 1/sqrt(n) so the vector has unit length.
-// A text of fewer than MinWords words has no features.
+// read as the words "url" and "email": word unigrams and bigrams (value
+// wordWeight) and character 2- to maxGram-grams (value 1), scaled so the
+// vector has unit length. A text of fewer than MinWords words and 12
+// characters has no features.
 func Features(text string) []Feature {
-	text = emailRE.ReplaceAllString(urlRE.ReplaceAllString(text, " url "), " email ")
-	if len(strings.Fields(text)) < MinWords && utf8.RuneCountInString(text) < 12 {
-		return nil
-	}
-	var idx []uint32
-	var val []float32
-	h := fnv.New32a()
-	weight := float32(1)
-	add := func(kind byte, s string) {
-		h.Reset()
-		h.Write([]byte{kind})
-		h.Write([]byte(s))
-		idx = append(idx, h.Sum32()&(buckets-1))
-		val = append(val, weight)
-	}
-	weight = wordWeight
-	words := strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.Is(unicode.Mn, r) })
-	for i, w := range words {
-		add('w', w)
-		if i > 0 {
-			add('b', words[i-1]+" "+w)
-		}
-	}
-	weight = 1
-	rs := []rune(" " + text + " ")
-	for n := 2; n <= maxGram; n++ {
-		for i := 0; i+n <= len(rs); i++ {
-			add(byte('0'+n), string(rs[i:i+n]))
-		}
-	}
-	var sum float64
-	for _, v := range val {
-		sum += float64(v * v)
-	}
-	norm := float32(1 / math.Sqrt(sum))
-	out := make([]Feature, len(idx))
-	for i, x := range idx {
-		out[i] = Feature{x, val[i] * norm}
-	}
+	var out []Feature
+	visit(text, func(i uint32, v float32) { out = append(out, Feature{i, v}) })
 	return out
 }
 
 // Prob returns the probability (0–1) that the normalised text is an
-// attack; 0 for a text without features (fewer than MinWords words).
+// attack; 0 for a text without features (see Features).
 func (m *Model) Prob(text string) float64 {
-	fs := Features(text)
-	if len(fs) == 0 {
+	z, n := float64(m.Bias), 0
+	visit(text, func(i uint32, v float32) { z += float64(m.W[i] * v); n++ })
+	if n == 0 {
 		return 0
 	}
-	z := float64(m.Bias)
-	for _, f := range fs {
-		z += float64(m.W[f.I] * f.V)
-	}
 	return 1 / (1 + math.Exp(-z))
+}
+
+const (
+	fnvOffset = 2166136261
+	fnvPrime  = 16777619
+)
+
+// hash is FNV-1a of a kind byte and s, cut to a bucket.
+func hash(kind byte, s string) uint32 {
+	h := uint32(fnvOffset)
+	h = (h ^ uint32(kind)) * fnvPrime
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint32(s[i])) * fnvPrime
+	}
+	return h & (buckets - 1)
+}
+
+// visit calls f with each feature of text, without allocating per feature.
+func visit(text string, f func(uint32, float32)) {
+	if strings.Contains(text, "://") {
+		text = urlRE.ReplaceAllString(text, " url ")
+	}
+	if strings.IndexByte(text, '@') >= 0 {
+		text = emailRE.ReplaceAllString(text, " email ")
+	}
+	words := strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.Is(unicode.Mn, r) })
+	padded := " " + text + " "
+	offs := make([]int, 0, len(padded)+1) // byte offset of each rune, and the end
+	for i := range padded {
+		offs = append(offs, i)
+	}
+	runes := len(offs)
+	offs = append(offs, len(padded))
+	if len(words) < MinWords && runes-2 < 12 {
+		return
+	}
+	nWord := max(0, 2*len(words)-1)
+	nChar := 0
+	for n := 2; n <= maxGram; n++ {
+		nChar += max(0, runes-n+1)
+	}
+	norm := float32(1 / math.Sqrt(float64(nWord)*float64(wordWeight*wordWeight)+float64(nChar)))
+	wv := wordWeight * norm
+	for i, w := range words {
+		f(hash('w', w), wv)
+		if i > 0 {
+			h := uint32(fnvOffset)
+			h = (h ^ 'b') * fnvPrime
+			for _, s := range [3]string{words[i-1], " ", w} {
+				for j := 0; j < len(s); j++ {
+					h = (h ^ uint32(s[j])) * fnvPrime
+				}
+			}
+			f(h&(buckets-1), wv)
+		}
+	}
+	for n := 2; n <= maxGram; n++ {
+		for i := 0; i+n <= runes; i++ {
+			f(hash(byte('0'+n), padded[offs[i]:offs[i+n]]), norm)
+		}
+	}
 }
 
 // Example is one labelled, normalised training text.

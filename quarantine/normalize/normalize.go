@@ -109,8 +109,11 @@ func prepare(s string) string {
 			return d
 		})
 	}
-	s = invisibleRE.ReplaceAllString(s, "")
-	return norm.NFKC.String(s)
+	if !isASCII(s) {
+		s = invisibleRE.ReplaceAllString(s, "")
+		s = norm.NFKC.String(s)
+	}
+	return s
 }
 
 // fold is steps 3 to 5.
@@ -123,6 +126,9 @@ func fold(s string) string {
 // stripMarks drops combining marks that follow a Latin, Greek or Cyrillic
 // letter, and recomposes.
 func stripMarks(s string) string {
+	if isASCII(s) {
+		return s
+	}
 	d := norm.NFD.String(s)
 	var b strings.Builder
 	b.Grow(len(d))
@@ -201,6 +207,7 @@ func foldConfusables(s string) string {
 	return b.String()
 }
 
+// isASCII reports whether s is non-empty and all ASCII.
 func isASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= 0x80 {
@@ -227,7 +234,11 @@ func decodeRuns(s string, depth int) []View {
 		kind string
 		re   *regexp.Regexp
 		dec  func(string) (string, bool)
-	}{{"base64", base64RE, decodeBase64}, {"hex", hexRE, decodeHex}} {
+		likely func(string) bool
+	}{{"base64", base64RE, decodeBase64, likelyBase64}, {"hex", hexRE, decodeHex, likelyHex}} {
+		if !k.likely(s) {
+			continue
+		}
 		found := false
 		t := k.re.ReplaceAllStringFunc(s, func(m string) string {
 			if d, ok := k.dec(m); ok {
@@ -242,6 +253,45 @@ func decodeRuns(s string, depth int) []View {
 		}
 	}
 	return out
+}
+
+// likelyBase64 reports whether s has a run of 16 base64 characters, the
+// least base64RE matches: a fast filter before the regexp.
+func likelyBase64(s string) bool {
+	run := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '_' || c == '-' {
+			if run++; run >= 16 {
+				return true
+			}
+		} else {
+			run = 0
+		}
+	}
+	return false
+}
+
+// likelyHex reports whether s has what hexRE needs: \x or 0x escapes, or
+// 16 hex digits in a row when single spaces and colons are skipped.
+func likelyHex(s string) bool {
+	if strings.Contains(s, `\x`) || strings.Contains(s, "0x") {
+		return true
+	}
+	run := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F':
+			if run++; run >= 16 {
+				return true
+			}
+		case (c == ' ' || c == ':') && run > 0:
+		default:
+			run = 0
+		}
+	}
+	return false
 }
 
 func decodeBase64(m string) (string, bool) {
