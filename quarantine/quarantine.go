@@ -161,9 +161,9 @@ var categoryView = map[string]view{
 }
 
 type rule struct {
-	ID       string `yaml:"id"`
-	Category string `yaml:"category"`
-	Source   string `yaml:"source"`
+	ID       string   `yaml:"id"`
+	Category string   `yaml:"category"`
+	Source   string   `yaml:"source"`
 	Pattern  string   `yaml:"pattern"`
 	Needles  []string `yaml:"needles"`
 	view     view

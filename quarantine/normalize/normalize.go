@@ -231,9 +231,9 @@ func decodeRuns(s string, depth int) []View {
 		return nil
 	}
 	for _, k := range []struct {
-		kind string
-		re   *regexp.Regexp
-		dec  func(string) (string, bool)
+		kind   string
+		re     *regexp.Regexp
+		dec    func(string) (string, bool)
 		likely func(string) bool
 	}{{"base64", base64RE, decodeBase64, likelyBase64}, {"hex", hexRE, decodeHex, likelyHex}} {
 		if !k.likely(s) {
