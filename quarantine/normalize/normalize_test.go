@@ -53,7 +53,7 @@ func TestNoFalseDecoding(t *testing.T) {
 		"Привет, мир":       "привет, мир",
 		"がぎぐ ヴ":             "がぎぐ ヴ",
 		"Größe und Übermaß": "große und ubermaß",
-		"  Two\n\tlines ":    "two lines",
+		"  Two\n\tlines ":   "two lines",
 	} {
 		if got := normalize.Text(in); got != want {
 			t.Errorf("Text(%q) = %q, want %q", in, got, want)
