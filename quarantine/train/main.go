@@ -52,7 +52,7 @@ func main() {
 	weights := flag.String("weights", "quarantine/model/weights.bin", "where to write the model")
 	heldout := flag.String("heldout", "bench/injection/testdata/heldout.jsonl", "where to write the held-out split")
 	version := flag.String("version", "2026-11.1", "model version recorded with every decision")
-	maxFP := flag.Float64("max-fp", 0.01, "largest share of tune-split benign texts the threshold may flag")
+	maxFP := flag.Float64("max-fp", 0.02, "largest share of tune-split benign texts the threshold may flag")
 	epochs := flag.Int("epochs", 12, "training passes")
 	l2 := flag.Float64("l2", 1e-6, "L2 penalty")
 	tldr := flag.String("extract-tldr", "", "rebuild data/tldr.jsonl from this tldr-pages checkout, then exit")
@@ -154,6 +154,26 @@ func run(dataDir, weightsPath, heldoutPath, version string, maxFP float64, epoch
 		}
 	}
 	fmt.Printf("records: %d (train %d, tune %d, held-out %d)\n", len(recs), len(train), len(tune), len(held))
+	bySource := map[string][2]int{}
+	for _, r := range recs {
+		k := r.Source
+		if i := strings.IndexAny(k, " @("); i > 0 && !strings.HasPrefix(k, "written") {
+			k = k[:i]
+		}
+		if strings.Contains(r.Source, "(") && !strings.HasPrefix(r.Source, "deepset") {
+			k = "go-module-readmes"
+		}
+		c := bySource[k]
+		if r.Label == "attack" {
+			c[0]++
+		} else {
+			c[1]++
+		}
+		bySource[k] = c
+	}
+	for _, k := range sortedKeys(bySource) {
+		fmt.Printf("  %-28s %5d attacks %5d benign\n", k, bySource[k][0], bySource[k][1])
+	}
 	fmt.Printf("trained on %d texts (%d attacks, %d benign); threshold %.4f\n", len(ex), nA, nB, t)
 	fmt.Printf("tune split: caught %d/%d attacks (%.1f %%), flagged %d/%d benign (%.1f %%)\n",
 		caught, attacks, pct(caught, attacks), flagged, len(benign), pct(flagged, len(benign)))
