@@ -75,7 +75,7 @@ type Rendered struct {
 // the <thinking> text in .logs/. Done reports whether a valid report is at
 // the pre-calculated path now (written by the specialist or rendered here);
 // Invalid is why a result was refused, which the barrier reports as the
-// topic's reason. A reason that would quote text the quarantine rules catch
+// topic's reason. A reason that would quote text the prompt-injection detector catches
 // names the rule instead, since it goes into OVERVIEW.md and errors.jsonl.
 func Deliver(in Input) Delivery {
 	report, stdoutPath := in.Report, in.Stdout
@@ -115,7 +115,7 @@ func Deliver(in Input) Delivery {
 		// A reason may quote the result (a value, a heading); it goes into
 		// OVERVIEW.md and errors.jsonl, so fetched text must not ride in it.
 		if v := quarantine.WithThreshold(in.Threshold).Judge(reason); v.Attack {
-			reason = fmt.Sprintf("structured result %s: invalid; the reason quotes text the prompt-injection detector caught (%s, score %.2f), so it is not repeated here: run `specd validate` on the result", name, v.Rule, v.Score)
+			reason = fmt.Sprintf("structured result %s: invalid; the reason quotes text caught by quarantine rule %s, so it is not repeated here: run `specd validate` on the result", name, v.Rule)
 		}
 		return Delivery{Err: verr, Invalid: reason}
 	}

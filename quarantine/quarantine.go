@@ -127,24 +127,6 @@ func (d *Detector) Judge(text string) Verdict {
 	return v
 }
 
-// Hit is a text judged an attack, for callers that only need to know
-// which rule (or "model") caught it.
-type Hit struct {
-	Rule     string // rule id from rules.yaml, e.g. "role_marker.chatml", or "model"
-	Category string // role_marker | tool_call | html | control_char | model
-	Score    float64
-}
-
-// Scan judges text with the default detector and returns the hit and
-// ok=true when it is an attack; the zero Hit and false otherwise.
-func Scan(text string) (h Hit, ok bool) {
-	v := Default().Judge(text)
-	if !v.Attack {
-		return Hit{}, false
-	}
-	return Hit{Rule: v.Rule, Category: v.Category, Score: v.Score}, true
-}
-
 // view is which form of a text a rule sees.
 type view int
 

@@ -315,7 +315,7 @@ func TestCitationReadsOnlyWhatItNeeds(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := []byte(`{"findings":[{"claim":"F is cited","source_url":"big.go:1-2","confidence":"high","excerpt":"package big\n\n// F is cited."}],"sources":[],"search_queries":[],"notes":""}`)
-	for i := range 2 { // the first Check also loads the quarantine rules
+	for i := range 2 { // the first Check also loads the quarantine rules and model
 		r, err := results.Parse("r", in)
 		if err != nil {
 			t.Fatal(err)
