@@ -413,14 +413,14 @@ func unspace(s string) (string, bool) {
 
 var leetMap = map[rune]rune{'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't', '@': 'a', '$': 's', '|': 'l', '!': 'i'}
 
-// unleet reads leetspeak in words of 4 to 24 bytes that mix at least two
-// letters with at least two digits or symbols ("1gn0r3" reads "ignore");
-// words of digits only (years) and short ones ("v3", "mp4") stay.
+// unleet reads leetspeak ("1gn0r3 7h3 ru735" reads "ignore the rules")
+// in a text with at least one word of 4 to 24 bytes that mixes two or
+// more letters with two or more digits or symbols: then every word that
+// mixes letters with them is read. A text without such a word ("Stripe
+// v3", "mp4 files") has no leet form.
 func unleet(s string) (string, bool) {
 	words := strings.Fields(s)
-	changed := false
-	for i, w := range words {
-		letters, leet := 0, 0
+	count := func(w string) (letters, leet int) {
 		for _, r := range w {
 			if unicode.IsLetter(r) {
 				letters++
@@ -428,7 +428,20 @@ func unleet(s string) (string, bool) {
 				leet++
 			}
 		}
-		if letters < 2 || leet < 2 || len(w) < 4 || len(w) > 24 {
+		return
+	}
+	strong := false
+	for _, w := range words {
+		if l, d := count(w); l >= 2 && d >= 2 && len(w) >= 4 && len(w) <= 24 {
+			strong = true
+			break
+		}
+	}
+	if !strong {
+		return "", false
+	}
+	for i, w := range words {
+		if l, d := count(w); l == 0 || d == 0 || len(w) > 24 {
 			continue
 		}
 		words[i] = strings.Map(func(r rune) rune {
@@ -437,9 +450,8 @@ func unleet(s string) (string, bool) {
 			}
 			return r
 		}, w)
-		changed = true
 	}
-	return strings.Join(words, " "), changed
+	return strings.Join(words, " "), true
 }
 
 // sentenceEndRE ends a sentence: . ! ? ; or a line break followed by white
