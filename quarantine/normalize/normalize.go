@@ -314,13 +314,15 @@ func decodeHex(m string) (string, bool) {
 }
 
 // readable accepts decoded bytes that are text: valid UTF-8, at least 8
-// bytes, with a space, and nearly all printable.
+// bytes, nearly all printable, and with a space or mostly letters of
+// scripts written without spaces (Chinese, Japanese) — random bytes are
+// seldom valid UTF-8 of that kind.
 func readable(d []byte) (string, bool) {
 	if len(d) < 8 || !utf8.Valid(d) {
 		return "", false
 	}
 	s := string(d)
-	n, bad, space := 0, 0, false
+	n, bad, cjk, space := 0, 0, 0, false
 	for _, r := range s {
 		n++
 		switch {
@@ -329,9 +331,11 @@ func readable(d []byte) (string, bool) {
 		case r == '\n' || r == '\t':
 		case !unicode.IsPrint(r):
 			bad++
+		case unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana):
+			cjk++
 		}
 	}
-	if !space || bad*20 > n {
+	if bad*20 > n || !space && cjk*2 < n {
 		return "", false
 	}
 	return s, true
