@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,7 +51,8 @@ type Verdict struct {
 	Score float64 `json:"score"`
 	// Attack is Score ≥ the detector's threshold.
 	Attack bool `json:"attack"`
-	// Reasons, in order: "rule:<id>" for each rule that matched, then
+	// Reasons, in order: "rule:<id>" for each rule that matched (with
+	// " (<form>)" when it matched a decoded form), then
 	// "model:<probability>" with " (<form>)" when the probability came
 	// from a decoded form, e.g. "model:0.981 (base64)".
 	Reasons []string `json:"reasons"`
@@ -96,12 +98,25 @@ func (d *Detector) Judge(text string) Verdict {
 		return v
 	}
 	views := normalize.Views(text)
-	for _, h := range matchRules(text, views[0].Text) {
-		v.Reasons = append(v.Reasons, "rule:"+h.Rule)
-		if v.Rule == "" {
-			v.Rule, v.Category = h.Rule, h.Category
+	for i, w := range views {
+		raw := ""
+		if i == 0 {
+			raw = text // control_char rules look at the text as given, once
 		}
-		v.Score = 1
+		for _, h := range matchRules(raw, w.Text) {
+			r := "rule:" + h.Rule
+			if i > 0 {
+				r += " (" + w.Kind + ")"
+			}
+			if slices.Contains(v.Reasons, r) {
+				continue
+			}
+			v.Reasons = append(v.Reasons, r)
+			if v.Rule == "" {
+				v.Rule, v.Category = h.Rule, h.Category
+			}
+			v.Score = 1
+		}
 	}
 	best, form := 0.0, ""
 	for _, w := range views {
@@ -115,7 +130,7 @@ func (d *Detector) Judge(text string) Verdict {
 		}
 	}
 	r := "model:" + strconv.FormatFloat(best, 'f', 3, 64)
-	if form != "text" {
+	if form != "" && form != "text" {
 		r += " (" + form + ")"
 	}
 	v.Reasons = append(v.Reasons, r)
