@@ -17,7 +17,9 @@
 //   - a learned model (quarantine/model) that gives each form, and each
 //     sentence and pair of sentences of it (normalize.Segments), a
 //     probability; the text's model score is the highest of them, so an
-//     instruction appended to harmless prose is judged on its own.
+//     instruction appended to harmless prose is judged on its own. A form
+//     that talks about a quote ("the phrase \"…\"", "payloads such as
+//     «…»") is judged with its quoted spans masked (maskMentions).
 //
 // The score is the higher of the two, and the reasons name every rule that
 // matched and the model's probability with the form it came from.
@@ -120,6 +122,7 @@ func (d *Detector) Judge(text string) Verdict {
 	}
 	best, form := 0.0, ""
 	for _, w := range views {
+		w.Text = maskMentions(w.Text)
 		if p := d.Model.Prob(w.Text); p > best {
 			best, form = p, w.Kind
 		}
@@ -140,6 +143,29 @@ func (d *Detector) Judge(text string) Verdict {
 		v.Rule, v.Category = "model", "model"
 	}
 	return v
+}
+
+var (
+	// quotedRE is a quoted span: "…", “…”, «…», „…“ or 「…」, up to 200 bytes.
+	quotedRE = regexp.MustCompile(`"[^"\n]{1,200}"|“[^”\n]{1,200}”|«[^»\n]{1,200}»|„[^“\n]{1,200}“|「[^」\n]{1,200}」`)
+	// mentionRE is a word that says a quote is talked about, not said:
+	// "the phrase", "payloads such as", "known as", "researchers".
+	mentionRE = regexp.MustCompile(`\b(?:phrases?|sentences?|strings?|payloads?|prompts? (?:like|such as)|such as|known as|called|quoted|researchers?|attackers?|attacks?|injections?|article|paper|example|e\.g\.|frases? como|phrases? comme|sätze wie|фраз\w* вроде|исследовател\w*)\b|诸如|之类|のような`)
+)
+
+// maskMentions replaces each quoted span of a normalised text with the word
+// "quote" when the text outside the quotes says it is talking about them
+// (mentionRE): a security article that quotes an attack reports it, it
+// does not give it. The words outside the quotes are still judged.
+func maskMentions(text string) string {
+	if !strings.ContainsAny(text, "\"“«„「") {
+		return text
+	}
+	outside := quotedRE.ReplaceAllString(text, " quote ")
+	if outside == text || !mentionRE.MatchString(outside) {
+		return text
+	}
+	return outside
 }
 
 // view is which form of a text a rule sees.

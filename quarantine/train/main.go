@@ -111,6 +111,12 @@ func run(dataDir, weightsPath, heldoutPath, version string, maxFP float64, epoch
 		e := model.Example{Text: normalize.Text(r.Text), Attack: r.Label == "attack", Weight: 1}
 		if e.Attack { // balance the classes
 			e.Weight = float64(nB) / float64(nA)
+		} else {
+			// The detector also judges each sentence of a text on its own
+			// (normalize.Segments): a benign text's sentences are benign too.
+			for _, seg := range normalize.Segments(e.Text) {
+				ex = append(ex, model.Example{Text: seg, Weight: 0.5})
+			}
 		}
 		ex = append(ex, e)
 	}
