@@ -96,6 +96,17 @@ type Config struct {
 	MaxTopics int     `yaml:"max_topics"`
 	GitCommit bool    `yaml:"git_commit"` // commit each finished run's artifacts with the git CLI
 	Sources   Sources `yaml:"sources"`
+	// Quarantine tunes the prompt-injection detector of the result gate
+	// (docs/configuration.md, docs/decisions.md#prompt-injection-detector).
+	Quarantine Quarantine `yaml:"quarantine"`
+}
+
+// Quarantine configures the prompt-injection detector.
+type Quarantine struct {
+	// Threshold is the score (0–1) at or above which a fetched text is
+	// quarantined; 0 keeps the threshold the model was trained with.
+	// Lower catches more and flags more benign text.
+	Threshold float64 `yaml:"threshold"`
 }
 
 // Sources configures source-quality scoring (docs/contract.md#source-quality).
@@ -215,6 +226,9 @@ func (c Config) Validate() error {
 	}
 	if err := c.Specialist.validateAgentCLI(); err != nil {
 		return err
+	}
+	if t := c.Quarantine.Threshold; t < 0 || t > 1 {
+		return fmt.Errorf("quarantine.threshold: %v is not in 0–1 (0 keeps the trained threshold)", t)
 	}
 	if c.Specialist.Timeout <= 0 {
 		return errors.New("specialist.timeout: must be positive")

@@ -48,6 +48,10 @@ func TestLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	os.WriteFile(p, []byte("quarantine:\n  threshold: 0.42\n"), 0o644)
+	if q, err := Load(p); err != nil || q.Quarantine.Threshold != 0.42 {
+		t.Errorf("quarantine.threshold: %v %v", q.Quarantine, err)
+	}
 	if c.Specialist.Preset != PresetCommand || c.Specialist.Command[1] != "{{.ReportPath}}" || c.Specialist.Timeout.Std() != 90*time.Second || c.MaxParallel != 3 || c.Specialist.Grace.Std() != 10*time.Second {
 		t.Errorf("loaded %+v", c)
 	}
@@ -65,6 +69,9 @@ func TestLoad(t *testing.T) {
 		"specialist:\n  env: {SPECD_TOPIC: x}\n":                  "specialist.env: SPECD_TOPIC",
 		"specialist:\n  env: {\"A=B\": x}\n":                      "not an environment variable name",
 		"specialist:\n  preset: claude\n  agent: \"two words\"\n": "must not contain spaces",
+		"quarantine:\n  threshold: 1.5\n":                         "quarantine.threshold: 1.5 is not in 0–1",
+		"quarantine:\n  threshold: -0.1\n":                        "quarantine.threshold: -0.1 is not in 0–1",
+		"quarantine:\n  treshold: 0.5\n":                          `unknown key "treshold"`,
 	} {
 		os.WriteFile(p, []byte(body), 0o644)
 		_, err := Load(p)

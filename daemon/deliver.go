@@ -19,6 +19,7 @@ func (r *run) deliver(i int, stdoutPath string) (barrier.Check, string) {
 	dl := delivery.Deliver(delivery.Input{
 		Report: r.paths[i], Topic: t.Topic, Stdout: stdoutPath, LogStem: r.logStem(i), Root: r.d.opts.Root,
 		CorrelationID: r.rs.WorkflowID, Date: r.rs.Date, Complexity: r.rs.Complexity,
+		Threshold: r.d.config().Quarantine.Threshold,
 	})
 	log := r.log.With().Int("topic", t.Index).Logger()
 	if dl.Invalid != "" {

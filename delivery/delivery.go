@@ -43,6 +43,10 @@ type Input struct {
 	CorrelationID string // the run's workflow_id; an envelope answering another is refused
 	Date          string // YYYY-MM-DD for the rendered report
 	Complexity    int    // research_complexity for the rendered report
+	// Threshold is config's quarantine.threshold: the prompt-injection
+	// score at or above which a text is quarantined; 0 keeps the model's
+	// trained threshold (docs/configuration.md).
+	Threshold float64
 }
 
 // Delivery is what Deliver did.
@@ -71,7 +75,7 @@ type Rendered struct {
 // the <thinking> text in .logs/. Done reports whether a valid report is at
 // the pre-calculated path now (written by the specialist or rendered here);
 // Invalid is why a result was refused, which the barrier reports as the
-// topic's reason. A reason that would quote text the quarantine rules catch
+// topic's reason. A reason that would quote text the prompt-injection detector catches
 // names the rule instead, since it goes into OVERVIEW.md and errors.jsonl.
 func Deliver(in Input) Delivery {
 	report, stdoutPath := in.Report, in.Stdout
@@ -110,8 +114,8 @@ func Deliver(in Input) Delivery {
 		reason := "structured result " + err.Error()
 		// A reason may quote the result (a value, a heading); it goes into
 		// OVERVIEW.md and errors.jsonl, so fetched text must not ride in it.
-		if h, hit := quarantine.Scan(reason); hit {
-			reason = fmt.Sprintf("structured result %s: invalid; the reason quotes text caught by quarantine rule %s, so it is not repeated here: run `specd validate` on the result", name, h.Rule)
+		if v := quarantine.WithThreshold(in.Threshold).Judge(reason); v.Attack {
+			reason = fmt.Sprintf("structured result %s: invalid; the reason quotes text caught by quarantine rule %s, so it is not repeated here: run `specd validate` on the result", name, v.Rule)
 		}
 		return Delivery{Err: verr, Invalid: reason}
 	}
@@ -119,7 +123,7 @@ func Deliver(in Input) Delivery {
 	if err != nil {
 		return refuse(err)
 	}
-	c, err := results.Check(name, res, results.Options{Root: in.Root, CorrelationID: in.CorrelationID})
+	c, err := results.Check(name, res, results.Options{Root: in.Root, CorrelationID: in.CorrelationID, Detector: quarantine.WithThreshold(in.Threshold)})
 	if err != nil {
 		return refuse(err)
 	}

@@ -1,30 +1,28 @@
-// Package quarantine detects prompt injection in text a specialist fetched
-// from the web: fetched content is untrusted, raw markup is never echoed,
-// and embedded instructions are never followed (the result gate,
-// docs/contract.md#structured-results). It only detects: the caller moves
-// a hit out of the report into a quarantine file and never renders it.
+// Package quarantine decides whether text a specialist fetched from the web
+// is a prompt injection (docs/decisions.md#prompt-injection-detector):
+// fetched content is untrusted, raw markup is never echoed, and embedded
+// instructions are never followed (the result gate,
+// docs/contract.md#structured-results). It only decides: the caller moves
+// a text that scores at or above the threshold out of the report into a
+// quarantine file and never renders it.
 //
-// The rules are data, in the embedded rules.yaml, each with an id, a
-// category (control_char, role_marker, tool_call, html, instruction), a Go
-// regexp and the published source of its pattern family. They are tried in
-// file order and the first match wins, so control characters are reported
-// before the instruction they hide.
+// A text is judged in layers:
 //
-// Normalisation. Each text is looked at three ways:
+//   - normalisation (quarantine/normalize): the canonical form, plus one
+//     form per embedded encoding decoded (base64, hex, ROT13, letter
+//     spacing, leetspeak);
+//   - rules, data in the embedded rules.yaml, for the unambiguous cases:
+//     chat-template role markers, tool-call markup, active HTML, bidi
+//     overrides and stray tag characters. A rule match scores 1;
+//   - a learned model (quarantine/model) that gives each form, and each
+//     sentence and pair of sentences of it (normalize.Segments), a
+//     probability; the text's model score is the highest of them, so an
+//     instruction appended to harmless prose is judged on its own. A form
+//     that talks about a quote ("the phrase \"…\"", "payloads such as
+//     «…»") is judged with its quoted spans masked (maskMentions).
 //
-//   - control_char rules see the text as given.
-//   - instruction rules see it lowered, with white space collapsed,
-//     invisible characters removed (zero-width, bidi, tag characters,
-//     U+00AD soft hyphen, U+2060–U+2064) and backticks dropped while their
-//     contents are kept: "`ignore previous instructions`" is still an
-//     instruction, and "ig\u200bnore" or "ig`n`ore" reads "ignore".
-//   - role_marker, tool_call and html rules see the same, except that
-//     inline `code` spans and ```fenced``` blocks are blanked: a claim
-//     that names `<script>` or `[INST]` as code mentions markup, which the
-//     report renders literally. The same markup outside backticks is a hit.
-//
-// U+00AD alone is not a hit (fetched prose carries it as a hyphenation
-// hint); every other invisible character is.
+// The score is the higher of the two, and the reasons name every rule that
+// matched and the model's probability with the form it came from.
 package quarantine
 
 import (
@@ -32,59 +30,173 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/specd-dev/specd/quarantine/model"
+	"github.com/specd-dev/specd/quarantine/normalize"
 )
 
 //go:embed rules.yaml
 var rulesYAML []byte
 
-// Hit is one rule that matched a text.
-type Hit struct {
-	Rule     string // rule id from rules.yaml, e.g. "instruction.ignore_previous"
-	Category string // instruction | role_marker | tool_call | html | control_char
-	// Match is the matched text as the rule saw it (lowered and normalised
-	// for all but control_char rules), at most 80 bytes of valid UTF-8 cut
-	// on a rune boundary, with control, invisible and other non-printing
-	// characters written as Go escapes (\u200b, \n), for JSON logs.
-	Match string
+// Verdict is the decision on one text.
+type Verdict struct {
+	// Score is 0–1, to three decimals: 1 when a rule matched, else the
+	// model's probability for the worst form of the text.
+	Score float64 `json:"score"`
+	// Attack is Score ≥ the detector's threshold.
+	Attack bool `json:"attack"`
+	// Reasons, in order: "rule:<id>" for each rule that matched (with
+	// " (<form>)" when it matched a decoded form), then
+	// "model:<probability>" with " (<form>)" when the probability came
+	// from a decoded form, e.g. "model:0.981 (base64)".
+	Reasons []string `json:"reasons"`
+	// Rule and Category are the first rule that matched, or "model" and
+	// "model" when only the model scored at or above the threshold, or ""
+	// when the text is not an attack.
+	Rule     string `json:"rule,omitempty"`
+	Category string `json:"category,omitempty"`
+	// Model is the model version that scored the text.
+	Model string `json:"model"`
 }
 
-// view is which normalisation of a text a rule sees.
+// Detector judges texts with one model and threshold. Judge is safe for
+// concurrent use.
+type Detector struct {
+	Model     *model.Model
+	Threshold float64 // 0–1; a score at or above it is an attack
+}
+
+// Default returns the detector with the embedded model and the threshold
+// chosen when it was trained.
+func Default() *Detector {
+	m := model.Default()
+	return &Detector{Model: m, Threshold: m.Threshold}
+}
+
+// WithThreshold returns the default detector with threshold t (0 < t ≤ 1),
+// or the trained threshold when t is 0. It is config's
+// quarantine.threshold (docs/configuration.md).
+func WithThreshold(t float64) *Detector {
+	d := Default()
+	if t > 0 {
+		d.Threshold = t
+	}
+	return d
+}
+
+// Judge scores one text (a claim, an excerpt, notes, a URL). Blank text
+// scores 0. Judge never panics.
+func (d *Detector) Judge(text string) Verdict {
+	v := Verdict{Model: d.Model.Version}
+	if strings.TrimSpace(text) == "" {
+		return v
+	}
+	views := normalize.Views(text)
+	for i, w := range views {
+		raw := ""
+		if i == 0 {
+			raw = text // control_char rules look at the text as given, once
+		}
+		for _, h := range matchRules(raw, w.Text) {
+			r := "rule:" + h.Rule
+			if i > 0 {
+				r += " (" + w.Kind + ")"
+			}
+			if slices.Contains(v.Reasons, r) {
+				continue
+			}
+			v.Reasons = append(v.Reasons, r)
+			if v.Rule == "" {
+				v.Rule, v.Category = h.Rule, h.Category
+			}
+			v.Score = 1
+		}
+	}
+	best, form := 0.0, ""
+	for _, w := range views {
+		w.Text = maskMentions(w.Text)
+		if p := d.Model.Prob(w.Text); p > best {
+			best, form = p, w.Kind
+		}
+		for _, seg := range normalize.Segments(w.Text) {
+			if p := d.Model.Prob(seg); p > best {
+				best, form = p, w.Kind
+			}
+		}
+	}
+	r := "model:" + strconv.FormatFloat(best, 'f', 3, 64)
+	if form != "" && form != "text" {
+		r += " (" + form + ")"
+	}
+	v.Reasons = append(v.Reasons, r)
+	v.Score = math.Round(max(v.Score, best)*1000) / 1000
+	v.Attack = v.Score >= d.Threshold
+	if v.Attack && v.Rule == "" {
+		v.Rule, v.Category = "model", "model"
+	}
+	return v
+}
+
+var (
+	// quotedRE is a quoted span: "…", “…”, «…», „…“ or 「…」, up to 200 bytes.
+	quotedRE = regexp.MustCompile(`"[^"\n]{1,200}"|“[^”\n]{1,200}”|«[^»\n]{1,200}»|„[^“\n]{1,200}“|「[^」\n]{1,200}」`)
+	// mentionRE is a word that says a quote is talked about, not said:
+	// "the phrase", "payloads such as", "known as", "researchers".
+	mentionRE = regexp.MustCompile(`\b(?:phrases?|sentences?|strings?|payloads?|prompts? (?:like|such as)|such as|known as|called|quoted|researchers?|attackers?|attacks?|injections?|article|paper|example|e\.g\.|frases? como|phrases? comme|sätze wie|фраз\w* вроде|исследовател\w*)\b|诸如|之类|のような`)
+)
+
+// maskMentions replaces each quoted span of a normalised text with the word
+// "quote" when the text outside the quotes says it is talking about them
+// (mentionRE): a security article that quotes an attack reports it, it
+// does not give it. The words outside the quotes are still judged.
+func maskMentions(text string) string {
+	if !strings.ContainsAny(text, "\"“«„「") {
+		return text
+	}
+	outside := quotedRE.ReplaceAllString(text, " quote ")
+	if outside == text || !mentionRE.MatchString(outside) {
+		return text
+	}
+	return outside
+}
+
+// view is which form of a text a rule sees.
 type view int
 
 const (
-	viewRaw    view = iota // the text as given
-	viewProse              // normalised, code contents kept
-	viewMarkup             // normalised, code spans blanked
-	nViews
+	viewRaw   view = iota // the text as given
+	viewCanon             // normalize.Text, backticks kept
 )
 
-// categoryView maps each known category to the view its rules see.
 var categoryView = map[string]view{
 	"control_char": viewRaw,
-	"role_marker":  viewMarkup,
-	"tool_call":    viewMarkup,
-	"html":         viewMarkup,
-	"instruction":  viewProse,
+	"role_marker":  viewCanon,
+	"tool_call":    viewCanon,
+	"html":         viewCanon,
 }
 
 type rule struct {
-	ID       string `yaml:"id"`
-	Category string `yaml:"category"`
-	Source   string `yaml:"source"`
-	Pattern  string `yaml:"pattern"`
+	ID       string   `yaml:"id"`
+	Category string   `yaml:"category"`
+	Source   string   `yaml:"source"`
+	Pattern  string   `yaml:"pattern"`
+	Needles  []string `yaml:"needles"`
 	view     view
 	re       *regexp.Regexp
 }
 
 // parseRules decodes and checks a rules file: every rule has an id of the
-// form category.name, unique; a known category; a source; and a pattern
-// that compiles and does not match the empty string.
+// form category.name, unique; a known category; a source; a pattern
+// that compiles and does not match the empty string; and lowercase
+// needles.
 func parseRules(data []byte) ([]rule, error) {
 	var f struct {
 		Rules []rule `yaml:"rules"`
@@ -112,12 +224,21 @@ func parseRules(data []byte) ([]rule, error) {
 			return nil, fmt.Errorf("rule %s: duplicate id", r.ID)
 		}
 		seen[r.ID] = true
-		re, err := regexp.Compile("(?i)" + r.Pattern)
+		flags := ""
+		if v == viewRaw {
+			flags = "(?i)"
+		}
+		re, err := regexp.Compile(flags + r.Pattern)
 		if err != nil {
 			return nil, fmt.Errorf("rule %s: %w", r.ID, err)
 		}
 		if re.MatchString("") {
 			return nil, fmt.Errorf("rule %s: pattern matches the empty string", r.ID)
+		}
+		for _, n := range r.Needles {
+			if n == "" || n != strings.ToLower(n) {
+				return nil, fmt.Errorf("rule %s: needle %q is empty or not lowercase", r.ID, n)
+			}
 		}
 		r.view, r.re = v, re
 	}
@@ -134,10 +255,6 @@ var rules = sync.OnceValue(func() []rule {
 	return rs
 })
 
-// Rules returns the number of rules loaded from rules.yaml (for logs and
-// tests). The first call loads them.
-func Rules() int { return len(rules()) }
-
 // RuleIDs returns the rule ids of rules.yaml in file order.
 func RuleIDs() []string {
 	var ids []string
@@ -148,68 +265,91 @@ func RuleIDs() []string {
 }
 
 var (
-	// invisibleRE is what normalisation removes: the control_char rules'
-	// characters and U+00AD.
-	invisibleRE = regexp.MustCompile(`[\x{00AD}\x{061C}\x{180E}\x{200B}-\x{200F}\x{202A}-\x{202E}\x{2060}-\x{2069}\x{FEFF}\x{E0000}-\x{E007F}]`)
-	codeSpanRE  = regexp.MustCompile("```[\\s\\S]*?```|`[^`\\n]+`")
+	codeSpanRE = regexp.MustCompile("```[\\s\\S]*?```|`[^`\\n]+`")
+	// docCueRE is a word that says the text is about markup, not made of
+	// it: "the `<script>` tag", "the <|im_end|> token".
+	docCueRE = regexp.MustCompile(`(?i)\b(?:tags?|tokens?|elements?|markers?|templates?|formats?|syntax|attributes?|delimit\w*|wraps?|emits?|headers?|fields?|sequences?|strings?|keywords?|placeholders?|escaped?|literal|balises?|jetons?|etiquetas?|elemento|marcador|plantilla|modelo|тег\w*|токен\w*|элемент\w*|шаблон\w*)\b|标记|令牌|元素|模板|标签|トークン|タグ|要素|テンプレート`)
+	// nearCueRE is a cue word right beside a match outside code.
+	nearCue = 24 // bytes either side looked at
 )
 
-// views returns text as each view sees it.
-func views(text string) [nViews]string {
-	t := invisibleRE.ReplaceAllString(text, "")
-	clean := func(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
-	var v [nViews]string
-	v[viewRaw] = text
-	v[viewProse] = clean(strings.ReplaceAll(t, "`", ""))
-	v[viewMarkup] = clean(codeSpanRE.ReplaceAllString(t, " code "))
-	return v
-}
+// ruleHit is one rule that matched.
+type ruleHit struct{ Rule, Category string }
 
-// find reports where r matches its view of the text, or nil.
-func (r *rule) find(v *[nViews]string) (string, bool) {
-	in := v[r.view]
-	loc := r.re.FindStringIndex(in)
-	if loc == nil {
-		return "", false
+// matchRules returns every rule that matches the text: control_char rules
+// on raw, the others on canon (normalize.Text). A markup match inside a
+// code span when the prose outside the code has a cue word, or outside
+// code with a cue word within nearCue bytes, is documentation and does
+// not count.
+func matchRules(raw, canon string) []ruleHit {
+	var hits []ruleHit
+	var spans [][]int
+	cue := -1 // whether the prose outside code has a cue word; -1 not yet known
+	proseCue := func() bool {
+		if cue < 0 {
+			spans = codeSpanRE.FindAllStringIndex(canon, -1)
+			cue = 0
+			if docCueRE.MatchString(codeSpanRE.ReplaceAllString(canon, " ")) {
+				cue = 1
+			}
+		}
+		return cue == 1
 	}
-	return in[loc[0]:loc[1]], true
-}
-
-// Scan checks one text (a claim, an excerpt, notes, a URL) against the
-// rules in rules.yaml order and returns the first that matches, with
-// ok=true; or the zero Hit and ok=false when none does. Blank text never
-// matches. Scan is safe for concurrent use and never panics.
-func Scan(text string) (h Hit, ok bool) {
-	if strings.TrimSpace(text) == "" {
-		return Hit{}, false
-	}
-	v := views(text)
 	rs := rules()
 	for i := range rs {
-		if m, ok := rs[i].find(&v); ok {
-			return Hit{Rule: rs[i].ID, Category: rs[i].Category, Match: shorten(m)}, true
+		r := &rs[i]
+		in := canon
+		if r.view == viewRaw {
+			if isASCII(raw) {
+				continue // every control_char rule is about non-ASCII characters
+			}
+			in = raw
+		}
+		if len(r.Needles) > 0 && !containsAny(in, r.Needles) {
+			continue
+		}
+		for _, loc := range r.re.FindAllStringIndex(in, 8) {
+			if r.view == viewRaw {
+				hits = append(hits, ruleHit{r.ID, r.Category})
+				break
+			}
+			pc := proseCue() // sets spans
+			if !documents(canon, loc, spans, pc) {
+				hits = append(hits, ruleHit{r.ID, r.Category})
+				break
+			}
 		}
 	}
-	return Hit{}, false
+	return hits
 }
 
-// maxMatch is the most bytes of Hit.Match.
-const maxMatch = 80
-
-// shorten escapes non-printing and invisible characters and cuts s to
-// maxMatch bytes on a rune boundary. Invalid UTF-8 becomes U+FFFD.
-func shorten(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		part := string(r)
-		if !strconv.IsPrint(r) || invisibleRE.MatchString(part) {
-			part = strconv.QuoteRuneToASCII(r)
-			part = part[1 : len(part)-1]
+func containsAny(s string, needles []string) bool {
+	for _, n := range needles {
+		if strings.Contains(s, n) {
+			return true
 		}
-		if b.Len()+len(part) > maxMatch {
-			break
-		}
-		b.WriteString(part)
 	}
-	return b.String()
+	return false
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// documents reports whether the match at loc in canon is documentation of
+// markup: inside a code span with a cue in the prose, or with a cue word
+// right beside it.
+func documents(canon string, loc []int, spans [][]int, proseCue bool) bool {
+	for _, s := range spans {
+		if loc[0] >= s[0] && loc[1] <= s[1] {
+			return proseCue
+		}
+	}
+	lo, hi := max(0, loc[0]-nearCue), min(len(canon), loc[1]+nearCue)
+	return docCueRE.MatchString(canon[lo:loc[0]]) || docCueRE.MatchString(canon[loc[1]:hi])
 }

@@ -25,6 +25,9 @@ type Options struct {
 	// correlation_id is a stale or crossed answer and invalid; "none" or no
 	// correlation_id is accepted.
 	CorrelationID string
+	// Detector judges each text for prompt injection; nil is
+	// quarantine.Default() (the embedded model at its trained threshold).
+	Detector *quarantine.Detector
 }
 
 // Removal is one item Check took out of a result.
@@ -32,8 +35,14 @@ type Removal struct {
 	Kind     string `json:"kind"`             // "uncited", "citation_failed" or "quarantined"
 	Field    string `json:"field"`            // e.g. "findings[2].claim", "notes", "summary", "next_steps[0]"
 	Reason   string `json:"reason,omitempty"` // for uncited and citation_failed
-	Rule     string `json:"rule,omitempty"`   // the quarantine rule that matched
+	Rule     string `json:"rule,omitempty"`   // the first quarantine rule that matched, or "model"
 	Category string `json:"category,omitempty"`
+	// Score (0–1), Reasons ("rule:<id>", "model:<p>") and Model (its
+	// version) are the detector's verdict on a quarantined text
+	// (docs/contract.md#structured-results).
+	Score   float64  `json:"score,omitempty"`
+	Reasons []string `json:"reasons,omitempty"`
+	Model   string   `json:"model,omitempty"`
 	// Text is the removed text. For quarantined items it is kept only in
 	// the quarantine file, never in the report, OVERVIEW.md or the logs.
 	Text      string `json:"text"`
@@ -48,8 +57,13 @@ type Checked struct {
 	Removed         []Removal
 	Uncited         int  // findings without a URL or path:line citation
 	CitationsFailed int  // code citations whose excerpt is not at that line of that file
-	Quarantined     int  // findings and texts caught by a quarantine rule
+	Quarantined     int  // findings and texts the detector judged an injection
 	Contradictions  bool // notes or findings disagree
+	// Mark is this rendering's spotlight mark: Render fences every
+	// untrusted text between ⟦Mark⟧ and ⟦/Mark⟧
+	// (docs/contract.md#spotlighting). Check draws it at random, so a
+	// fetched page cannot know it; set it before Render for a fixed output.
+	Mark string
 }
 
 // Quarantine returns the quarantined removals, for the quarantine file.
@@ -65,8 +79,9 @@ func (c *Checked) Quarantine() []Removal {
 
 // Check applies the result gate to r (which it changes) and
 // returns what is left. In order: a crossed correlation_id is invalid;
-// every finding, the summary, notes and next steps are scanned by the
-// quarantine rules and a hit is removed; a finding without a citation, or
+// every finding, the summary, title, notes and next steps are judged by
+// the prompt-injection detector (opt.Detector) and a text at or above its
+// threshold is removed; a finding without a citation, or
 // whose code citation does not hold, is removed; sources that are not
 // http(s) URLs are dropped. A result left with no findings is invalid,
 // except the honest no-results answer (Result.NoResults).
@@ -81,13 +96,18 @@ func Check(name string, r *Result, opt Options) (*Checked, error) {
 	}
 	c := &Checked{Result: r}
 	hadFindings := len(r.Findings) > 0
+	det := opt.Detector
+	if det == nil {
+		det = quarantine.Default()
+	}
 	scan := func(field, text string) bool {
-		h, hit := quarantine.Scan(text)
-		if hit {
+		v := det.Judge(text)
+		if v.Attack {
 			c.Quarantined++
-			c.Removed = append(c.Removed, Removal{Kind: "quarantined", Field: field, Rule: h.Rule, Category: h.Category, Text: text})
+			c.Removed = append(c.Removed, Removal{Kind: "quarantined", Field: field, Rule: v.Rule, Category: v.Category,
+				Score: v.Score, Reasons: v.Reasons, Model: v.Model, Text: text})
 		}
-		return hit
+		return v.Attack
 	}
 	var kept []Finding
 	for i, f := range r.Findings {
@@ -147,6 +167,7 @@ func Check(name string, r *Result, opt Options) (*Checked, error) {
 		return fail("no findings")
 	}
 	c.Contradictions = contradicts(r)
+	c.Mark = NewMark()
 	return c, nil
 }
 

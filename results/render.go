@@ -2,12 +2,15 @@ package results
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/specd-dev/specd/mdsection"
+	"github.com/specd-dev/specd/specs"
 )
 
 // ReportFrontMatter is the front matter of a rendered report: the report
@@ -29,6 +32,7 @@ type ReportFrontMatter struct {
 	CitationsFailed      int    `yaml:"citations_failed"`
 	Quarantined          int    `yaml:"quarantined"`
 	Contradictions       bool   `yaml:"contradictions"`
+	Spotlight            string `yaml:"spotlight"`
 }
 
 // Render writes the contract report for a checked result: front matter
@@ -37,26 +41,45 @@ type ReportFrontMatter struct {
 // (a research envelope's Recommended Next Steps, when any), ## Notes (when any) and
 // ## Sources. topic is the plan's topic, verbatim; date is YYYY-MM-DD;
 // complexity is 1–4 or 0 to leave it out. The <thinking> text and the
-// removed items are never rendered. The output passes specs.CheckReport.
+// removed items are never rendered.
+//
+// Spotlighting (docs/contract.md#spotlighting): every text taken from the
+// result — the title, an envelope's Quick Answer, each claim, each
+// recommendation and the notes — sits between specs.SpotlightOpen(c.Mark)
+// and specs.SpotlightClose(c.Mark), with ⟦ and ⟧ in it made plain
+// brackets; the mark is in the front matter's spotlight field and the
+// notice saying how to read the blocks follows the title. A Checked
+// without a Mark gets a fresh one. The output passes specs.CheckReport.
 func Render(c *Checked, topic, date string, complexity int) []byte {
+	if c.Mark == "" {
+		c.Mark = NewMark()
+	}
+	open, closeM := specs.SpotlightOpen(c.Mark), specs.SpotlightClose(c.Mark)
+	inline := func(s string) string { return open + " " + specs.SpotlightSanitize(oneLine(s)) + " " + closeM }
+	multi := func(s string) string {
+		return open + "\n" + block(specs.SpotlightSanitize(s)) + "\n" + closeM
+	}
 	fm := ReportFrontMatter{
 		ReportType: "research", Topic: oneLine(topic),
 		FindingsCount: len(c.Findings), RecommendationsCount: len(c.NextSteps),
 		CreatedDate: date, Status: "complete", ResearchComplexity: complexity,
 		ResultFormat: c.Format, Confidence: c.Confidence, CorrelationID: c.CorrelationID, AnalysisDepth: c.Depth,
 		UncitedRemoved: c.Uncited, CitationsFailed: c.CitationsFailed, Quarantined: c.Quarantined,
-		Contradictions: c.Contradictions,
+		Contradictions: c.Contradictions, Spotlight: c.Mark,
 	}
 	y, _ := yaml.Marshal(fm) // cannot fail: strings, ints and bools
 	var b bytes.Buffer
 	b.WriteString("---\n")
 	b.Write(y)
 	b.WriteString("---\n\n")
-	title := c.Title
-	if title == "" {
-		title = "Research Report: " + oneLine(topic)
+	title := "Research Report: " + oneLine(topic)
+	if c.Title != "" {
+		title = inline(c.Title)
 	}
-	summary := c.Summary
+	summary := ""
+	if strings.TrimSpace(c.Summary) != "" {
+		summary = multi(c.Summary)
+	}
 	switch c.Format {
 	case WebResearch:
 		summary = fmt.Sprintf("Web research: %s from %s, after %s.",
@@ -68,12 +91,12 @@ func Render(c *Checked, topic, date string, complexity int) []byte {
 	if n := c.Uncited + c.CitationsFailed + c.Quarantined; n > 0 {
 		summary += fmt.Sprintf("\n\nThe result gate removed %s (see the front matter counts).", plural(n, "item"))
 	}
-	fmt.Fprintf(&b, "# %s\n\n## Summary\n\n%s\n\n## Findings\n\n", oneLine(title), block(summary))
+	fmt.Fprintf(&b, "# %s\n\n%s\n\n## Summary\n\n%s\n\n## Findings\n\n", title, specs.SpotlightNotice(c.Mark), summary)
 	if len(c.Findings) == 0 {
 		b.WriteString("No definitive answer found (confidence NONE); see Recommendations.\n")
 	}
 	for i, f := range c.Findings {
-		fmt.Fprintf(&b, "%d. %s", i+1, f.Claim)
+		fmt.Fprintf(&b, "%d. %s", i+1, inline(f.Claim))
 		var tags []string
 		if f.Section != "" {
 			tags = append(tags, f.Section)
@@ -93,11 +116,11 @@ func Render(c *Checked, topic, date string, complexity int) []byte {
 	if len(c.NextSteps) > 0 {
 		b.WriteString("\n## Recommendations\n\n")
 		for i, s := range c.NextSteps {
-			fmt.Fprintf(&b, "%d. %s\n", i+1, oneLine(s))
+			fmt.Fprintf(&b, "%d. %s\n", i+1, inline(s))
 		}
 	}
 	if c.Notes != "" {
-		fmt.Fprintf(&b, "\n## Notes\n\n%s\n", block(c.Notes))
+		fmt.Fprintf(&b, "\n## Notes\n\n%s\n", multi(c.Notes))
 	}
 	b.WriteString("\n## Sources\n\n")
 	if len(c.Sources) == 0 {
@@ -111,6 +134,14 @@ func Render(c *Checked, topic, date string, complexity int) []byte {
 		}
 	}
 	return b.Bytes()
+}
+
+// NewMark returns a fresh spotlight mark: twelve lowercase hex digits from
+// crypto/rand (docs/contract.md#spotlighting).
+func NewMark() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on Linux
+	return hex.EncodeToString(b[:])
 }
 
 // block makes free text safe to place under a report heading: a line that

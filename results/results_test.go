@@ -30,6 +30,10 @@ func check(t *testing.T, name string, data []byte, corr string) (*results.Checke
 	if err != nil {
 		t.Fatalf("Check: %v", err)
 	}
+	if c.Mark == "" || len(c.Mark) != 12 {
+		t.Fatalf("Check drew no spotlight mark: %q", c.Mark)
+	}
+	c.Mark = "0123456789ab" // fixed, for the golden files
 	report := results.Render(c, "Stripe payment intents", "2026-11-23", 2)
 	meta, err := specs.CheckReport(name+".report.md", report, "Stripe payment intents")
 	if err != nil {
@@ -311,7 +315,7 @@ func TestCitationReadsOnlyWhatItNeeds(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := []byte(`{"findings":[{"claim":"F is cited","source_url":"big.go:1-2","confidence":"high","excerpt":"package big\n\n// F is cited."}],"sources":[],"search_queries":[],"notes":""}`)
-	for i := range 2 { // the first Check also loads the quarantine rules
+	for i := range 2 { // the first Check also loads the quarantine rules and model
 		r, err := results.Parse("r", in)
 		if err != nil {
 			t.Fatal(err)

@@ -41,6 +41,10 @@ type ReportMeta struct {
 	CitationsFailed int    // citations_failed: code citations whose excerpt is not at that line
 	Quarantined     int    // quarantined: texts moved to the quarantine file
 	Contradictions  bool   // contradictions: sources disagree
+	// Spotlight is the report's spotlight mark, twelve hex digits: its
+	// untrusted text sits between ⟦mark⟧ and ⟦/mark⟧
+	// (docs/contract.md#spotlighting). Required with result_format.
+	Spotlight string
 
 	// Set by ValidateReport from the same read of the file, so that the
 	// source-quality stage need not read the report again
@@ -194,6 +198,9 @@ func ReadRegularMtime(path string, limit int64) ([]byte, int64, error) {
 //     recommendations_count = CountItems(body, "Recommendations");
 //   - not a stub: ## Findings has items, and not only placeholder text
 //     such as "[Finding 1]", "TODO", "TBD", "...", "N/A" or nothing;
+//   - a report with result_format (rendered from a structured result) has
+//     spotlight, and a report with spotlight passes the spotlighting check
+//     (checkSpotlight, docs/contract.md#spotlighting);
 //   - when wantTopic is not empty, TopicMatches(topic, wantTopic).
 //
 // On success it returns the front matter with Bytes = len(data). The first
@@ -284,6 +291,7 @@ func CheckReport(name string, data []byte, wantTopic string) (ReportMeta, error)
 		}
 	}
 
+	spotLine := 0
 	for key, dst := range map[string]*string{"result_format": &meta.ResultFormat, "confidence": &meta.Confidence} {
 		if _, ok := fields[key]; ok {
 			if *dst, l, err = str(key); err != nil {
@@ -297,6 +305,13 @@ func CheckReport(name string, data []byte, wantTopic string) (ReportMeta, error)
 				return fail(l, "%v", err)
 			}
 		}
+	}
+	if _, ok := fields["spotlight"]; ok {
+		if meta.Spotlight, spotLine, err = str("spotlight"); err != nil {
+			return fail(spotLine, "%v", err)
+		}
+	} else if meta.ResultFormat != "" {
+		return fail(2, "a rendered report (result_format %s) has no spotlight field: its untrusted text is not marked (docs/contract.md#spotlighting)", meta.ResultFormat)
 	}
 	if _, ok := fields["contradictions"]; ok {
 		var v string
@@ -328,6 +343,14 @@ func CheckReport(name string, data []byte, wantTopic string) (ReportMeta, error)
 	}
 	if _, ok := heads["Recommendations"]; !ok && meta.RecommendationsCount > 0 {
 		return fail(rLine, "recommendations_count is %d but there is no ## Recommendations section", meta.RecommendationsCount)
+	}
+	if meta.Spotlight != "" {
+		if at, reason := checkSpotlight(doc, meta.Spotlight); reason != "" {
+			if at < 0 {
+				return fail(spotLine, "%s", reason)
+			}
+			return fail(bodyLine+at, "%s", reason)
+		}
 	}
 	items := mdsection.Items(doc, "Findings")
 	if len(items) != meta.FindingsCount {

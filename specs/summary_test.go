@@ -187,7 +187,7 @@ func TestSummaryQuarantine(t *testing.T) {
 	rs, _ := sampleRun(OutcomeCompleted, OutcomeCompleted)
 	rs.Topics[1].Quarantined = 2
 	out := renderSummary(t, rs)
-	want := fmt.Sprintf("  - Topic [1]: 2 texts held back from the report by the quarantine rules; review .opencode/specs/007_token_refresh/reports/.results/%s.quarantine.json\n",
+	want := fmt.Sprintf("  - Topic [1]: 2 texts held back from the report by the prompt-injection detector; review .opencode/specs/007_token_refresh/reports/.results/%s.quarantine.json\n",
 		strings.TrimSuffix(rs.Topics[1].Report, ".md"))
 	if !strings.Contains(section2(out, "Next Steps"), want) {
 		t.Errorf("no quarantine step %q in\n%s", want, out)

@@ -1,0 +1,493 @@
+// Package normalize turns untrusted text into the forms the prompt-injection
+// detector judges (docs/decisions.md#prompt-injection-detector): one
+// canonical form of the text, and one more form for each encoding found
+// inside it, decoded. A text is judged by its worst form, so an instruction
+// hidden in base64, ROT13, leetspeak, letter spacing, homoglyphs, fullwidth
+// letters, combining marks, HTML entities, URL escapes or zero-width
+// characters is judged as the plain instruction it hides.
+//
+// The canonical form is built in this order:
+//
+//  1. HTML character references (&lt; &#105;) and URL escapes (%69) are
+//     decoded, and invisible characters (zero-width, bidi controls, Unicode
+//     tag characters, soft hyphen, word joiners) are removed.
+//  2. Unicode NFKC folds compatibility forms: fullwidth "ｉｇｎｏｒｅ",
+//     mathematical "𝐢𝐠𝐧𝐨𝐫𝐞", ligatures.
+//  3. Combining marks on Latin, Greek and Cyrillic letters are dropped
+//     (accents and stacked "zalgo" marks alike: "ïğńöŕé" reads "ignore");
+//     marks on other scripts (Japanese dakuten) are kept.
+//  4. In a word that mixes ASCII letters with other letters, each other
+//     letter whose Unicode confusable skeleton (UTS #39, confusables.txt,
+//     through github.com/mtibben/confusables) is ASCII is replaced by it:
+//     "іgnоrе" with Cyrillic і, о, е reads "ignore". Words wholly in one
+//     script (Russian, Greek prose) are left alone.
+//  5. The text is lowered and white space collapsed.
+package normalize
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"html"
+	"net/url"
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/mtibben/confusables"
+	"golang.org/x/text/unicode/norm"
+)
+
+// View is one form of a text: Kind is "text" for the canonical form, or
+// the encoding that was decoded to get it ("base64", "hex", "rot13",
+// "spaced", "leet"). Text is normalised as the package doc describes.
+type View struct {
+	Kind string
+	Text string
+}
+
+// maxViews bounds the decoded forms judged per text, so a text made of many
+// encoded runs costs a bounded time.
+const maxViews = 8
+
+// Views returns the canonical form of s first, then one view per encoding
+// decoded from it (at most maxViews in all). A blank s gives one empty
+// view. Views never fails: what does not decode is left as it is.
+func Views(s string) []View {
+	base := prepare(s)
+	out := []View{{Kind: "text", Text: fold(base)}}
+	add := func(kind, t string) {
+		if len(out) >= maxViews {
+			return
+		}
+		t = fold(t)
+		for _, v := range out {
+			if v.Text == t {
+				return
+			}
+		}
+		out = append(out, View{Kind: kind, Text: t})
+	}
+	for _, d := range decodeRuns(base, 2) {
+		add(d.Kind, d.Text)
+	}
+	if t, ok := rot13(base); ok {
+		add("rot13", t)
+	}
+	if t, ok := unspace(base); ok {
+		add("spaced", t)
+	}
+	if t, ok := unleet(out[0].Text); ok {
+		add("leet", t)
+	}
+	return out
+}
+
+// Text returns the canonical form of s (the first of Views).
+func Text(s string) string { return fold(prepare(s)) }
+
+var (
+	// invisibleRE: zero-width characters, bidi embeddings, overrides and
+	// isolates, word joiners and invisible operators, soft hyphen, BOM,
+	// Mongolian vowel separator, Arabic letter mark and the tag block.
+	invisibleRE = regexp.MustCompile(`[\x{00AD}\x{034F}\x{061C}\x{180E}\x{200B}-\x{200F}\x{202A}-\x{202E}\x{2060}-\x{206F}\x{FEFF}\x{E0000}-\x{E007F}]`)
+	urlEscRE    = regexp.MustCompile(`(?:%[0-9A-Fa-f]{2})+`)
+)
+
+// prepare is steps 1 and 2: references and escapes decoded, invisible
+// characters removed, NFKC. Case is kept (base64 needs it).
+func prepare(s string) string {
+	if strings.ContainsRune(s, '&') {
+		s = html.UnescapeString(s)
+	}
+	if strings.ContainsRune(s, '%') {
+		s = urlEscRE.ReplaceAllStringFunc(s, func(m string) string {
+			d, err := url.PathUnescape(m)
+			if err != nil || !utf8.ValidString(d) {
+				return m
+			}
+			return d
+		})
+	}
+	if !isASCII(s) {
+		s = invisibleRE.ReplaceAllString(s, "")
+		s = norm.NFKC.String(s)
+	}
+	return s
+}
+
+// fold is steps 3 to 5.
+func fold(s string) string {
+	s = stripMarks(s)
+	s = foldConfusables(s)
+	return strings.Join(strings.Fields(strings.ToLower(s)), " ")
+}
+
+// stripMarks drops combining marks that follow a Latin, Greek or Cyrillic
+// letter, and recomposes.
+func stripMarks(s string) string {
+	if isASCII(s) {
+		return s
+	}
+	d := norm.NFD.String(s)
+	var b strings.Builder
+	b.Grow(len(d))
+	var base rune
+	changed := false
+	for _, r := range d {
+		if unicode.Is(unicode.Mn, r) && (unicode.In(base, unicode.Latin, unicode.Greek, unicode.Cyrillic) || base < 0x80) {
+			changed = true
+			continue
+		}
+		if !unicode.Is(unicode.Mn, r) {
+			base = r
+		}
+		b.WriteRune(r)
+	}
+	if !changed {
+		return s
+	}
+	return norm.NFC.String(b.String())
+}
+
+// foldConfusables is step 4.
+func foldConfusables(s string) string {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	word := func(w string) {
+		hasASCII, hasOther := false, false
+		for _, r := range w {
+			if r < 0x80 && unicode.IsLetter(r) {
+				hasASCII = true
+			} else if r >= 0x80 {
+				hasOther = true
+			}
+		}
+		if !hasASCII || !hasOther {
+			b.WriteString(w)
+			return
+		}
+		for _, r := range w {
+			if r >= 0x80 {
+				if sk := confusables.Skeleton(string(r)); isASCII(sk) {
+					b.WriteString(sk)
+					continue
+				}
+			}
+			b.WriteRune(r)
+		}
+	}
+	start := -1
+	for i, r := range s {
+		inWord := unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)
+		switch {
+		case inWord && start < 0:
+			start = i
+		case !inWord && start >= 0:
+			word(s[start:i])
+			start = -1
+		}
+		if !inWord {
+			b.WriteRune(r)
+		}
+	}
+	if start >= 0 {
+		word(s[start:])
+	}
+	return b.String()
+}
+
+// isASCII reports whether s is non-empty and all ASCII.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return s != ""
+}
+
+var (
+	base64RE = regexp.MustCompile(`[A-Za-z0-9+/_-]{16,}={0,2}`)
+	hexRE    = regexp.MustCompile(`(?:\\x[0-9A-Fa-f]{2}){8,}|(?:0x[0-9A-Fa-f]{2}[ ,]*){8,}|\b[0-9A-Fa-f]{16,}\b|\b(?:[0-9A-Fa-f]{2}[ :]){7,}[0-9A-Fa-f]{2}\b`)
+)
+
+// decodeRuns finds base64 and hex runs in s that decode to text and
+// returns s with each run replaced by its decoding (one view per kind),
+// looking depth levels deep (base64 inside base64).
+func decodeRuns(s string, depth int) []View {
+	var out []View
+	if depth == 0 {
+		return nil
+	}
+	for _, k := range []struct {
+		kind   string
+		re     *regexp.Regexp
+		dec    func(string) (string, bool)
+		likely func(string) bool
+	}{{"base64", base64RE, decodeBase64, likelyBase64}, {"hex", hexRE, decodeHex, likelyHex}} {
+		if !k.likely(s) {
+			continue
+		}
+		found := false
+		t := k.re.ReplaceAllStringFunc(s, func(m string) string {
+			if d, ok := k.dec(m); ok {
+				found = true
+				return " " + d + " "
+			}
+			return m
+		})
+		if found {
+			out = append(out, View{Kind: k.kind, Text: t})
+			out = append(out, decodeRuns(t, depth-1)...)
+		}
+	}
+	return out
+}
+
+// likelyBase64 reports whether s has a run of 16 base64 characters, the
+// least base64RE matches: a fast filter before the regexp.
+func likelyBase64(s string) bool {
+	run := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '_' || c == '-' {
+			if run++; run >= 16 {
+				return true
+			}
+		} else {
+			run = 0
+		}
+	}
+	return false
+}
+
+// likelyHex reports whether s has what hexRE needs: \x or 0x escapes, or
+// 16 hex digits in a row when single spaces and colons are skipped.
+func likelyHex(s string) bool {
+	if strings.Contains(s, `\x`) || strings.Contains(s, "0x") {
+		return true
+	}
+	run := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F':
+			if run++; run >= 16 {
+				return true
+			}
+		case (c == ' ' || c == ':') && run > 0:
+		default:
+			run = 0
+		}
+	}
+	return false
+}
+
+func decodeBase64(m string) (string, bool) {
+	trim := strings.TrimRight(m, "=")
+	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+		if d, err := enc.DecodeString(trim); err == nil {
+			return readable(d)
+		}
+	}
+	return "", false
+}
+
+func decodeHex(m string) (string, bool) {
+	m = strings.NewReplacer(`\x`, "", "0x", "", " ", "", ":", "", ",", "").Replace(m)
+	d, err := hex.DecodeString(m)
+	if err != nil {
+		return "", false
+	}
+	return readable(d)
+}
+
+// readable accepts decoded bytes that are text: valid UTF-8, at least 8
+// bytes, nearly all printable, and with a space or mostly letters of
+// scripts written without spaces (Chinese, Japanese) — random bytes are
+// seldom valid UTF-8 of that kind.
+func readable(d []byte) (string, bool) {
+	if len(d) < 8 || !utf8.Valid(d) {
+		return "", false
+	}
+	s := string(d)
+	n, bad, cjk, space := 0, 0, 0, false
+	for _, r := range s {
+		n++
+		switch {
+		case r == ' ':
+			space = true
+		case r == '\n' || r == '\t':
+		case !unicode.IsPrint(r):
+			bad++
+		case unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana):
+			cjk++
+		}
+	}
+	if bad*20 > n || !space && cjk*2 < n {
+		return "", false
+	}
+	return s, true
+}
+
+// commonWords are function words of English, German, Spanish, French and
+// Portuguese; a text whose ROT13 has clearly more of them than the text
+// itself was ROT13.
+var commonWords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`the and you your to of is are this that with for all now a in it be do not me what
+		der die das und ist nicht du ich ein eine mit alle deine
+		el la los las que y de en es tu todas con por para
+		le les et est pas tu de des une toutes ta ton pour
+		o os as que e de em um uma você todas seu sua com para`) {
+		commonWords[w] = true
+	}
+}
+
+func countCommon(s string) int {
+	n := 0
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) }) {
+		if commonWords[w] {
+			n++
+		}
+	}
+	return n
+}
+
+// rot13 returns s in ROT13 when that reads as English and s does not.
+func rot13(s string) (string, bool) {
+	r := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z':
+			return 'a' + (r-'a'+13)%26
+		case r >= 'A' && r <= 'Z':
+			return 'A' + (r-'A'+13)%26
+		}
+		return r
+	}, s)
+	if countCommon(r) >= countCommon(s)+2 {
+		return r, true
+	}
+	return "", false
+}
+
+// unspace joins runs of three or more single letters separated by one
+// space, dot, dash, underscore or asterisk ("i g n o r e" reads "ignore");
+// a wider gap between two such runs stays a space.
+func unspace(s string) (string, bool) {
+	rs := []rune(s)
+	var b strings.Builder
+	changed := false
+	isSep := func(r rune) bool { return r == ' ' || r == '.' || r == '-' || r == '_' || r == '*' }
+	for i := 0; i < len(rs); {
+		// a run: letter (sep letter){3,}, with each letter standing alone
+		j, n := i, 0
+		if unicode.IsLetter(rs[i]) && (i == 0 || !unicode.IsLetter(rs[i-1])) {
+			n = 1
+			for j+2 < len(rs) && isSep(rs[j+1]) && unicode.IsLetter(rs[j+2]) && (j+3 >= len(rs) || !unicode.IsLetter(rs[j+3])) {
+				j += 2
+				n++
+			}
+		}
+		if n >= 3 {
+			for k := i; k <= j; k += 2 {
+				b.WriteRune(rs[k])
+			}
+			changed = true
+			i = j + 1
+			continue
+		}
+		b.WriteRune(rs[i])
+		i++
+	}
+	return b.String(), changed
+}
+
+var leetMap = map[rune]rune{'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't', '@': 'a', '$': 's', '|': 'l', '!': 'i'}
+
+// unleet reads leetspeak ("1gn0r3 7h3 ru735" reads "ignore the rules")
+// in a text with at least one word of 4 to 24 bytes that mixes two or
+// more letters with two or more digits or symbols: then every word that
+// mixes letters with them is read. A text without such a word ("Stripe
+// v3", "mp4 files") has no leet form.
+func unleet(s string) (string, bool) {
+	words := strings.Fields(s)
+	count := func(w string) (letters, leet int) {
+		for _, r := range w {
+			if unicode.IsLetter(r) {
+				letters++
+			} else if _, ok := leetMap[r]; ok {
+				leet++
+			}
+		}
+		return
+	}
+	strong := false
+	for _, w := range words {
+		if l, d := count(w); l >= 2 && d >= 2 && len(w) >= 4 && len(w) <= 24 {
+			strong = true
+			break
+		}
+	}
+	if !strong {
+		return "", false
+	}
+	for i, w := range words {
+		if l, d := count(w); l == 0 || d == 0 || len(w) > 24 {
+			continue
+		}
+		words[i] = strings.Map(func(r rune) rune {
+			if l, ok := leetMap[r]; ok {
+				return l
+			}
+			return r
+		}, w)
+	}
+	return strings.Join(words, " "), true
+}
+
+// sentenceEndRE ends a sentence: . ! ? ; or a line break followed by white
+// space, or a CJK full stop, exclamation or question mark.
+var sentenceEndRE = regexp.MustCompile(`[.!?;:]\s+|\n+|[。！？；]\s*`)
+
+// Segments returns the parts of a normalised text a detector judges on
+// their own, so an instruction appended to harmless prose is not drowned
+// by it: each sentence, and each pair of neighbouring sentences. A text of
+// one sentence has no segments (judge the text itself).
+func Segments(s string) []string {
+	idx := sentenceEndRE.FindAllStringIndex(s, 32)
+	if len(idx) == 0 {
+		return nil
+	}
+	var sents []string
+	start := 0
+	for _, l := range idx {
+		if t := strings.TrimSpace(s[start:l[1]]); t != "" {
+			sents = append(sents, t)
+		}
+		start = l[1]
+	}
+	if t := strings.TrimSpace(s[start:]); t != "" {
+		sents = append(sents, t)
+	}
+	if len(sents) < 2 {
+		return nil
+	}
+	out := append([]string(nil), sents...)
+	for i := 1; i < len(sents); i++ {
+		out = append(out, sents[i-1]+" "+sents[i])
+	}
+	return out
+}
