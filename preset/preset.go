@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"text/template"
 
 	"github.com/specd-dev/specd/config"
@@ -175,31 +176,36 @@ const (
 // cliPatterns are matched, in order, against each line a CLI printed.
 // The comments quote the lines captured from opencode 1.18.33 and Claude
 // Code 2.1.330 against the test model server (internal/modelserver) and
-// from the providers' documented error bodies.
-var cliPatterns = []struct {
+// from the providers' documented error bodies. They are compiled on first
+// use: a daemon whose specialists never fail does not hold them.
+var cliPatterns = sync.OnceValue(func() []cliPattern {
+	return []cliPattern{
+		// opencode: "Error: Invalid API key provided"; claude -p (on stdout):
+		// "Failed to authenticate. API Error: 401 Invalid API key provided";
+		// Anthropic: "authentication_error", "invalid x-api-key"; OpenAI:
+		// "Incorrect API key provided"; claude: "Not logged in · Please run /login".
+		{ClassAuth, regexp.MustCompile(`(?i)\b401\b|invalid (x-)?api[ _-]?key|incorrect api key|api[ _-]?key\b.{0,40}\b(missing|not set|not found|required|invalid)|missing api key|authentication_error|failed to authenticate|authentication failed|unauthori[sz]ed|not logged in|run /login|invalid bearer token|credit balance is too low|insufficient_quota|exceeded your current quota`)},
+		// opencode --print-logs: "ProviderModelNotFoundError: Model not found:
+		// nope/none"; claude: "There's an issue with the selected model (x)";
+		// Anthropic: "not_found_error" "model: x".
+		{ClassConfig, regexp.MustCompile(`(?i)ProviderModelNotFoundError|ProviderInitError|model not found|issue with the selected model|not_found_error.{0,80}\bmodel\b|unknown provider`)},
+		// opencode: "Error: Rate limit exceeded: too many requests"; claude -p:
+		// "API Error: Request rejected (429) · Rate limit exceeded: …";
+		// Anthropic: "rate_limit_error", "overloaded_error" (529).
+		{ClassRateLimit, regexp.MustCompile(`(?i)\b429\b|rate[ _-]?limit|too many requests|overloaded`)},
+		// opencode 1.18.33, three processes started at once on a fresh
+		// XDG_DATA_HOME: "Error: Unexpected error" then "Failed query:" and
+		// "CREATE TABLE `workspace` (…"; SQLite: "database is locked", "SQLITE_BUSY".
+		{ClassState, regexp.MustCompile(`(?i)^\s*Failed query:|database is locked|SQLITE_BUSY|SQLITE_LOCKED`)},
+	}
+})
+
+type cliPattern struct {
 	class string
 	re    *regexp.Regexp
-}{
-	// opencode: "Error: Invalid API key provided"; claude -p (on stdout):
-	// "Failed to authenticate. API Error: 401 Invalid API key provided";
-	// Anthropic: "authentication_error", "invalid x-api-key"; OpenAI:
-	// "Incorrect API key provided"; claude: "Not logged in · Please run /login".
-	{ClassAuth, regexp.MustCompile(`(?i)\b401\b|invalid (x-)?api[ _-]?key|incorrect api key|api[ _-]?key\b.{0,40}\b(missing|not set|not found|required|invalid)|missing api key|authentication_error|failed to authenticate|authentication failed|unauthori[sz]ed|not logged in|run /login|invalid bearer token|credit balance is too low|insufficient_quota|exceeded your current quota`)},
-	// opencode --print-logs: "ProviderModelNotFoundError: Model not found:
-	// nope/none"; claude: "There's an issue with the selected model (x)";
-	// Anthropic: "not_found_error" "model: x".
-	{ClassConfig, regexp.MustCompile(`(?i)ProviderModelNotFoundError|ProviderInitError|model not found|issue with the selected model|not_found_error.{0,80}\bmodel\b|unknown provider`)},
-	// opencode: "Error: Rate limit exceeded: too many requests"; claude -p:
-	// "API Error: Request rejected (429) · Rate limit exceeded: …";
-	// Anthropic: "rate_limit_error", "overloaded_error" (529).
-	{ClassRateLimit, regexp.MustCompile(`(?i)\b429\b|rate[ _-]?limit|too many requests|overloaded`)},
-	// opencode 1.18.33, three processes started at once on a fresh
-	// XDG_DATA_HOME: "Error: Unexpected error" then "Failed query:" and
-	// "CREATE TABLE `workspace` (…"; SQLite: "database is locked", "SQLITE_BUSY".
-	{ClassState, regexp.MustCompile(`(?i)^\s*Failed query:|database is locked|SQLITE_BUSY|SQLITE_LOCKED`)},
 }
 
-var ansiRE = regexp.MustCompile("\x1b\\[[0-9;?]*[A-Za-z]")
+var ansiRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("\x1b\\[[0-9;?]*[A-Za-z]") })
 
 // Classify maps how an agent CLI ended to an error class: exitCode is
 // its exit status (only a non-zero status is classified; a death by signal
@@ -211,9 +217,9 @@ func Classify(exitCode int, stderr, stdout []byte) (class, line string) {
 	if exitCode <= 0 {
 		return "", ""
 	}
-	for _, p := range cliPatterns {
+	for _, p := range cliPatterns() {
 		for _, out := range [][]byte{stderr, stdout} {
-			lines := bytes.Split(ansiRE.ReplaceAll(out, nil), []byte("\n"))
+			lines := bytes.Split(ansiRE().ReplaceAll(out, nil), []byte("\n"))
 			for i := len(lines) - 1; i >= 0; i-- { // the last word is the CLI's own summary
 				if l := lines[i]; p.re.Match(l) {
 					s := strings.TrimSpace(string(l))

@@ -147,10 +147,14 @@ func (d *Detector) Judge(text string) Verdict {
 
 var (
 	// quotedRE is a quoted span: "…", “…”, «…», „…“ or 「…」, up to 200 bytes.
-	quotedRE = regexp.MustCompile(`"[^"\n]{1,200}"|“[^”\n]{1,200}”|«[^»\n]{1,200}»|„[^“\n]{1,200}“|「[^」\n]{1,200}」`)
+	quotedRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`"[^"\n]{1,200}"|“[^”\n]{1,200}”|«[^»\n]{1,200}»|„[^“\n]{1,200}“|「[^」\n]{1,200}」`)
+	})
 	// mentionRE is a word that says a quote is talked about, not said:
 	// "the phrase", "payloads such as", "known as", "researchers".
-	mentionRE = regexp.MustCompile(`\b(?:phrases?|sentences?|strings?|payloads?|prompts? (?:like|such as)|such as|known as|called|quoted|researchers?|attackers?|attacks?|injections?|article|paper|example|e\.g\.|frases? como|phrases? comme|sätze wie|фраз\w* вроде|исследовател\w*)\b|诸如|之类|のような`)
+	mentionRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\b(?:phrases?|sentences?|strings?|payloads?|prompts? (?:like|such as)|such as|known as|called|quoted|researchers?|attackers?|attacks?|injections?|article|paper|example|e\.g\.|frases? como|phrases? comme|sätze wie|фраз\w* вроде|исследовател\w*)\b|诸如|之类|のような`)
+	})
 )
 
 // maskMentions replaces each quoted span of a normalised text with the word
@@ -161,8 +165,8 @@ func maskMentions(text string) string {
 	if !strings.ContainsAny(text, "\"“«„「") {
 		return text
 	}
-	outside := quotedRE.ReplaceAllString(text, " quote ")
-	if outside == text || !mentionRE.MatchString(outside) {
+	outside := quotedRE().ReplaceAllString(text, " quote ")
+	if outside == text || !mentionRE().MatchString(outside) {
 		return text
 	}
 	return outside
@@ -265,10 +269,12 @@ func RuleIDs() []string {
 }
 
 var (
-	codeSpanRE = regexp.MustCompile("```[\\s\\S]*?```|`[^`\\n]+`")
+	codeSpanRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("```[\\s\\S]*?```|`[^`\\n]+`") })
 	// docCueRE is a word that says the text is about markup, not made of
 	// it: "the `<script>` tag", "the <|im_end|> token".
-	docCueRE = regexp.MustCompile(`(?i)\b(?:tags?|tokens?|elements?|markers?|templates?|formats?|syntax|attributes?|delimit\w*|wraps?|emits?|headers?|fields?|sequences?|strings?|keywords?|placeholders?|escaped?|literal|balises?|jetons?|etiquetas?|elemento|marcador|plantilla|modelo|тег\w*|токен\w*|элемент\w*|шаблон\w*)\b|标记|令牌|元素|模板|标签|トークン|タグ|要素|テンプレート`)
+	docCueRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(?:tags?|tokens?|elements?|markers?|templates?|formats?|syntax|attributes?|delimit\w*|wraps?|emits?|headers?|fields?|sequences?|strings?|keywords?|placeholders?|escaped?|literal|balises?|jetons?|etiquetas?|elemento|marcador|plantilla|modelo|тег\w*|токен\w*|элемент\w*|шаблон\w*)\b|标记|令牌|元素|模板|标签|トークン|タグ|要素|テンプレート`)
+	})
 	// nearCueRE is a cue word right beside a match outside code.
 	nearCue = 24 // bytes either side looked at
 )
@@ -287,9 +293,9 @@ func matchRules(raw, canon string) []ruleHit {
 	cue := -1 // whether the prose outside code has a cue word; -1 not yet known
 	proseCue := func() bool {
 		if cue < 0 {
-			spans = codeSpanRE.FindAllStringIndex(canon, -1)
+			spans = codeSpanRE().FindAllStringIndex(canon, -1)
 			cue = 0
-			if docCueRE.MatchString(codeSpanRE.ReplaceAllString(canon, " ")) {
+			if docCueRE().MatchString(codeSpanRE().ReplaceAllString(canon, " ")) {
 				cue = 1
 			}
 		}
@@ -351,5 +357,5 @@ func documents(canon string, loc []int, spans [][]int, proseCue bool) bool {
 		}
 	}
 	lo, hi := max(0, loc[0]-nearCue), min(len(canon), loc[1]+nearCue)
-	return docCueRE.MatchString(canon[lo:loc[0]]) || docCueRE.MatchString(canon[loc[1]:hi])
+	return docCueRE().MatchString(canon[lo:loc[0]]) || docCueRE().MatchString(canon[loc[1]:hi])
 }

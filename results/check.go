@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/specd-dev/specd/quarantine"
 	"github.com/specd-dev/specd/specs"
@@ -172,7 +173,7 @@ func Check(name string, r *Result, opt Options) (*Checked, error) {
 }
 
 // codeCiteRE is "path:line" or "path:start-end".
-var codeCiteRE = regexp.MustCompile(`^([^:\s]+):(\d+)(?:-(\d+))?$`)
+var codeCiteRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([^:\s]+):(\d+)(?:-(\d+))?$`) })
 
 // cite checks one finding's citation; kind is "" when it holds, else
 // "uncited" or "citation_failed" with the reason.
@@ -184,7 +185,7 @@ func cite(root string, f Finding) (kind, reason string) {
 	case isURL(src):
 		return "", ""
 	}
-	m := codeCiteRE.FindStringSubmatch(src)
+	m := codeCiteRE().FindStringSubmatch(src)
 	if m == nil {
 		return "uncited", fmt.Sprintf("source_url %q is neither an http(s) URL nor path:line", src)
 	}
@@ -287,10 +288,14 @@ func truncate(s string, n int) string {
 var (
 	// contradictionRE finds a disclosed disagreement in notes (agents are
 	// asked to disclose it there).
-	contradictionRE = regexp.MustCompile(`(?i)\b(contradict\w*|disagree\w*|conflict(?:s|ing)? (?:with|between)|inconsistent|sources differ|differ(?:s)? (?:from|between))\b`)
+	contradictionRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(contradict\w*|disagree\w*|conflict(?:s|ing)? (?:with|between)|inconsistent|sources differ|differ(?:s)? (?:from|between))\b`)
+	})
 	// predicateRE splits a claim into its subject and the rest at the first
 	// of a few common verbs.
-	predicateRE = regexp.MustCompile(`(?i)^(.{3,80}?)\s+(is|are|was|were|defaults? to|uses|supports|requires|returns|has|have|does|do|can|cannot|must|should|will)\s+(.+)$`)
+	predicateRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)^(.{3,80}?)\s+(is|are|was|were|defaults? to|uses|supports|requires|returns|has|have|does|do|can|cannot|must|should|will)\s+(.+)$`)
+	})
 )
 
 // contradicts reports whether r discloses or contains a disagreement:
@@ -299,13 +304,13 @@ var (
 // that differ in their numbers (no number in common) or in a negation ("The default timeout is 30s"
 // against "The default timeout is 60s").
 func contradicts(r *Result) bool {
-	if contradictionRE.MatchString(r.Notes) {
+	if contradictionRE().MatchString(r.Notes) {
 		return true
 	}
 	type said struct{ rest, src string }
 	seen := map[string][]said{}
 	for _, f := range r.Findings {
-		m := predicateRE.FindStringSubmatch(strings.TrimRight(f.Claim, "."))
+		m := predicateRE().FindStringSubmatch(strings.TrimRight(f.Claim, "."))
 		if m == nil {
 			continue
 		}
@@ -322,14 +327,14 @@ func contradicts(r *Result) bool {
 }
 
 var (
-	numberRE = regexp.MustCompile(`\d+(?:\.\d+)?`)
-	negRE    = regexp.MustCompile(`\b(not|no|never|none|cannot|without)\b|n't\b`)
+	numberRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\d+(?:\.\d+)?`) })
+	negRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b(not|no|never|none|cannot|without)\b|n't\b`) })
 )
 
 // disjointNumbers reports whether a and b both hold numbers and share none
 // ("30 seconds" against "60 seconds", not "30 seconds in v2").
 func disjointNumbers(a, b string) bool {
-	na, nb := numberRE.FindAllString(a, -1), numberRE.FindAllString(b, -1)
+	na, nb := numberRE().FindAllString(a, -1), numberRE().FindAllString(b, -1)
 	if len(na) == 0 || len(nb) == 0 {
 		return false
 	}
@@ -341,4 +346,4 @@ func disjointNumbers(a, b string) bool {
 	return true
 }
 
-func negated(s string) bool { return negRE.MatchString(s) }
+func negated(s string) bool { return negRE().MatchString(s) }

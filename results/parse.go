@@ -315,7 +315,7 @@ type section struct {
 	text  string // the lines after the heading, up to the next heading of level ≤ 3
 }
 
-var headingRE = regexp.MustCompile(`^(#{1,3}) +(.+?)\s*#*\s*$`)
+var headingRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(#{1,3}) +(.+?)\s*#*\s*$`) })
 
 // splitSections splits an answer at headings of level 1–3 outside fenced
 // code (the contract's fence rule, mdsection); firstLine is the file line
@@ -325,7 +325,7 @@ func splitSections(answer []byte, firstLine int) []section {
 	cur := section{}
 	var b strings.Builder
 	for l := range mdsection.Lines(string(answer)) {
-		if m := headingRE.FindStringSubmatch(l.Text); m != nil && l.Kind == mdsection.Text {
+		if m := headingRE().FindStringSubmatch(l.Text); m != nil && l.Kind == mdsection.Text {
 			cur.text = b.String()
 			out = append(out, cur)
 			cur = section{level: len(m[1]), name: m[2], line: firstLine + l.Num}
@@ -375,14 +375,14 @@ func excerpt(step string) (string, bool) {
 	state := 0 // 0: looking for the label, 1: after it, 2: in the block
 	for l := range mdsection.Lines(step) {
 		switch {
-		case state == 0 && l.Kind == mdsection.Text && excerptLabelRE.MatchString(l.Text):
+		case state == 0 && l.Kind == mdsection.Text && excerptLabelRE().MatchString(l.Text):
 			state = 1
 		case state == 1 && l.Kind == mdsection.Text && strings.TrimSpace(l.Text) == "":
 		case state == 1 && l.Kind == mdsection.Open:
 			state = 2
 		case state == 1:
 			state = 0
-			if l.Kind == mdsection.Text && excerptLabelRE.MatchString(l.Text) {
+			if l.Kind == mdsection.Text && excerptLabelRE().MatchString(l.Text) {
 				state = 1
 			}
 		case state == 2 && l.Kind == mdsection.Code:
@@ -395,10 +395,14 @@ func excerpt(step string) (string, bool) {
 }
 
 var (
-	sourceHeadRE  = regexp.MustCompile(`^Source \d+:?\s*(.*)$`)
-	confidenceRE  = regexp.MustCompile(`^Confidence Score:\s*\**(HIGH|MEDIUM|LOW|NONE)\**\s*$`)
-	keyFindingsRE = regexp.MustCompile(`(?s)\*\*Key Findings\*\*:?\s*(.*?)(?:\n\s*\*\*[A-Z][^*\n]*\*\*:?|\z)`)
-	listItemRE    = regexp.MustCompile(`^(?:\d+[.)]|[-*+]) +(.+)$`)
+	sourceHeadRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^Source \d+:?\s*(.*)$`) })
+	confidenceRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^Confidence Score:\s*\**(HIGH|MEDIUM|LOW|NONE)\**\s*$`)
+	})
+	keyFindingsRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?s)\*\*Key Findings\*\*:?\s*(.*?)(?:\n\s*\*\*[A-Z][^*\n]*\*\*:?|\z)`)
+	})
+	listItemRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:\d+[.)]|[-*+]) +(.+)$`) })
 )
 
 // sourceMeta is the YAML block of a research envelope's Source section.
@@ -424,7 +428,7 @@ func (r *Result) readResearch(secs []section, sourcesFound int) (int, error) {
 			r.Title = s.name
 		case s.name == "Quick Answer":
 			r.Summary, quickLine = strings.TrimSpace(s.text), s.line
-		case sourceHeadRE.MatchString(s.name):
+		case sourceHeadRE().MatchString(s.name):
 			fields, rest, ok := yamlBlock(s.text)
 			if !ok {
 				return s.line, fmt.Errorf("## %s has no ```yaml block with url, type, date, version, authority", s.name)
@@ -434,19 +438,19 @@ func (r *Result) readResearch(secs []section, sourcesFound int) (int, error) {
 				return s.line, fmt.Errorf("## %s: source YAML: %w", s.name, err)
 			}
 			claim := ""
-			if k := keyFindingsRE.FindStringSubmatch(rest); k != nil {
+			if k := keyFindingsRE().FindStringSubmatch(rest); k != nil {
 				claim = oneLine(k[1])
 			}
 			if claim == "" {
-				claim = oneLine(sourceHeadRE.FindStringSubmatch(s.name)[1])
+				claim = oneLine(sourceHeadRE().FindStringSubmatch(s.name)[1])
 			}
 			r.Findings = append(r.Findings, Finding{Claim: claim, SourceURL: strings.TrimSpace(sm.URL), Confidence: strings.ToLower(sm.Authority)})
 			if sm.URL != "" {
 				r.Sources = append(r.Sources, strings.TrimSpace(sm.URL))
 			}
-		case confidenceRE.MatchString(s.name):
+		case confidenceRE().MatchString(s.name):
 			confLine = s.line
-			if got := confidenceRE.FindStringSubmatch(s.name)[1]; got != r.Confidence {
+			if got := confidenceRE().FindStringSubmatch(s.name)[1]; got != r.Confidence {
 				return s.line, fmt.Errorf("## Confidence Score is %s but the front matter says confidence: %s", got, r.Confidence)
 			}
 		case s.name == "Version Compatibility" || s.name == "Warnings":
@@ -478,11 +482,13 @@ func (r *Result) readResearch(secs []section, sourcesFound int) (int, error) {
 }
 
 var (
-	sectionNumRE   = regexp.MustCompile(`^(?:\d+\.\s*)?(.+)$`)
-	stepRE         = regexp.MustCompile(`^\*\*Step \d+\*\*:?\s*(.*?)\s*\((?:Lines?|L)\s*(\d+)(?:\s*[-–]\s*(\d+))?\)\s*\.?$`)
-	entryRE        = regexp.MustCompile("^\\*\\*Entry Point\\*\\*:?\\s*`([^`]+)`")
-	citeRE         = regexp.MustCompile("`([^`\\s]+\\.[A-Za-z0-9]+:\\d+(?:-\\d+)?)`")
-	excerptLabelRE = regexp.MustCompile(`\*\*Excerpt:?\*\*:?\s*$`)
+	sectionNumRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:\d+\.\s*)?(.+)$`) })
+	stepRE       = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^\*\*Step \d+\*\*:?\s*(.*?)\s*\((?:Lines?|L)\s*(\d+)(?:\s*[-–]\s*(\d+))?\)\s*\.?$`)
+	})
+	entryRE        = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("^\\*\\*Entry Point\\*\\*:?\\s*`([^`]+)`") })
+	citeRE         = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("`([^`\\s]+\\.[A-Za-z0-9]+:\\d+(?:-\\d+)?)`") })
+	excerptLabelRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\*\*Excerpt:?\*\*:?\s*$`) })
 )
 
 // readAnalysis reads an analysis envelope's answer: "## Logic Analysis: X" and the
@@ -500,7 +506,7 @@ func (r *Result) readAnalysis(secs []section) (int, error) {
 		if s.level != 3 {
 			continue
 		}
-		name := sectionNumRE.FindStringSubmatch(s.name)[1]
+		name := sectionNumRE().FindStringSubmatch(s.name)[1]
 		seen[name] = s
 	}
 	for _, a := range plans.AnalysisSections {
@@ -520,7 +526,7 @@ func (r *Result) readAnalysis(secs []section) (int, error) {
 		}
 		for _, it := range bulletBlocks(s.text) {
 			f := Finding{Claim: oneLine(it), Section: a.Name}
-			if m := citeRE.FindStringSubmatch(it); m != nil {
+			if m := citeRE().FindStringSubmatch(it); m != nil {
 				f.SourceURL = m[1]
 			}
 			r.Findings = append(r.Findings, f)
@@ -536,7 +542,7 @@ func (r *Result) readAnalysis(secs []section) (int, error) {
 func (r *Result) readSteps(s section) {
 	for _, blk := range bulletBlocks(s.text) {
 		head, _, _ := strings.Cut(blk, "\n")
-		m := stepRE.FindStringSubmatch(strings.TrimSpace(head))
+		m := stepRE().FindStringSubmatch(strings.TrimSpace(head))
 		if m == nil {
 			continue
 		}
@@ -551,7 +557,7 @@ func (r *Result) readSteps(s section) {
 		r.Findings = append(r.Findings, f)
 	}
 	for _, line := range strings.Split(s.text, "\n") {
-		if m := entryRE.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
+		if m := entryRE().FindStringSubmatch(strings.TrimSpace(line)); m != nil {
 			r.Sources = append(r.Sources, m[1])
 		}
 	}
@@ -569,7 +575,7 @@ func bulletBlocks(text string) []string {
 		cur = nil
 	}
 	for _, line := range strings.Split(text, "\n") {
-		if m := listItemRE.FindStringSubmatch(line); m != nil {
+		if m := listItemRE().FindStringSubmatch(line); m != nil {
 			flush()
 			cur = []string{m[1]}
 			continue

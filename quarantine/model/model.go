@@ -65,8 +65,8 @@ const MinWords = 3
 // "email": which host a link names says nothing about intent, and the
 // training texts' hosts would otherwise be learnt as words.
 var (
-	urlRE   = regexp.MustCompile(`(?:https?|ftp)://[^\s<>"'` + "`" + `)\]]+`)
-	emailRE = regexp.MustCompile(`[\w.+-]+@[\w-]+\.[\w.-]+`)
+	urlRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:https?|ftp)://[^\s<>"'` + "`" + `)\]]+`) })
+	emailRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[\w.+-]+@[\w-]+\.[\w.-]+`) })
 )
 
 // Features returns the hashed features of an already normalised text
@@ -110,10 +110,10 @@ func hash(kind byte, s string) uint32 {
 // visit calls f with each feature of text, without allocating per feature.
 func visit(text string, f func(uint32, float32)) {
 	if strings.Contains(text, "://") {
-		text = urlRE.ReplaceAllString(text, " url ")
+		text = urlRE().ReplaceAllString(text, " url ")
 	}
 	if strings.IndexByte(text, '@') >= 0 {
-		text = emailRE.ReplaceAllString(text, " email ")
+		text = emailRE().ReplaceAllString(text, " email ")
 	}
 	words := strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.Is(unicode.Mn, r) })
 	padded := " " + text + " "

@@ -31,6 +31,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -90,8 +91,10 @@ var (
 	// invisibleRE: zero-width characters, bidi embeddings, overrides and
 	// isolates, word joiners and invisible operators, soft hyphen, BOM,
 	// Mongolian vowel separator, Arabic letter mark and the tag block.
-	invisibleRE = regexp.MustCompile(`[\x{00AD}\x{034F}\x{061C}\x{180E}\x{200B}-\x{200F}\x{202A}-\x{202E}\x{2060}-\x{206F}\x{FEFF}\x{E0000}-\x{E007F}]`)
-	urlEscRE    = regexp.MustCompile(`(?:%[0-9A-Fa-f]{2})+`)
+	invisibleRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`[\x{00AD}\x{034F}\x{061C}\x{180E}\x{200B}-\x{200F}\x{202A}-\x{202E}\x{2060}-\x{206F}\x{FEFF}\x{E0000}-\x{E007F}]`)
+	})
+	urlEscRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:%[0-9A-Fa-f]{2})+`) })
 )
 
 // prepare is steps 1 and 2: references and escapes decoded, invisible
@@ -101,7 +104,7 @@ func prepare(s string) string {
 		s = html.UnescapeString(s)
 	}
 	if strings.ContainsRune(s, '%') {
-		s = urlEscRE.ReplaceAllStringFunc(s, func(m string) string {
+		s = urlEscRE().ReplaceAllStringFunc(s, func(m string) string {
 			d, err := url.PathUnescape(m)
 			if err != nil || !utf8.ValidString(d) {
 				return m
@@ -110,7 +113,7 @@ func prepare(s string) string {
 		})
 	}
 	if !isASCII(s) {
-		s = invisibleRE.ReplaceAllString(s, "")
+		s = invisibleRE().ReplaceAllString(s, "")
 		s = norm.NFKC.String(s)
 	}
 	return s
@@ -218,8 +221,10 @@ func isASCII(s string) bool {
 }
 
 var (
-	base64RE = regexp.MustCompile(`[A-Za-z0-9+/_-]{16,}={0,2}`)
-	hexRE    = regexp.MustCompile(`(?:\\x[0-9A-Fa-f]{2}){8,}|(?:0x[0-9A-Fa-f]{2}[ ,]*){8,}|\b[0-9A-Fa-f]{16,}\b|\b(?:[0-9A-Fa-f]{2}[ :]){7,}[0-9A-Fa-f]{2}\b`)
+	base64RE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[A-Za-z0-9+/_-]{16,}={0,2}`) })
+	hexRE    = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?:\\x[0-9A-Fa-f]{2}){8,}|(?:0x[0-9A-Fa-f]{2}[ ,]*){8,}|\b[0-9A-Fa-f]{16,}\b|\b(?:[0-9A-Fa-f]{2}[ :]){7,}[0-9A-Fa-f]{2}\b`)
+	})
 )
 
 // decodeRuns finds base64 and hex runs in s that decode to text and
@@ -235,7 +240,7 @@ func decodeRuns(s string, depth int) []View {
 		re     *regexp.Regexp
 		dec    func(string) (string, bool)
 		likely func(string) bool
-	}{{"base64", base64RE, decodeBase64, likelyBase64}, {"hex", hexRE, decodeHex, likelyHex}} {
+	}{{"base64", base64RE(), decodeBase64, likelyBase64}, {"hex", hexRE(), decodeHex, likelyHex}} {
 		if !k.likely(s) {
 			continue
 		}
@@ -460,14 +465,14 @@ func unleet(s string) (string, bool) {
 
 // sentenceEndRE ends a sentence: . ! ? ; or a line break followed by white
 // space, or a CJK full stop, exclamation or question mark.
-var sentenceEndRE = regexp.MustCompile(`[.!?;:]\s+|\n+|[。！？；]\s*`)
+var sentenceEndRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[.!?;:]\s+|\n+|[。！？；]\s*`) })
 
 // Segments returns the parts of a normalised text a detector judges on
 // their own, so an instruction appended to harmless prose is not drowned
 // by it: each sentence, and each pair of neighbouring sentences. A text of
 // one sentence has no segments (judge the text itself).
 func Segments(s string) []string {
-	idx := sentenceEndRE.FindAllStringIndex(s, 32)
+	idx := sentenceEndRE().FindAllStringIndex(s, 32)
 	if len(idx) == 0 {
 		return nil
 	}
