@@ -183,13 +183,31 @@ func research(ctx context.Context, in specialist.Input, opt Options) error {
 			Details: map[string]any{"project_root": root, "files_listed": len(files),
 				"recovery_hint": "run the local specialist in a project directory with text files"}}
 	}
-	r := c.rank(findingCount(in.ResearchComplexity))
+	n := findingCount(in.ResearchComplexity)
+	r := c.rank(n)
+	var fb *fallback
 	if len(r.hits) == 0 {
-		return &Error{Type: ErrAgent, Message: "no project file mentions any of: " + strings.Join(q.spellings(), ", "),
-			Details: map[string]any{"files_searched": c.files, "terms": q.spellings(),
-				"recovery_hint": "reword the topic with names the project uses, or research it with a web specialist"}}
+		// No unit holds a topic term: search with the project's words
+		// nearest in spelling, and say so (docs/local-specialist.md#confidence).
+		fb = newFallback(c)
+		if fb.near = c.nearTerms(&tk); len(fb.near) > 0 {
+			nq := nearQuery(q, fb.near)
+			nc := c.requery(nq, &tk)
+			if nr := nc.rank(n); len(nr.hits) > 0 {
+				q, c, r = nq, nc, nr
+				r.confidence = "low"
+			} else {
+				fb.near = nil
+			}
+		}
 	}
-	report := render(in, q, c, r, reportDir, root, opt.Now().UTC().Format("2006-01-02"))
+	date := opt.Now().UTC().Format("2006-01-02")
+	var report []byte
+	if len(r.hits) == 0 {
+		report = renderUnmatched(in, c, fb, date)
+	} else {
+		report = render(in, q, c, r, fb, reportDir, root, date)
+	}
 	if err := ctx.Err(); err != nil {
 		return cancelled(err)
 	}

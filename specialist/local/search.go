@@ -97,11 +97,12 @@ type unit struct {
 // corpus is the searched files cut into units, reduced to what ranking needs.
 type corpus struct {
 	q         query
-	files     int    // text files searched
-	lines     int    // lines searched
-	docs      []doc  // all searched files
-	units     []unit // units with a term
-	nUnits    int    // all units, matching or not
+	files     int               // text files searched
+	lines     int               // lines searched
+	docs      []doc             // all searched files
+	cut       [][]codeunit.Unit // per doc: all its units, for requery
+	units     []unit            // units with a term
+	nUnits    int               // all units, matching or not
 	totalLen  [nFields]int
 	df        []int // per term: units holding it
 	termFiles []int // per term: files holding it
@@ -139,6 +140,7 @@ func readCorpus(ctx context.Context, root string, files []string, skip func(abs 
 		c.lines += len(lines)
 		d := len(c.docs)
 		c.docs = append(c.docs, doc{path: f, lines: lines, role: codeunit.RoleOf(f)})
+		c.cut = append(c.cut, nil)
 		var us []codeunit.Unit
 		switch strings.ToLower(path.Ext(f)) {
 		case ".go":
@@ -157,6 +159,7 @@ func readCorpus(ctx context.Context, root string, files []string, skip func(abs 
 		if us == nil {
 			us = codeunit.Windows(lines, windowLines, stride)
 		}
+		c.cut[d] = us
 		c.add(d, us, tk)
 	}
 	if len(other) > 0 {
@@ -170,6 +173,7 @@ func readCorpus(ctx context.Context, root string, files []string, skip func(abs 
 			if us == nil {
 				us = codeunit.Windows(c.docs[d].lines, windowLines, stride)
 			}
+			c.cut[d] = us
 			c.add(d, us, tk)
 		}
 	}
