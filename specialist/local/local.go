@@ -21,8 +21,10 @@
 // Options.MaxFileBytes, binary and non-UTF-8 files, symlinks, the spec
 // trees .opencode/ and .claude/ (other reports), the run's own spec
 // directory, the request file and the report itself are never read. A
-// topic none of whose words occur fails with an agent_error rather than a
-// stub report.
+// topic none of whose words occur in any unit is searched with the
+// project's words nearest to them in spelling, and when there are none
+// the report's one finding says that no file mentions the topic; both
+// reports have confidence low (docs/local-specialist.md#confidence).
 package local
 
 import (
@@ -58,7 +60,7 @@ type Options struct {
 const (
 	ErrValidation = "validation_error" // bad input: no report path, no search terms
 	ErrFile       = "file_error"       // I/O: project root, reports directory, writing the report
-	ErrAgent      = "agent_error"      // nothing to report: no text file, or no file mentions the topic
+	ErrAgent      = "agent_error"      // nothing to search (no text file), or ctx cancelled
 	ErrTimeout    = "timeout_error"    // ctx's deadline passed before the report was written
 )
 
@@ -85,6 +87,11 @@ func (e *Error) Unwrap() error { return e.Err }
 // The reports directory must already exist. in.ResearchComplexity C
 // (1–4; 0 or less means 2, more than 4 means 4) sets the number of
 // findings sought, 3 + C; fewer are reported when fewer units match.
+// When no unit holds any topic term, Run searches with the project's words
+// nearest to those terms in spelling instead, or, when none is near,
+// writes a report whose one finding says no file mentions the topic; both
+// have confidence low and say so in the Summary
+// (docs/local-specialist.md#confidence).
 //
 // On success Run prints "REPORT_CREATED: <in.ReportPath>" on stdout and
 // returns nil. On failure it writes no report, prints
@@ -92,10 +99,10 @@ func (e *Error) Unwrap() error { return e.Err }
 // "TASK_ERROR: <error_type> - <message>", and returns an *Error whose Type
 // is ErrValidation (report path missing, topic empty or made only of stop
 // words), ErrFile (project root or reports directory missing, a listing or
-// write error), ErrAgent (no text file to search, no file mentions any
-// term, or ctx cancelled) or ErrTimeout (ctx's deadline passed). ctx is
-// checked between files: cancellation stops the scan and nothing is
-// written. Write errors on stdout are ignored.
+// write error), ErrAgent (no text file to search, or ctx cancelled) or
+// ErrTimeout (ctx's deadline passed). ctx is checked between files:
+// cancellation stops the scan and nothing is written. Write errors on
+// stdout are ignored.
 func Run(ctx context.Context, in specialist.Input, stdout io.Writer, opt Options) error {
 	err := research(ctx, in, opt)
 	if err == nil {

@@ -443,8 +443,9 @@ func mentions(s, name string) bool {
 
 func isIdent(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }
 
-// confidence is the rule of docs/local-specialist.md#confidence: low when
-// nothing matched, when fewer than half of the topic's terms occur in the
+// confidence is the rule of docs/local-specialist.md#confidence (a
+// ranking made with near words instead of the topic's own is set low by
+// research, whatever this says): low when nothing matched, when fewer than half of the topic's terms occur in the
 // project, or when the best finding covers less than 40 % of the topic's
 // idf mass; high when the best finding covers at least 70 % of it and
 // every term occurs in the project; medium otherwise.
