@@ -75,9 +75,6 @@ func newQuery(topic string, tk *tokenizer) query {
 	return q
 }
 
-// spellings returns the terms as the topic spells them.
-func (q query) spellings() []string { return slices.Clone(q.spelled) }
-
 // doc is a searched file.
 type doc struct {
 	path  string   // slash-relative to the project root
