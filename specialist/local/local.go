@@ -21,8 +21,10 @@
 // Options.MaxFileBytes, binary and non-UTF-8 files, symlinks, the spec
 // trees .opencode/ and .claude/ (other reports), the run's own spec
 // directory, the request file and the report itself are never read. A
-// topic none of whose words occur fails with an agent_error rather than a
-// stub report.
+// topic none of whose words occur in any unit is searched with the
+// project's words nearest to them in spelling, and when there are none
+// the report's one finding says that no file mentions the topic; both
+// reports have confidence low (docs/local-specialist.md#confidence).
 package local
 
 import (
@@ -58,7 +60,7 @@ type Options struct {
 const (
 	ErrValidation = "validation_error" // bad input: no report path, no search terms
 	ErrFile       = "file_error"       // I/O: project root, reports directory, writing the report
-	ErrAgent      = "agent_error"      // nothing to report: no text file, or no file mentions the topic
+	ErrAgent      = "agent_error"      // nothing to search (no text file), or ctx cancelled
 	ErrTimeout    = "timeout_error"    // ctx's deadline passed before the report was written
 )
 
@@ -85,6 +87,11 @@ func (e *Error) Unwrap() error { return e.Err }
 // The reports directory must already exist. in.ResearchComplexity C
 // (1–4; 0 or less means 2, more than 4 means 4) sets the number of
 // findings sought, 3 + C; fewer are reported when fewer units match.
+// When no unit holds any topic term, Run searches with the project's words
+// nearest to those terms in spelling instead, or, when none is near,
+// writes a report whose one finding says no file mentions the topic; both
+// have confidence low and say so in the Summary
+// (docs/local-specialist.md#confidence).
 //
 // On success Run prints "REPORT_CREATED: <in.ReportPath>" on stdout and
 // returns nil. On failure it writes no report, prints
@@ -92,10 +99,10 @@ func (e *Error) Unwrap() error { return e.Err }
 // "TASK_ERROR: <error_type> - <message>", and returns an *Error whose Type
 // is ErrValidation (report path missing, topic empty or made only of stop
 // words), ErrFile (project root or reports directory missing, a listing or
-// write error), ErrAgent (no text file to search, no file mentions any
-// term, or ctx cancelled) or ErrTimeout (ctx's deadline passed). ctx is
-// checked between files: cancellation stops the scan and nothing is
-// written. Write errors on stdout are ignored.
+// write error), ErrAgent (no text file to search, or ctx cancelled) or
+// ErrTimeout (ctx's deadline passed). ctx is checked between files:
+// cancellation stops the scan and nothing is written. Write errors on
+// stdout are ignored.
 func Run(ctx context.Context, in specialist.Input, stdout io.Writer, opt Options) error {
 	err := research(ctx, in, opt)
 	if err == nil {
@@ -183,13 +190,31 @@ func research(ctx context.Context, in specialist.Input, opt Options) error {
 			Details: map[string]any{"project_root": root, "files_listed": len(files),
 				"recovery_hint": "run the local specialist in a project directory with text files"}}
 	}
-	r := c.rank(findingCount(in.ResearchComplexity))
+	n := findingCount(in.ResearchComplexity)
+	r := c.rank(n)
+	var fb *fallback
 	if len(r.hits) == 0 {
-		return &Error{Type: ErrAgent, Message: "no project file mentions any of: " + strings.Join(q.spellings(), ", "),
-			Details: map[string]any{"files_searched": c.files, "terms": q.spellings(),
-				"recovery_hint": "reword the topic with names the project uses, or research it with a web specialist"}}
+		// No unit holds a topic term: search with the project's words
+		// nearest in spelling, and say so (docs/local-specialist.md#confidence).
+		fb = newFallback(c)
+		if fb.near = c.nearTerms(&tk); len(fb.near) > 0 {
+			nq := nearQuery(q, fb.near)
+			nc := c.requery(nq, &tk)
+			if nr := nc.rank(n); len(nr.hits) > 0 {
+				q, c, r = nq, nc, nr
+				r.confidence = "low"
+			} else {
+				fb.near = nil
+			}
+		}
 	}
-	report := render(in, q, c, r, reportDir, root, opt.Now().UTC().Format("2006-01-02"))
+	date := opt.Now().UTC().Format("2006-01-02")
+	var report []byte
+	if len(r.hits) == 0 {
+		report = renderUnmatched(in, c, fb, date)
+	} else {
+		report = render(in, q, c, r, fb, reportDir, root, date)
+	}
 	if err := ctx.Err(); err != nil {
 		return cancelled(err)
 	}

@@ -522,7 +522,6 @@ func TestFailuresPrintSignalsAndWriteNothing(t *testing.T) {
 	for _, tc := range []struct {
 		name, report, topic, root, wantType string
 	}{
-		{"no match", filepath.Join(reports, "r.md"), "Quantum chromodynamics lattice", root, ErrAgent},
 		{"no report path", "", "session", root, ErrValidation},
 		{"empty topic", filepath.Join(reports, "r.md"), "  ", root, ErrValidation},
 		{"stop words only", filepath.Join(reports, "r.md"), "What is the use of it?", root, ErrValidation},

@@ -21,8 +21,11 @@ import (
 // in the front matter, which also carries the retrieval confidence
 // (docs/local-specialist.md#confidence); excerpts sit in fenced blocks
 // indented by three spaces, so no line of them starts at column 0. Links
-// are relative to reportDir; no absolute path is written.
-func render(in specialist.Input, q query, c *corpus, r ranking, reportDir, root, date string) []byte {
+// are relative to reportDir; no absolute path is written. q is the query
+// c and r were made with; fb is nil, or says that q holds the project's
+// words nearest to topic terms no file holds, which the Summary and the
+// Recommendations then name (docs/local-specialist.md#confidence).
+func render(in specialist.Input, q query, c *corpus, r ranking, fb *fallback, reportDir, root, date string) []byte {
 	hits := r.hits
 	var files []int // distinct cited docs, best first
 	for _, h := range hits {
@@ -36,7 +39,10 @@ func render(in specialist.Input, q query, c *corpus, r ranking, reportDir, root,
 			missing = append(missing, q.spelled[t])
 		}
 	}
-	recs := recommendations(q, c, r, files, missing)
+	if fb != nil {
+		missing = fb.missing
+	}
+	recs := recommendations(q, c, r, files, missing, fb)
 
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, "---\nreport_type: research\ntopic: %s\nfindings_count: %d\nrecommendations_count: %d\n",
@@ -46,6 +52,13 @@ func render(in specialist.Input, q query, c *corpus, r ranking, reportDir, root,
 	fmt.Fprintf(&buf, "# Research Report: %s\n\n", oneLine(in.Topic))
 
 	buf.WriteString("## Summary\n")
+	if fb != nil {
+		fmt.Fprintf(&buf, "No project file mentions %s, so the search used the project's words nearest to them in spelling instead: %s. ",
+			orList(quoteAll(fb.missing)), andList(fb.standIns()))
+		if left := fb.unmatched(); len(left) > 0 {
+			fmt.Fprintf(&buf, "No word of the project is near %s. ", orList(quoteAll(left)))
+		}
+	}
 	perTerm := make([]string, len(q.terms))
 	for t := range q.terms {
 		perTerm[t] = fmt.Sprintf("%q (%s)", q.spelled[t], count(c.termFiles[t], "file", "no file"))
@@ -58,8 +71,13 @@ func render(in specialist.Input, q query, c *corpus, r ranking, reportDir, root,
 		count(c.files, "text file", ""), count(c.lines, "line", ""), andList(perTerm), count(c.nUnits, "unit", ""), unitKinds(c.kinds))
 	fmt.Fprintf(&buf, "The strongest matches are in %s; each finding cites the line where its unit is defined, with the lines found there and the range the unit spans. ",
 		andList(best))
-	fmt.Fprintf(&buf, "Retrieval confidence: %s (the best finding matches %d%% of the topic's weighted terms; %d%% of the terms occur in the project).\n\n",
-		r.confidence, int(math.Round(100*hits[0].coverage)), int(math.Round(100*r.known)))
+	if fb != nil {
+		fmt.Fprintf(&buf, "Retrieval confidence: %s (none of the topic's own terms occur in the project; the best finding matches %d%% of the near terms' weight).\n\n",
+			r.confidence, int(math.Round(100*hits[0].coverage)))
+	} else {
+		fmt.Fprintf(&buf, "Retrieval confidence: %s (the best finding matches %d%% of the topic's weighted terms; %d%% of the terms occur in the project).\n\n",
+			r.confidence, int(math.Round(100*hits[0].coverage)), int(math.Round(100*r.known)))
+	}
 
 	buf.WriteString("## Findings\n")
 	for i, h := range hits {
@@ -159,8 +177,9 @@ func unitKinds(kinds map[string]int) string {
 }
 
 // recommendations names the files to read first, best first (at most 3),
-// the terms no file mentions, and what to do about a low confidence.
-func recommendations(q query, c *corpus, r ranking, files []int, missing []string) []string {
+// the terms no file mentions (and, with fb, the near words searched
+// instead), and what to do about a low confidence.
+func recommendations(q query, c *corpus, r ranking, files []int, missing []string, fb *fallback) []string {
 	hits := r.hits
 	var recs []string
 	for i, d := range files[:min(3, len(files))] {
@@ -195,17 +214,103 @@ func recommendations(q query, c *corpus, r ranking, files []int, missing []strin
 			recs = append(recs, fmt.Sprintf("Then read %s %s, which covers %s.", code(c.docs[d].path), where, andList(terms)))
 		}
 	}
-	if len(missing) > 0 {
-		q := make([]string, len(missing))
-		for i, m := range missing {
-			q[i] = strconv.Quote(m)
-		}
-		recs = append(recs, fmt.Sprintf("No project file mentions %s: research that part of the topic in another source, or reword it with the names the project uses.", andList(q)))
+	switch {
+	case fb != nil:
+		recs = append(recs, fmt.Sprintf("No project file mentions %s: the findings match %s instead. Check the topic's spelling; if it is right, the project does not cover the topic, so research it in another source.",
+			orList(quoteAll(missing)), andList(fb.standIns())))
+	case len(missing) > 0:
+		recs = append(recs, fmt.Sprintf("No project file mentions %s: research that part of the topic in another source, or reword it with the names the project uses.", andList(quoteAll(missing))))
 	}
 	if r.confidence == "low" {
 		recs = append(recs, "Retrieval confidence is low: the findings match the topic weakly and may not answer it. Reword the topic with the project's own names, or research it with a web specialist.")
 	}
 	return recs
+}
+
+// renderUnmatched writes the report for a topic no unit of c matches, not
+// even through near words (fb): one finding says which terms no file
+// mentions and what was searched, with confidence low and no source
+// (docs/local-specialist.md#confidence).
+func renderUnmatched(in specialist.Input, c *corpus, fb *fallback, date string) []byte {
+	terms := quoteAll(fb.missing)
+	recs := []string{
+		"Research the topic in another source, such as a web specialist: the project's files do not cover it.",
+		"If the topic is about this project, reword it with the names its code and docs use.",
+	}
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "---\nreport_type: research\ntopic: %s\nfindings_count: 1\nrecommendations_count: %d\n", yamlQuote(in.Topic), len(recs))
+	fmt.Fprintf(&buf, "created_date: %s\nstatus: complete\nresearch_complexity: %d\nworkflow_type: local_codebase_research\nconfidence: low\n---\n\n",
+		date, complexity(in.ResearchComplexity))
+	fmt.Fprintf(&buf, "# Research Report: %s\n\n", oneLine(in.Topic))
+
+	searched := fmt.Sprintf("%s (%s) of the project, cut into %s (%s)", count(c.files, "text file", ""), count(c.lines, "line", ""),
+		count(c.nUnits, "unit", ""), unitKinds(c.kinds))
+	buf.WriteString("## Summary\n")
+	fmt.Fprintf(&buf, "Searched %s, for %s. ", searched, andList(quoteAll(fb.topic.spelled)))
+	if len(fb.missing) > 0 {
+		fmt.Fprintf(&buf, "No file mentions %s, and no word of the project is near enough in spelling to stand in for any of them. ",
+			orList(terms))
+	}
+	if len(fb.quoted) > 0 {
+		fmt.Fprintf(&buf, "Only text that quotes the topic itself (the request, which is never a finding) mentions %s. ",
+			andList(quoteAll(fb.quoted)))
+	}
+	buf.WriteString("The project's files do not cover this topic. Retrieval confidence: low (no finding matches the topic).\n\n")
+
+	buf.WriteString("## Findings\n")
+	if len(fb.missing) > 0 {
+		fmt.Fprintf(&buf, "1. **No file of the project mentions %s.** Searched %s, matching words after lowercasing, identifier splitting and stemming, and words of 5 letters or more against the project's words one edit away (two from 8 letters); nothing found answers the topic.\n\n",
+			orList(terms), searched)
+	} else {
+		fmt.Fprintf(&buf, "1. **No file of the project mentions %s except where the topic itself is quoted.** Searched %s; nothing found answers the topic.\n\n",
+			andList(quoteAll(fb.quoted)), searched)
+	}
+	buf.WriteString(analysis(in.AnalysisDepth, c, nil))
+	buf.WriteString("## Recommendations\n")
+	for i, r := range recs {
+		fmt.Fprintf(&buf, "%d. %s\n", i+1, r)
+	}
+	buf.WriteString("\n## Sources\nNo file is cited: none mentions the topic's terms.\n")
+	return buf.Bytes()
+}
+
+// standIns is each near word with the topic term it stands in for:
+// `"session" for "sesion"`.
+func (fb *fallback) standIns() []string {
+	out := make([]string, len(fb.near))
+	for i, nt := range fb.near {
+		out[i] = fmt.Sprintf("%q for %q", nt.word, fb.topic.spelled[nt.term])
+	}
+	return out
+}
+
+// unmatched returns the topic terms no unit holds that no near word
+// stands in for.
+func (fb *fallback) unmatched() []string {
+	var out []string
+	for t := range fb.topic.terms {
+		if slices.Contains(fb.missing, fb.topic.spelled[t]) && !slices.ContainsFunc(fb.near, func(nt nearTerm) bool { return nt.term == t }) {
+			out = append(out, fb.topic.spelled[t])
+		}
+	}
+	return out
+}
+
+// quoteAll returns each of s as a Go-quoted string.
+func quoteAll(s []string) []string {
+	out := make([]string, len(s))
+	for i, x := range s {
+		out[i] = strconv.Quote(x)
+	}
+	return out
+}
+
+// orList joins "a", "a or b", "a, b or c".
+func orList(s []string) string {
+	if len(s) < 2 {
+		return andList(s)
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
 }
 
 // lineRange is "line 3" or "lines 3–5" for 0-based from and to.

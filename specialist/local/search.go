@@ -75,9 +75,6 @@ func newQuery(topic string, tk *tokenizer) query {
 	return q
 }
 
-// spellings returns the terms as the topic spells them.
-func (q query) spellings() []string { return slices.Clone(q.spelled) }
-
 // doc is a searched file.
 type doc struct {
 	path  string   // slash-relative to the project root
@@ -97,11 +94,12 @@ type unit struct {
 // corpus is the searched files cut into units, reduced to what ranking needs.
 type corpus struct {
 	q         query
-	files     int    // text files searched
-	lines     int    // lines searched
-	docs      []doc  // all searched files
-	units     []unit // units with a term
-	nUnits    int    // all units, matching or not
+	files     int               // text files searched
+	lines     int               // lines searched
+	docs      []doc             // all searched files
+	cut       [][]codeunit.Unit // per doc: all its units, for requery
+	units     []unit            // units with a term
+	nUnits    int               // all units, matching or not
 	totalLen  [nFields]int
 	df        []int // per term: units holding it
 	termFiles []int // per term: files holding it
@@ -139,6 +137,7 @@ func readCorpus(ctx context.Context, root string, files []string, skip func(abs 
 		c.lines += len(lines)
 		d := len(c.docs)
 		c.docs = append(c.docs, doc{path: f, lines: lines, role: codeunit.RoleOf(f)})
+		c.cut = append(c.cut, nil)
 		var us []codeunit.Unit
 		switch strings.ToLower(path.Ext(f)) {
 		case ".go":
@@ -157,6 +156,7 @@ func readCorpus(ctx context.Context, root string, files []string, skip func(abs 
 		if us == nil {
 			us = codeunit.Windows(lines, windowLines, stride)
 		}
+		c.cut[d] = us
 		c.add(d, us, tk)
 	}
 	if len(other) > 0 {
@@ -170,6 +170,7 @@ func readCorpus(ctx context.Context, root string, files []string, skip func(abs 
 			if us == nil {
 				us = codeunit.Windows(c.docs[d].lines, windowLines, stride)
 			}
+			c.cut[d] = us
 			c.add(d, us, tk)
 		}
 	}
@@ -439,8 +440,9 @@ func mentions(s, name string) bool {
 
 func isIdent(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }
 
-// confidence is the rule of docs/local-specialist.md#confidence: low when
-// nothing matched, when fewer than half of the topic's terms occur in the
+// confidence is the rule of docs/local-specialist.md#confidence (a
+// ranking made with near words instead of the topic's own is set low by
+// research, whatever this says): low when nothing matched, when fewer than half of the topic's terms occur in the
 // project, or when the best finding covers less than 40 % of the topic's
 // idf mass; high when the best finding covers at least 70 % of it and
 // every term occurs in the project; medium otherwise.

@@ -1,0 +1,202 @@
+package local
+
+import (
+	"slices"
+	"strings"
+)
+
+// The fallback for a topic none of whose terms occur in the project
+// (docs/local-specialist.md#confidence): each such term is replaced by the
+// project's words nearest to it in spelling, and the report says so.
+
+// nearPerTerm is the most near words that stand in for one topic term.
+const nearPerTerm = 2
+
+// nearTerm is a word of the project that stands in for a topic term no
+// unit holds.
+type nearTerm struct {
+	term  int    // the topic term's index in the topic's query
+	word  string // the project's word, lowercased
+	stem  string // its search term
+	dist  int    // edit distance from the topic's spelling
+	count int    // its occurrences in the project's units
+}
+
+// fallback records how a report was made without the topic's own terms.
+type fallback struct {
+	topic   query      // the topic's own terms
+	missing []string   // topic terms no unit holds, as the topic spells them
+	quoted  []string   // topic terms held only by units quoting the topic itself
+	near    []nearTerm // the words searched instead; nil when none was near
+}
+
+// newFallback returns what c (searched with the topic's own query) says
+// about the topic terms: those no unit holds and those only held by units
+// that quote the topic (the request itself).
+func newFallback(c *corpus) *fallback {
+	fb := &fallback{topic: c.q}
+	for t, df := range c.df {
+		if df == 0 {
+			fb.missing = append(fb.missing, c.q.spelled[t])
+		} else {
+			fb.quoted = append(fb.quoted, c.q.spelled[t])
+		}
+	}
+	return fb
+}
+
+// maxEdits is the largest edit distance at which a project word stands in
+// for a topic word of n letters: none under 5 letters (too many short
+// words are one edit apart), 1 up to 7 letters, 2 from 8.
+func maxEdits(n int) int {
+	switch {
+	case n < 5:
+		return 0
+	case n < 8:
+		return 1
+	}
+	return 2
+}
+
+// nearTerms returns, for each topic term of c's query that no unit holds
+// and that is spelled with ASCII letters only, the project words nearest
+// to it in spelling within maxEdits (optimal string alignment distance):
+// those at the smallest distance found, the most frequent first (then in
+// byte order), at most nearPerTerm distinct stems per term. The words are
+// those of the units' names, signatures, doc comments, calls and bodies
+// (not paths), tokenized as for search; whole multi-part identifiers are
+// left out, their parts are in. The result is in topic order, nil when no
+// word is near enough.
+func (c *corpus) nearTerms(tk *tokenizer) []nearTerm {
+	type vword struct {
+		stem  string
+		count int
+	}
+	vocab := map[string]*vword{}
+	for _, us := range c.cut {
+		for _, u := range us {
+			add := func(s string) {
+				tk.each(s, func(word, stem string) {
+					if strings.HasPrefix(stem, "=") {
+						return
+					}
+					w := strings.ToLower(word)
+					if v := vocab[w]; v != nil {
+						v.count++
+					} else {
+						vocab[w] = &vword{stem: stem, count: 1}
+					}
+				})
+			}
+			add(u.Name)
+			add(u.Sig)
+			add(u.Doc)
+			add(u.Body)
+			for _, call := range u.Calls {
+				add(call)
+			}
+		}
+	}
+	words := make([]string, 0, len(vocab))
+	for w := range vocab {
+		if isLetters(w) {
+			words = append(words, w)
+		}
+	}
+	slices.Sort(words)
+	var out []nearTerm
+	for t, df := range c.df {
+		spelled := c.q.spelled[t]
+		limit := maxEdits(len(spelled))
+		if df > 0 || strings.HasPrefix(c.q.terms[t], "=") || !isLetters(spelled) || limit == 0 {
+			continue
+		}
+		var cands []nearTerm
+		for _, w := range words {
+			if d := editDistance(spelled, w, limit); d <= limit {
+				cands = append(cands, nearTerm{term: t, word: w, stem: vocab[w].stem, dist: d, count: vocab[w].count})
+			}
+		}
+		slices.SortFunc(cands, func(x, y nearTerm) int {
+			if x.dist != y.dist {
+				return x.dist - y.dist
+			}
+			if x.count != y.count {
+				return y.count - x.count
+			}
+			return strings.Compare(x.word, y.word)
+		})
+		var stems []string
+		for _, nt := range cands {
+			if nt.dist != cands[0].dist || len(stems) == nearPerTerm {
+				break
+			}
+			if !slices.Contains(stems, nt.stem) {
+				stems = append(stems, nt.stem)
+				out = append(out, nt)
+			}
+		}
+	}
+	return out
+}
+
+// nearQuery is the query made of near's words, in order, each stem once;
+// it keeps q's text (for the quoting check) and role priors.
+func nearQuery(q query, near []nearTerm) query {
+	nq := query{text: q.text, prior: q.prior, index: map[string]int{}}
+	for _, nt := range near {
+		if _, ok := nq.index[nt.stem]; !ok {
+			nq.index[nt.stem] = len(nq.terms)
+			nq.terms = append(nq.terms, nt.stem)
+			nq.spelled = append(nq.spelled, nt.word)
+		}
+	}
+	return nq
+}
+
+// requery returns a corpus over the same files and units as c, counting
+// q's terms instead of c's.
+func (c *corpus) requery(q query, tk *tokenizer) *corpus {
+	T := len(q.terms)
+	n := &corpus{q: q, files: c.files, lines: c.lines, docs: c.docs, cut: c.cut,
+		df: make([]int, T), termFiles: make([]int, T), kinds: map[string]int{}}
+	for d, us := range c.cut {
+		n.add(d, us, tk)
+	}
+	return n
+}
+
+// editDistance returns the optimal string alignment distance between the
+// byte strings a and b (insertions, deletions, substitutions and swaps of
+// two adjacent bytes, each costing 1), or limit+1 when it is above limit.
+func editDistance(a, b string, limit int) int {
+	if len(a)-len(b) > limit || len(b)-len(a) > limit {
+		return limit + 1
+	}
+	prev2 := make([]int, len(b)+1)
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		rowMin := cur[0]
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+			rowMin = min(rowMin, cur[j])
+		}
+		if rowMin > limit {
+			return limit + 1
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return min(prev[len(b)], limit+1)
+}
