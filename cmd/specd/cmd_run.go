@@ -10,11 +10,13 @@ import (
 
 	"github.com/specd-dev/specd/daemon"
 	"github.com/specd-dev/specd/setup"
+	"github.com/specd-dev/specd/temporal"
 )
 
 // runOptions are the flags of specd run.
 type runOptions struct {
 	standby, initTree bool
+	temporal          temporalFlags
 }
 
 func newRunCommand(g *globalOptions) *cobra.Command {
@@ -44,12 +46,18 @@ Where the spec tree does not exist yet: in a project (a directory holding .git/ 
 "no .opencode/specs here" and exits 1, so that a daemon started in the wrong directory
 does not leave a tree there. --init creates the tree in any case (only <specs-dir>/inbox/;
 'specd init' also writes the config and the .gitignore block).
-Operating it: docs/operating.md#daemon and docs/operating.md#shutdown.` + exitHelp,
+Operating it: docs/operating.md#daemon and docs/operating.md#shutdown.
+
+--temporal HOST:PORT (or temporal.address in .opencode/specd.yaml) runs each
+specialist on the 'specd worker' processes of a Temporal cluster instead of this
+machine; the daemon still writes every file (README "Many machines",
+docs/decisions.md#many-machines).` + exitHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runRun(cmd, g, o) },
 	}
 	c.Flags().BoolVar(&o.standby, "standby", false, "when another daemon runs this tree, wait and take over when it stops")
 	c.Flags().BoolVar(&o.initTree, "init", false, "create the spec tree when it does not exist, even outside a project")
+	o.temporal.add(c, "run specialists on the workers of this Temporal cluster (host:port of its frontend)")
 	return c
 }
 
@@ -81,7 +89,17 @@ func runRun(cmd *cobra.Command, g *globalOptions, o runOptions) error {
 			return fmt.Errorf("no %s here and %s holds no .git/ or .opencode/ (run specd init, or specd run --init)", p.specsFlag, p.root)
 		}
 	}
-	d, err := daemon.New(daemon.Options{Root: p.root, SpecsDir: p.specsDir, Config: cfg, Log: log, Reload: p.config, Standby: o.standby})
+	opts := daemon.Options{Root: p.root, SpecsDir: p.specsDir, Config: cfg, Log: log, Reload: p.config, Standby: o.standby}
+	if tc := o.temporal.apply(cfg.Temporal); tc.Address != "" {
+		tr, err := temporal.NewRunner(temporalOptions(tc, ""))
+		if err != nil {
+			return err
+		}
+		defer tr.Close()
+		opts.Runner = tr
+		log.Info().Str("address", tc.Address).Str("namespace", tc.Namespace).Str("task_queue", tc.TaskQueue).Msg("Temporal mode: specialists run on the workers")
+	}
+	d, err := daemon.New(opts)
 	if err != nil {
 		return err
 	}

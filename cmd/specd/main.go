@@ -104,6 +104,7 @@ Start with 'specd demo', then 'specd init' and 'specd run' in your project.` + e
 	g.addFlags(root)
 	root.AddCommand(
 		newRunCommand(g),
+		newWorkerCommand(g),
 		newInitCommand(g),
 		newSubmitCommand(g),
 		newStatusCommand(g),
