@@ -2,6 +2,8 @@ package temporal
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -67,6 +69,7 @@ func (r *Runner) Run(ctx context.Context, job runner.Job) runner.Result {
 	if job.OnStart != nil {
 		job.OnStart()
 	}
+	job.ID = projectKey(job.Dir) + "/" + job.ID
 	run, err := r.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:                       job.ID,
 		TaskQueue:                r.opts.TaskQueue,
@@ -125,6 +128,15 @@ func (r *Runner) Run(ctx context.Context, job runner.Job) runner.Result {
 		job.OnWorker(out.Worker)
 	}
 	return r.finish(job, out, res)
+}
+
+// projectKey names the project in Temporal workflow IDs: workflow_id is
+// unique in one project only, and many projects may share a namespace.
+// It is the root's base name and 8 hex digits of its path's SHA-256,
+// e.g. "shop-1f2e3d4c": the same for every start of a daemon on that root.
+func projectKey(root string) string {
+	sum := sha256.Sum256([]byte(root))
+	return filepath.Base(root) + "-" + hex.EncodeToString(sum[:4])
 }
 
 // finish writes what came back and maps the Outcome onto res.
