@@ -154,7 +154,7 @@ func TestManyMachines(t *testing.T) {
   env: {STARTS: %q, SLEEP: "4"}
 max_parallel: 6
 temporal:
-  heartbeat_timeout: 2s
+  heartbeat_timeout: 5s
 `, script, starts)
 		must(t, os.WriteFile(filepath.Join(root, ".opencode", "specd.yaml"), []byte(cfg), 0o644))
 		return root
