@@ -1,6 +1,6 @@
 // Package daemon is specd's engine, in pipeline order: it watches the spec
-// tree (watcher.go), decides what each topic directory needs in one event
-// loop (reconciler.go), runs a plan (run.go) with one specialist attempt
+// tree (through package watch), decides what each topic directory needs in
+// one event loop (reconciler.go, with package lifecycle), runs a plan (run.go) with one specialist attempt
 // after another per topic (topic.go, through package runner), and passes
 // the hard barrier and writes the outputs (outputs.go, through package
 // barrier). docs/architecture.md describes the pipeline; docs/contract.md
@@ -143,25 +143,14 @@ func (d *Daemon) logError(e jsonl.Entry) {
 	}
 }
 
-// loadRegistry returns the registry named by sources.registry (relative
-// to root), or the built-in one.
+// loadRegistry returns the registry sources.registry names (relative to
+// root), or the built-in one.
 func loadRegistry(root string, cfg config.Config) (sources.Registry, error) {
-	if cfg.Sources.Registry == "" {
-		return sources.DefaultRegistry(), nil
-	}
 	p := cfg.Sources.Registry
-	if !filepath.IsAbs(p) {
+	if p != "" && !filepath.IsAbs(p) {
 		p = filepath.Join(root, p)
 	}
-	data, err := os.ReadFile(p)
-	if err != nil {
-		return nil, fmt.Errorf("sources.registry: %w", err)
-	}
-	reg, err := sources.ParseRegistry(data)
-	if err != nil {
-		return nil, fmt.Errorf("sources.registry %s: %w", p, err)
-	}
-	return reg, nil
+	return sources.LoadRegistry(p)
 }
 
 func (d *Daemon) registry() sources.Registry {

@@ -130,7 +130,7 @@ func (r *run) sourceQuality() {
 		if err != nil {
 			r.log.Warn().Err(err).Int("topic", t.Index).Msg("sources unreadable; scored as none")
 		}
-		sum := scorer.Summarize(srcs, t.Topic)
+		sum := scorer.Summarize(srcs, t.Topic).WithConfidence(t.Confidence)
 		t.Sources = &sum
 		sums = append(sums, sum)
 		added, err := memory.Record(memPath, t.Topic, sum.Gaps, r.d.now())

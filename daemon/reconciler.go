@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -17,16 +16,17 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/gofrs/flock"
-	"golang.org/x/sys/unix"
 
 	"github.com/specd-dev/specd/intake"
 	"github.com/specd-dev/specd/jsonl"
+	"github.com/specd-dev/specd/lifecycle"
 	"github.com/specd-dev/specd/liveness"
 	"github.com/specd-dev/specd/plans"
 	"github.com/specd-dev/specd/runstate"
 	"github.com/specd-dev/specd/sources"
 	"github.com/specd-dev/specd/specs"
 	"github.com/specd-dev/specd/systemd"
+	"github.com/specd-dev/specd/watch"
 )
 
 // ErrAlreadyRunning is returned by Run when another daemon holds the spec
@@ -70,13 +70,13 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	defer lk.Unlock()
 
-	w, err := newWatcher(specsDir)
+	log := d.opts.Log
+	tree, err := watch.New(specsDir, log)
 	if err != nil {
 		return fmt.Errorf("watch %s: %w", specsDir, err)
 	}
-	defer w.fs.Close()
-	log := d.opts.Log
-	if kind, ok := networkFS(specsDir); ok {
+	defer tree.Close()
+	if kind, ok := watch.NetworkFS(specsDir); ok {
 		log.Warn().Str("fs", kind).Msgf("%s is on a network filesystem: inotify does not see changes made elsewhere; they are found by the rescan every %s", specsDir, d.config().RescanInterval.Std())
 	}
 
@@ -87,7 +87,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	kill, killAll := context.WithCancel(context.Background())
 	defer killAll()
-	l := &loop{d: d, w: w, ctx: ctx, kill: kill, due: make(chan string, 256), timers: map[string]*time.Timer{}, dirs: map[string]*dirState{}}
+	l := &loop{d: d, tree: tree, ctx: ctx, kill: kill, due: make(chan string, 256), timers: map[string]*time.Timer{}}
 	l.fullScan()
 	cfg := d.config()
 	up := liveness.Status{PID: os.Getpid(), StartedAt: time.Now().UTC(), State: liveness.StateReady, MaxParallel: cfg.MaxParallel, Preset: cfg.Specialist.Preset}
@@ -133,11 +133,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 			d.reload()
 		case resume := <-d.pause:
 			<-resume
-		case ev, ok := <-w.fs.Events:
+		case ev, ok := <-tree.Events():
 			if ok {
 				l.event(ev)
 			}
-		case err, ok := <-w.fs.Errors:
+		case err, ok := <-tree.Errors():
 			if !ok {
 				continue
 			}
@@ -233,66 +233,26 @@ func (d *Daemon) reload() {
 // loop is the state of Run's event loop; only its goroutine touches it.
 type loop struct {
 	d      *Daemon
-	w      *watcher
+	tree   *watch.Tree
 	ctx    context.Context        // ends at shutdown: no intake, no new topic
 	kill   context.Context        // ends at a cold shutdown: running specialists are stopped
 	due    chan string            // directories to look at again (debounce expired, run returned)
 	timers map[string]*time.Timer // pending debounce per directory
-	dirs   map[string]*dirState   // topic directories seen, by name
 	runs   sync.WaitGroup
 }
 
-// dirState is what the loop knows of one topic directory. It is kept
-// small: a tree holds thousands of finished runs.
-type dirState struct {
-	watched    bool // reports/ is watched (and the directory, unless a finished run does not need it)
-	dirWatched bool // the directory itself is watched
-	// done: a finished run with nothing to do while .run.json and the
-	// plan keep these modification times (ns), so that looking again costs
-	// two stats and no read.
-	done            bool
-	planUp          bool // the plan is in the topic directory, not reports/
-	runJSON, planMT int64
-}
-
-// event turns an fsnotify event into a look at its directory, now or
+// event turns an fsnotify event into a look at its directory: now, or
 // once the directory is quiet (schedule).
 func (l *loop) event(ev fsnotify.Event) {
-	if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
-		l.forget(ev.Name)
-	}
-	dir := l.w.target(ev.Name)
-	if dir == "" {
-		return
-	}
-	if filepath.Base(ev.Name) == runstate.CancelFile && !ev.Has(fsnotify.Remove) {
+	switch dir, a := l.tree.Event(ev); a {
+	case watch.Cancel:
 		l.d.takeCancel(dir)
-		return
-	}
-	if ev.Has(fsnotify.Create) || filepath.Base(ev.Name) == plans.FileName && ev.Has(fsnotify.Write) {
+	case watch.Look:
 		// A new directory gets its watches now, and a complete plan starts
 		// at once; reconcile debounces a plan that may be half-written.
 		l.reconcile(dir)
-		return
-	}
-	l.schedule(dir)
-}
-
-// forget drops what the loop knows of a removed or renamed directory:
-// inotify has removed its watch.
-func (l *loop) forget(path string) {
-	l.w.forget(path)
-	rel, err := filepath.Rel(l.d.opts.SpecsDir, path)
-	if err != nil {
-		return
-	}
-	name, sub, _ := strings.Cut(filepath.ToSlash(rel), "/")
-	if st := l.dirs[name]; st != nil {
-		if sub == "" {
-			delete(l.dirs, name)
-		} else if sub == specs.ReportsDir {
-			st.watched, st.done = false, false
-		}
+	case watch.Settle:
+		l.schedule(dir)
 	}
 }
 
@@ -318,7 +278,7 @@ func (l *loop) schedule(dir string) {
 func (l *loop) fullScan() {
 	defer debug.FreeOSMemory()
 	specsDir := l.d.opts.SpecsDir
-	if _, err := l.w.add(specsDir); err != nil {
+	if _, err := l.tree.AddDir(specsDir); err != nil {
 		l.d.opts.Log.Error().Err(err).Str("dir", specsDir).Msg("cannot watch")
 	}
 	l.reconcile(filepath.Join(specsDir, specs.InboxDir))
@@ -339,7 +299,7 @@ func (l *loop) reconcile(dir string) {
 		return
 	}
 	if filepath.Base(dir) == specs.InboxDir && filepath.Dir(dir) == l.d.opts.SpecsDir {
-		if _, err := l.w.add(dir); err != nil {
+		if _, err := l.tree.AddDir(dir); err != nil {
 			l.d.opts.Log.Error().Err(err).Str("dir", dir).Msg("cannot watch")
 		}
 		l.intake(dir)
@@ -350,47 +310,37 @@ func (l *loop) reconcile(dir string) {
 
 // topicDir is reconcile for a topic directory; isDir says the caller has
 // seen that dir is a directory (not a symlink: specd does not follow links
-// out of its tree).
+// out of its tree). reports/ is watched before the look, so that a change
+// after the look sends an event.
 func (l *loop) topicDir(dir string, isDir bool) {
 	if l.ctx.Err() != nil {
 		return
 	}
-	name := filepath.Base(dir)
-	if _, ok := specs.TopicNumber(name); !ok {
+	tp := l.tree.Topic(dir, isDir)
+	if tp == nil {
 		return
 	}
-	st := l.dirs[name]
-	if st == nil {
-		if !isDir {
-			if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
-				return // gone, a file, or a symlink
-			}
-		}
-		st = &dirState{}
-		l.dirs[name] = st
-	}
 	if l.d.isRunning(dir) {
-		l.watch(st, dir, true)
+		tp.WatchReports()
+		tp.WatchDir(true)
 		l.d.takeCancel(dir) // a request whose event was lost
 		return
 	}
-	if st.done && st.unchanged(dir) {
+	if tp.Finished() {
 		return
 	}
-	st.done = false
+	tp.WatchReports()
 	plan, pfi, ok := specs.StatPlan(dir)
 	if !ok {
-		if l.watch(st, dir, true) {
-			// New watches: a plan that came before them sent no event.
+		// New watches: a plan that came before them sent no event. The
+		// directory's watch comes first, so that a reports/ made after the
+		// second try to watch it still sends an event.
+		dirAdded := tp.WatchDir(true)
+		if tp.WatchReports() || dirAdded {
 			if _, _, ok := specs.StatPlan(dir); ok {
 				l.topicDir(dir, true)
 			}
 		}
-		return
-	}
-	if age := time.Since(pfi.ModTime()); age < l.d.config().Debounce.Std() && !complete(plan) {
-		l.watch(st, dir, true)
-		l.schedule(dir) // perhaps still being written: wait for quiet
 		return
 	}
 	if h, runJSON, err := runstate.Peek(dir); err == nil && h.State == specs.StateFinished &&
@@ -400,85 +350,26 @@ func (l *loop) topicDir(dir string, isDir bool) {
 		// runs added topics or warns (docs/contract.md#readiness). Only
 		// reports/ is watched then (a rerun, a changed plan), and the
 		// directory too when the plan is there.
-		st.done, st.runJSON, st.planMT = true, runJSON, pfi.ModTime().UnixNano()
-		st.planUp = filepath.Dir(plan) == dir
-		if l.watch(st, dir, st.planUp) && !st.unchanged(dir) {
-			l.topicDir(dir, true) // changed before the new watches could tell
+		planUp := filepath.Dir(plan) == dir
+		tp.Finish(runJSON, pfi.ModTime().UnixNano(), planUp)
+		if tp.WatchDir(planUp) && !tp.Finished() {
+			l.topicDir(dir, true) // changed before the new watch could tell
 		}
 		return
 	}
-	l.watch(st, dir, true)
-	l.start(dir)
+	tp.WatchDir(true)
+	tp.WatchReports()
+	l.start(dir) // a plan perhaps still being written comes back (errSettling)
 }
 
-// watch makes the watches of a topic directory what it needs: reports/
-// always (it may not exist yet: then watched stays false and the next
-// look tries again), and the directory itself when withDir, which a
-// finished run whose plan is in reports/ does not need (one watch instead
-// of two for each of thousands of finished runs). A look happens after
-// the watches are added for an active directory, so no event is missed
-// there; for a finished one, the rescan covers the moment between.
-// It reports whether it added a watch.
-func (l *loop) watch(st *dirState, dir string, withDir bool) (added bool) {
-	add := func(p string) bool {
-		err := l.w.fs.Add(p)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			l.d.opts.Log.Error().Err(err).Str("dir", p).Msg("cannot watch")
-		}
-		return err == nil
-	}
-	switch {
-	case withDir && !st.dirWatched:
-		st.dirWatched = add(dir)
-		added = st.dirWatched
-	case !withDir && st.dirWatched:
-		if err := l.w.fs.Remove(dir); err == nil || errors.Is(err, fsnotify.ErrNonExistentWatch) {
-			st.dirWatched = false
-		}
-	}
-	if !st.watched {
-		st.watched = add(filepath.Join(dir, specs.ReportsDir))
-		added = added || st.watched
-	}
-	return added
-}
-
-// unchanged reports whether a finished run's .run.json and plan still
-// have the modification times recorded when it was found finished (and no
-// plan has appeared in reports/ to replace one in the topic directory).
-// It runs for every finished run at every rescan, so it allocates little:
-// two paths and no FileInfo.
-func (st *dirState) unchanged(dir string) bool {
-	reports := dir + string(filepath.Separator) + specs.ReportsDir + string(filepath.Separator)
-	var fi unix.Stat_t
-	if unix.Lstat(reports+specs.RunStateFile, &fi) != nil || fi.Mtim.Nano() != st.runJSON {
-		return false
-	}
-	plan := reports + specs.PlanFile
-	if st.planUp {
-		if unix.Lstat(plan, &fi) == nil {
-			return false
-		}
-		plan = dir + string(filepath.Separator) + specs.PlanFile
-	}
-	return unix.Lstat(plan, &fi) == nil && fi.Mtim.Nano() == st.planMT
-}
-
-// complete reports whether the plan parses and says it is whole
-// (plans.Plan.Complete), so that it can start without waiting for its file
-// to settle (docs/contract.md#readiness).
-func complete(path string) bool {
-	p, err := plans.ParseFile(path)
-	return err == nil && p.Complete()
-}
-
-// planHash is the hex SHA-256 of the plan file at path, "" when unreadable.
+// planHash is the plan identity (lifecycle.Sum) of the plan file at
+// path, "" when unreadable.
 func planHash(path string) string {
 	data, err := specs.ReadRegular(path, plans.MaxBytes)
 	if err != nil {
 		return ""
 	}
-	return planSum(data)
+	return lifecycle.Sum(data)
 }
 
 // start runs the plan of dir in its own goroutine.
@@ -495,8 +386,18 @@ func (l *loop) start(dir string) {
 			delete(d.running, dir)
 			d.mu.Unlock()
 		}()
-		_, err := d.runPlan(l.ctx, l.kill, dir)
+		debounce := d.config().Debounce.Std()
+		_, err := d.runPlan(l.ctx, l.kill, dir, debounce)
 		switch {
+		case errors.Is(err, errSettling):
+			// Look again once it had time to settle; an event meanwhile
+			// looks earlier.
+			time.AfterFunc(debounce, func() {
+				select {
+				case l.due <- dir:
+				case <-l.ctx.Done():
+				}
+			})
 		case err == nil:
 			// Look again: the plan may have changed while the run finished.
 			select {
@@ -524,24 +425,15 @@ func (d *Daemon) isRunning(dir string) bool {
 	return d.running[dir]
 }
 
-// intake takes every request file in the inbox (*.md, *.txt; dot files and
-// temp files are skipped: a writer renames its file into place).
+// intake takes every request file in the inbox that is ready
+// (intake.Pending); a younger one is looked at again after the debounce.
 func (l *loop) intake(inbox string) {
-	ents, err := os.ReadDir(inbox)
-	if err != nil {
-		return
+	ready, wait := intake.Pending(inbox, l.d.config().Debounce.Std(), time.Now())
+	if wait {
+		l.schedule(inbox)
 	}
-	for _, e := range ents {
-		name := e.Name()
-		if strings.HasPrefix(name, ".") || !e.Type().IsRegular() ||
-			!(strings.HasSuffix(name, ".md") || strings.HasSuffix(name, ".txt")) {
-			continue
-		}
-		path := filepath.Join(inbox, name)
-		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) < l.d.config().Debounce.Std() {
-			l.schedule(inbox)
-			continue
-		}
+	for _, path := range ready {
+		name := filepath.Base(path)
 		dir, err := intake.TakeInbox(l.d.opts.SpecsDir, path, l.d.now())
 		if err != nil {
 			l.d.opts.Log.Error().Err(err).Str("file", path).Msg("request rejected")

@@ -3,8 +3,6 @@ package daemon
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -21,6 +19,7 @@ import (
 	"github.com/specd-dev/specd/config"
 	"github.com/specd-dev/specd/intake"
 	"github.com/specd-dev/specd/jsonl"
+	"github.com/specd-dev/specd/lifecycle"
 	"github.com/specd-dev/specd/plans"
 	"github.com/specd-dev/specd/runstate"
 	"github.com/specd-dev/specd/specs"
@@ -78,12 +77,18 @@ type run struct {
 // errors naming the file. A malformed plan is not an error of RunPlan: it
 // ends the run FAILED with PlanError set.
 func (d *Daemon) RunPlan(ctx context.Context, specDir string) (specs.RunState, error) {
-	return d.runPlan(ctx, ctx, specDir)
+	return d.runPlan(ctx, ctx, specDir, 0)
 }
 
-// runPlan is RunPlan with the two ends of runTopic: start ends at a warm
-// shutdown, kill at a cold one.
-func (d *Daemon) runPlan(start, kill context.Context, specDir string) (specs.RunState, error) {
+// errSettling is runPlan's answer for a plan that is younger than settle
+// and does not say it is whole: it may still be being written.
+var errSettling = errors.New("plan may still be being written")
+
+// runPlan is RunPlan with the two ends of runTopic (start ends at a warm
+// shutdown, kill at a cold one) and the daemon's debounce: a plan younger
+// than settle that does not say it is whole (plans.Plan.Complete) is left
+// alone with errSettling (docs/contract.md#readiness).
+func (d *Daemon) runPlan(start, kill context.Context, specDir string, settle time.Duration) (specs.RunState, error) {
 	planPath, ok := specs.FindPlan(specDir)
 	if !ok {
 		return specs.RunState{}, ErrNoPlan
@@ -94,29 +99,27 @@ func (d *Daemon) runPlan(start, kill context.Context, specDir string) (specs.Run
 	}
 	defer unlock()
 
-	data, err := specs.ReadRegular(planPath, plans.MaxBytes)
+	data, mtime, err := specs.ReadRegularMtime(planPath, plans.MaxBytes)
 	if err != nil {
 		return specs.RunState{}, err
 	}
-	hash := planSum(data)
+	hash := lifecycle.Sum(data)
 	rel, _ := filepath.Rel(d.opts.Root, specDir)
 	planRel, _ := filepath.Rel(d.opts.Root, planPath)
 	r := &run{d: d, specDir: specDir, rel: filepath.ToSlash(rel),
 		log:   d.opts.Log.With().Str("run", filepath.Base(specDir)).Logger(),
 		metas: map[int]specs.ReportMeta{}, kills: map[int]context.CancelFunc{}, cancel: map[int]string{}}
 	plan, perr := plans.Parse(bytes.NewReader(data), filepath.ToSlash(planRel))
-	prev, prevErr := runstate.Load(specDir)
-	grown := false
-	if prevErr == nil && prev.PlanSHA256 != hash && perr == nil && prev.PlanError == "" {
-		grown = extends(plan, prev.Topics)
+	if settle > 0 && time.Since(time.Unix(0, mtime)) < settle && !plan.Complete() {
+		return specs.RunState{}, errSettling
 	}
-	if prevErr == nil && prev.State == specs.StateFinished && !grown {
-		if prev.PlanError == "" && prev.PlanSHA256 != hash && prev.PlanWarned != hash {
-			return r.planChanged(prev, plan, perr, hash)
-		}
-		if prev.PlanError == "" || prev.PlanSHA256 == hash {
-			return prev, nil
-		}
+	prev, prevErr := runstate.Load(specDir)
+	act := lifecycle.Next(prev, prevErr == nil, plan, perr == nil, hash)
+	switch act {
+	case lifecycle.Keep:
+		return prev, nil
+	case lifecycle.Record, lifecycle.Warn:
+		return r.planChanged(prev, act, perr, hash)
 	}
 	now := d.now()
 	r.rs = specs.RunState{
@@ -131,17 +134,19 @@ func (d *Daemon) runPlan(start, kill context.Context, specDir string) (specs.Run
 		StartedAt:  now.UTC().Format(time.RFC3339),
 		State:      specs.StateRunning,
 	}
-	resume := prevErr == nil && prev.PlanError == "" && (prev.State == specs.StateRunning && prev.PlanSHA256 == hash || grown)
-	if resume {
+	switch act {
+	case lifecycle.Resume, lifecycle.Grow:
 		// Keep the identity of the interrupted (or grown) run.
 		r.rs.WorkflowID, r.rs.Date, r.rs.StartedAt = prev.WorkflowID, prev.Date, prev.StartedAt
 		r.rs.CancelledBy = prev.CancelledBy
-		if grown {
+		if act == lifecycle.Grow {
 			r.log.Info().Str("workflow_id", prev.WorkflowID).Int("topics_before", len(prev.Topics)).Int("topics_now", len(plan.Topics)).
 				Msg("topics were added to the plan: running them")
 		} else {
 			r.log.Info().Str("workflow_id", prev.WorkflowID).Msg("resuming unfinished run")
 		}
+	default:
+		prev = specs.RunState{}
 	}
 	r.log = r.log.With().Str("workflow_id", r.rs.WorkflowID).Logger()
 	r.rs.Request, r.rs.Complexity = intake.ReadRequest(specDir)
@@ -157,47 +162,15 @@ func (d *Daemon) runPlan(start, kill context.Context, specDir string) (specs.Run
 		return r.rejectPlan(fmt.Errorf("%s: %d topics, more than max_topics (%d): each topic is one specialist run; split the plan, or raise max_topics in %s if you mean it",
 			r.rs.Plan, len(plan.Topics), max, config.FileName))
 	}
-	if !resume {
-		prev = specs.RunState{}
-	}
 	return r.execute(start, kill, plan, prev)
 }
 
-// extends reports whether plan holds the topics of before, unchanged and
-// in order, and more after them: the plan's writer appended topics.
-func extends(plan *plans.Plan, before []specs.TopicState) bool {
-	if len(plan.Topics) <= len(before) {
-		return false
-	}
-	for i, t := range before {
-		p := plan.Topics[i]
-		if p.Title != t.Topic || filepath.Base(p.ReportPath) != t.Report {
-			return false
-		}
-	}
-	return true
-}
-
-// sameTopics reports whether plan lists exactly the topics of before.
-func sameTopics(plan *plans.Plan, before []specs.TopicState) bool {
-	if len(plan.Topics) != len(before) {
-		return false
-	}
-	for i, t := range before {
-		if plan.Topics[i].Title != t.Topic {
-			return false
-		}
-	}
-	return true
-}
-
 // planChanged handles the plan of a finished run that changed without
-// adding topics (RunPlan runs added ones): a change that leaves the topics
-// as they are (a Status line, appended Topic [k/N] blocks) is recorded
-// silently; any other is a warning in the log and errors.jsonl, once per
-// plan version, that names the run and `specd rerun`.
-func (r *run) planChanged(prev specs.RunState, plan *plans.Plan, perr error, hash string) (specs.RunState, error) {
-	if perr == nil && sameTopics(plan, prev.Topics) {
+// adding topics (docs/contract.md#readiness): lifecycle.Record notes the
+// new version silently; lifecycle.Warn is a warning in the log and
+// errors.jsonl, once per plan version, that names the run and `specd rerun`.
+func (r *run) planChanged(prev specs.RunState, act lifecycle.Action, perr error, hash string) (specs.RunState, error) {
+	if act == lifecycle.Record {
 		prev.PlanSHA256 = hash
 		return prev, runstate.Save(r.specDir, &prev)
 	}
@@ -376,12 +349,12 @@ func (r *run) grow() bool {
 	if err != nil {
 		return false
 	}
-	hash := planSum(data)
+	hash := lifecycle.Sum(data)
 	if hash == r.rs.PlanSHA256 {
 		return false
 	}
 	plan, err := plans.Parse(bytes.NewReader(data), r.rs.Plan)
-	if err != nil || !plan.Ready() || !extends(plan, r.rs.Topics) || len(plan.Topics) > r.d.config().MaxTopics {
+	if err != nil || !plan.Ready() || !lifecycle.Extends(plan, r.rs.Topics) || len(plan.Topics) > r.d.config().MaxTopics {
 		return false
 	}
 	r.log.Info().Int("topics_before", len(r.rs.Topics)).Int("topics_now", len(plan.Topics)).Msg("topics were added to the plan: running them")
@@ -389,13 +362,6 @@ func (r *run) grow() bool {
 	r.addTopics(plan.Topics, specs.RunState{})
 	r.changed()
 	return true
-}
-
-// planSum is a plan's identity in .run.json (plan_sha256): the hex
-// SHA-256 of its bytes.
-func planSum(data []byte) string {
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:])
 }
 
 // topic returns a copy of topic i's state.

@@ -177,3 +177,57 @@ func TestGit(t *testing.T) {
 		t.Errorf("runtime files committed (%v):\n%s", err, tracked)
 	}
 }
+
+// TestBuiltInRequestOnOwnSource runs the built-in request on this
+// repository's own files, as `specd demo` does, and checks that the
+// findings are about the topics: none cites the demo's own request (this
+// package's Request, or the demo command), and no report has a low
+// retrieval confidence (docs/local-specialist.md#confidence).
+func TestBuiltInRequestOnOwnSource(t *testing.T) {
+	if testing.Short() {
+		t.Skip("copies and searches the whole repository")
+	}
+	w, err := New(filepath.Join(t.TempDir(), "ws"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	repo, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Copy(ctx, repo); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := w.Run(ctx, zerolog.New(zerolog.NewTestWriter(t)), Request)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs.Completed != len(Request.Topics) {
+		t.Fatalf("run %s: %s %d/%d", rs.SpecDir, rs.Verdict, rs.Completed, rs.Expected)
+	}
+	for _, tp := range rs.Topics {
+		data, err := os.ReadFile(filepath.Join(w.SpecsDir(), filepath.Base(rs.SpecDir), specs.ReportsDir, tp.Report))
+		if err != nil {
+			t.Fatal(err)
+		}
+		report := string(data)
+		if strings.Contains(report, "\nconfidence: low\n") {
+			t.Errorf("%s: confidence low", tp.Report)
+		}
+		n := 0
+		for line := range strings.SplitSeq(report, "\n") {
+			cite, ok := strings.CutPrefix(line, fmt.Sprintf("%d. **`", n+1))
+			if !ok {
+				continue
+			}
+			n++
+			if strings.HasPrefix(cite, "demo/demo.go:") || strings.HasPrefix(cite, "cmd/specd/cmd_demo.go:") {
+				t.Errorf("%s: finding %d cites the demo's own request: %s", tp.Report, n, line)
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s: no findings:\n%s", tp.Report, report)
+		}
+	}
+}

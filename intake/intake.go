@@ -179,6 +179,31 @@ func Submit(specsDir string, r Request, now time.Time) (string, error) {
 	return dir, nil
 }
 
+// Pending lists the request files in the inbox that are ready to take:
+// regular *.md and *.txt files, not dot files (a writer renames its temp
+// file into place), whose modification time is settle or more before now.
+// wait reports that others are younger (perhaps still being written): look
+// again after settle. An unreadable inbox lists nothing.
+func Pending(inbox string, settle time.Duration, now time.Time) (ready []string, wait bool) {
+	ents, err := os.ReadDir(inbox)
+	if err != nil {
+		return nil, false
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") || !e.Type().IsRegular() ||
+			!(strings.HasSuffix(name, ".md") || strings.HasSuffix(name, ".txt")) {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && now.Sub(fi.ModTime()) < settle {
+			wait = true
+			continue
+		}
+		ready = append(ready, filepath.Join(inbox, name))
+	}
+	return ready, wait
+}
+
 // TakeInbox moves one inbox file into a new topic directory through Submit
 // and returns the directory. The inbox file is removed only after the plan
 // is written; a file that cannot be parsed is renamed to <name>.rejected so

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/user"
 	"path/filepath"
 	"time"
 
@@ -51,7 +52,7 @@ func Lock(specDir string) (unlock func(), err error) {
 func Load(specDir string) (specs.RunState, error) {
 	var rs specs.RunState
 	p := filepath.Join(specDir, specs.ReportsDir, specs.RunStateFile)
-	b, err := os.ReadFile(p)
+	b, err := specs.ReadRegular(p, MaxBytes)
 	if err != nil {
 		return rs, err
 	}
@@ -70,24 +71,25 @@ type Head struct {
 	PlanError  string      `json:"plan_error"`
 }
 
+// MaxBytes is the largest .run.json specd reads (bytes); one of 50 topics
+// with their stderr tails takes tens of KB.
+const MaxBytes = 4 << 20
+
 // Peek reads the Head of reports/.run.json and the file's modification
-// time (ns since the epoch), with one open; errors as Load.
+// time (ns since the epoch). It runs for every run directory at start-up,
+// so it reads the file with specs.ReadRegularMtime (four system calls).
+// Errors as Load.
 func Peek(specDir string) (Head, int64, error) {
 	var h Head
 	p := filepath.Join(specDir, specs.ReportsDir, specs.RunStateFile)
-	f, err := os.Open(p)
+	b, mtime, err := specs.ReadRegularMtime(p, MaxBytes)
 	if err != nil {
 		return h, 0, err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return h, 0, err
-	}
-	if err := json.NewDecoder(f).Decode(&h); err != nil {
+	if err := json.Unmarshal(b, &h); err != nil {
 		return h, 0, fmt.Errorf("%s: %w", p, err)
 	}
-	return h, fi.ModTime().UnixNano(), nil
+	return h, mtime, nil
 }
 
 // Save replaces reports/.run.json of a topic directory with rs (temp +
@@ -157,6 +159,39 @@ type CancelRequest struct {
 	Topics      []int  `json:"topics,omitempty"` // 0-based topic indexes; empty: every topic of the run
 	By          string `json:"by"`               // who asks, e.g. "specd cancel (user ana, pid 4242)"
 	RequestedAt string `json:"requested_at"`     // RFC 3339 UTC
+}
+
+// Cancellable checks that the run of specDir can be cancelled, before a
+// request is made: it has started (.run.json exists), has not finished,
+// and has each of topics (0-based indexes). Errors name the run's
+// directory and say what to do.
+func Cancellable(specDir string, topics []int) error {
+	name := filepath.Base(specDir)
+	rs, err := Load(specDir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s has not started: nothing to cancel (remove or fix its plan to keep it from running)", name)
+	case err != nil:
+		return err
+	case rs.State == specs.StateFinished:
+		return fmt.Errorf("%s has finished: nothing to cancel", name)
+	}
+	for _, i := range topics {
+		if i >= len(rs.Topics) {
+			return fmt.Errorf("%s has no topic %d (it has 0 to %d)", name, i, len(rs.Topics)-1)
+		}
+	}
+	return nil
+}
+
+// CancelledBy names the process that asks for a cancel, for the run
+// state, OVERVIEW.md and errors.jsonl: "specd cancel (user NAME, pid N)".
+func CancelledBy() string {
+	who := fmt.Sprintf("uid %d", os.Getuid())
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		who = "user " + u.Username
+	}
+	return fmt.Sprintf("specd cancel (%s, pid %d)", who, os.Getpid())
 }
 
 // ErrNotTaken is returned by Cancel when no daemon took the request in time.

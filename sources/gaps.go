@@ -123,6 +123,25 @@ func (sum Summary) Line() string {
 	return s
 }
 
+// WithConfidence returns sum with the insufficient_coverage gap added when
+// the report's front matter says `confidence: low` (in any case), as the
+// built-in local specialist does when retrieval matched the topic weakly
+// (docs/local-specialist.md#confidence): the sources may be first-party,
+// but they do not cover the topic. A summary that has the gap already is
+// returned unchanged.
+func (sum Summary) WithConfidence(confidence string) Summary {
+	if !strings.EqualFold(strings.TrimSpace(confidence), "low") {
+		return sum
+	}
+	for _, g := range sum.Gaps {
+		if g.Type == GapInsufficientCoverage {
+			return sum
+		}
+	}
+	sum.Gaps = append(append([]Gap{}, sum.Gaps...), Gap{GapInsufficientCoverage, "the report's confidence is low: its findings match the topic weakly"})
+	return sum
+}
+
 // GapTypes lists the summary's gap types in detection order.
 func (sum Summary) GapTypes() []string {
 	out := make([]string, len(sum.Gaps))

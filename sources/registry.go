@@ -3,6 +3,7 @@ package sources
 import (
 	_ "embed"
 	"fmt"
+	"os"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -26,6 +27,24 @@ type Registry []Rule
 
 //go:embed registry.yaml
 var defaultRegistry []byte
+
+// LoadRegistry returns the registry in the YAML file at path (the
+// sources.registry setting, made absolute by the caller), or the built-in
+// one for "". Errors name sources.registry and the file.
+func LoadRegistry(path string) (Registry, error) {
+	if path == "" {
+		return DefaultRegistry(), nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("sources.registry: %w", err)
+	}
+	reg, err := ParseRegistry(data)
+	if err != nil {
+		return nil, fmt.Errorf("sources.registry %s: %w", path, err)
+	}
+	return reg, nil
+}
 
 // DefaultRegistry returns the registry shipped in the binary
 // (registry.yaml). It panics only if that file is broken, which a test

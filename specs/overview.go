@@ -91,6 +91,10 @@ func RenderOverview(in OverviewInput) []byte {
 		}
 		if m.Confidence == "NONE" {
 			b.WriteString("- No definitive answer found (confidence NONE); next steps under Recommendations\n")
+		} else if strings.EqualFold(m.Confidence, "low") {
+			b.WriteString("- Confidence: low (the findings match the topic weakly; see the report's Recommendations)\n")
+		} else if m.Confidence != "" {
+			fmt.Fprintf(&b, "- Confidence: %s\n", strings.ToLower(m.Confidence))
 		}
 		if m.UncitedRemoved+m.CitationsFailed+m.Quarantined > 0 {
 			fmt.Fprintf(&b, "- Removed by the result gate: %d uncited, %d citations failed, %d quarantined\n", m.UncitedRemoved, m.CitationsFailed, m.Quarantined)

@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
-	"os/user"
 	"path/filepath"
 	"time"
 
@@ -13,7 +11,6 @@ import (
 	"github.com/specd-dev/specd/await"
 	"github.com/specd-dev/specd/liveness"
 	"github.com/specd-dev/specd/runstate"
-	"github.com/specd-dev/specd/specs"
 )
 
 // cancelOptions are the flags of specd cancel.
@@ -63,19 +60,8 @@ func runCancel(cmd *cobra.Command, g *globalOptions, o cancelOptions, arg string
 		return err
 	}
 	name := filepath.Base(dir)
-	rs, err := runstate.Load(dir)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return fmt.Errorf("%s has not started: nothing to cancel (remove or fix its plan to keep it from running)", name)
-	case err != nil:
+	if err := runstate.Cancellable(dir, o.topics); err != nil {
 		return err
-	case rs.State == specs.StateFinished:
-		return fmt.Errorf("%s has finished: nothing to cancel", name)
-	}
-	for _, i := range o.topics {
-		if i >= len(rs.Topics) {
-			return fmt.Errorf("%s has no topic %d (it has 0 to %d)", name, i, len(rs.Topics)-1)
-		}
 	}
 	live, err := liveness.Check(p.specsDir)
 	if err != nil {
@@ -85,7 +71,7 @@ func runCancel(cmd *cobra.Command, g *globalOptions, o cancelOptions, arg string
 		return fmt.Errorf("no daemon is running on this tree, so nothing of %s is running: its state is stale; start 'specd run' (it resumes the run) and cancel again", name)
 	}
 	ctx := cmd.Context()
-	if err := runstate.RequestCancel(ctx, dir, o.topics, cancelledBy(), 10*time.Second); err != nil {
+	if err := runstate.RequestCancel(ctx, dir, o.topics, runstate.CancelledBy(), 10*time.Second); err != nil {
 		if errors.Is(err, runstate.ErrNotTaken) {
 			return fmt.Errorf("%s: %w (the daemon, pid %d, is not running this run: another process such as 'specd submit --wait' may own it; stop that one with Ctrl-C)", name, err, live.PID)
 		}
@@ -106,19 +92,9 @@ func runCancel(cmd *cobra.Command, g *globalOptions, o cancelOptions, arg string
 		}
 		return nil
 	}
-	rs, err = await.Finished(ctx, dir)
+	rs, err := await.Finished(ctx, dir)
 	if err != nil {
 		return err
 	}
 	return printSummary(cmd, rs)
-}
-
-// cancelledBy names who asks, for the run state, OVERVIEW.md and
-// errors.jsonl: "specd cancel (user NAME, pid N)".
-func cancelledBy() string {
-	who := fmt.Sprintf("uid %d", os.Getuid())
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		who = "user " + u.Username
-	}
-	return fmt.Sprintf("specd cancel (%s, pid %d)", who, os.Getpid())
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -106,7 +104,7 @@ func runGapsResolve(cmd *cobra.Command, g *globalOptions, o resolveOptions, id s
 	var d time.Duration
 	if o.deferFor != "" {
 		var err error
-		if d, err = parseDays(o.deferFor); err != nil {
+		if d, err = memory.ParseDefer(o.deferFor); err != nil {
 			return usageError{err}
 		}
 	}
@@ -142,17 +140,4 @@ func runGapsResolve(cmd *cobra.Command, g *globalOptions, o resolveOptions, id s
 		return err
 	}
 	return awaitRun(cmd, g, p, dir)
-}
-
-// parseDays reads "14d" (days) or a Go duration such as "36h".
-func parseDays(s string) (time.Duration, error) {
-	if v, ok := strings.CutSuffix(s, "d"); ok {
-		if n, err := strconv.Atoi(v); err == nil && n > 0 {
-			return time.Duration(n) * 24 * time.Hour, nil
-		}
-	}
-	if d, err := time.ParseDuration(s); err == nil && d > 0 {
-		return d, nil
-	}
-	return 0, fmt.Errorf("--defer %q: want a number of days such as 14d, or a duration such as 36h", s)
 }

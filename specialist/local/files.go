@@ -139,10 +139,11 @@ func inSpecTree(rel string) bool {
 }
 
 // excluded returns the predicate for files Run must not read besides the
-// spec trees: the report itself, and the spec tree holding the run's spec
-// directory (its parent, e.g. specs/ holding NNN_slug/) when that lies
-// inside root, or else the spec directory itself.
-func excluded(root, reportPath, specDir string) func(abs string) bool {
+// spec trees: the report itself, the request file (the question is not
+// its own answer), and the spec tree holding the run's spec directory (its
+// parent, e.g. specs/ holding NNN_slug/) when that lies inside root, or
+// else the spec directory itself.
+func excluded(root, reportPath, specDir, requestFile string) func(abs string) bool {
 	var dirs []string
 	if specDir != "" {
 		if sd, err := filepath.Abs(specDir); err == nil {
@@ -153,8 +154,12 @@ func excluded(root, reportPath, specDir string) func(abs string) bool {
 			}
 		}
 	}
+	request := ""
+	if requestFile != "" {
+		request, _ = filepath.Abs(requestFile)
+	}
 	return func(abs string) bool {
-		if abs == reportPath {
+		if abs == reportPath || abs == request {
 			return true
 		}
 		for _, d := range dirs {

@@ -4,20 +4,25 @@
 // report that passes the report contract (docs/contract.md#report-contract).
 //
 // What it searches: the text files git would track under the project root
-// (Files), cut into windows of 6 lines (stride 3) and ranked with BM25
-// (k1 = 1.2, b = 0.75) against the words of the topic, with a small boost
-// when a word also names the file's path. Each finding cites path:line
-// with the 1–6 lines found there, copied exactly (the code citation
-// style); Sources lists the cited files as links relative to the report.
+// (Files), cut into code units (package codeunit: Go definitions, Markdown
+// sections, universal-ctags definitions, line windows) and ranked with
+// BM25F over their names, signatures, doc comments, calls and bodies, code
+// before tests and docs (docs/local-specialist.md#ranking). Each finding
+// cites `path:line` of its unit's definition with up to 6 lines copied
+// exactly from there (the code citation style) and the range the unit
+// spans; Sources lists the cited files as links relative to the report.
+// The front matter's confidence (high, medium, low) says how well the best
+// finding matched (docs/local-specialist.md#confidence).
 //
 // Limits: it finds where the topic's words occur, not what code means.
-// Words are matched after lowercasing, camelCase/snake_case splitting and
-// light English suffix stemming (s, es, ing, ed), with no synonyms, so a
+// Words are matched after lowercasing, identifier splitting (the whole
+// identifier is kept too) and Snowball stemming, with no synonyms, so a
 // topic must use the project's own vocabulary. Files over
 // Options.MaxFileBytes, binary and non-UTF-8 files, symlinks, the spec
 // trees .opencode/ and .claude/ (other reports), the run's own spec
-// directory and the report itself are never read. A topic none of whose
-// words occur fails with an agent_error rather than a stub report.
+// directory, the request file and the report itself are never read. A
+// topic none of whose words occur fails with an agent_error rather than a
+// stub report.
 package local
 
 import (
@@ -79,7 +84,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // temp file in the same directory, fsync, rename, fsync of the directory.
 // The reports directory must already exist. in.ResearchComplexity C
 // (1–4; 0 or less means 2, more than 4 means 4) sets the number of
-// findings sought, 3 + C; fewer are reported when fewer windows match.
+// findings sought, 3 + C; fewer are reported when fewer units match.
 //
 // On success Run prints "REPORT_CREATED: <in.ReportPath>" on stdout and
 // returns nil. On failure it writes no report, prints
@@ -129,7 +134,8 @@ func research(ctx context.Context, in specialist.Input, opt Options) error {
 			Details: map[string]any{"required_fields": []string{"report_path", "topic"},
 				"recovery_hint": "set " + specialist.EnvTopic + " or topic in the input JSON"}}
 	}
-	q := newQuery(in.Topic)
+	var tk tokenizer
+	q := newQuery(in.Topic, &tk)
 	if len(q.terms) == 0 {
 		return &Error{Type: ErrValidation, Message: "the topic has no search terms (only stop words or one-letter words)",
 			Details: map[string]any{"topic": in.Topic,
@@ -167,8 +173,8 @@ func research(ctx context.Context, in specialist.Input, opt Options) error {
 		}
 		return fileError("list the project's files", err, root)
 	}
-	skip := excluded(root, reportPath, in.SpecDir)
-	c, err := readCorpus(ctx, root, files, skip, opt.MaxFileBytes, q)
+	skip := excluded(root, reportPath, in.SpecDir, in.RequestFile)
+	c, err := readCorpus(ctx, root, files, skip, opt.MaxFileBytes, q, &tk)
 	if err != nil {
 		return cancelled(err) // reading skips unreadable files; only ctx fails it
 	}
@@ -177,13 +183,13 @@ func research(ctx context.Context, in specialist.Input, opt Options) error {
 			Details: map[string]any{"project_root": root, "files_listed": len(files),
 				"recovery_hint": "run the local specialist in a project directory with text files"}}
 	}
-	hits := c.rank(findingCount(in.ResearchComplexity))
-	if len(hits) == 0 {
+	r := c.rank(findingCount(in.ResearchComplexity))
+	if len(r.hits) == 0 {
 		return &Error{Type: ErrAgent, Message: "no project file mentions any of: " + strings.Join(q.spellings(), ", "),
 			Details: map[string]any{"files_searched": c.files, "terms": q.spellings(),
 				"recovery_hint": "reword the topic with names the project uses, or research it with a web specialist"}}
 	}
-	report := render(in, q, c, hits, reportDir, root, opt.Now().UTC().Format("2006-01-02"))
+	report := render(in, q, c, r, reportDir, root, opt.Now().UTC().Format("2006-01-02"))
 	if err := ctx.Err(); err != nil {
 		return cancelled(err)
 	}

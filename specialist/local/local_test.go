@@ -261,12 +261,6 @@ func checkReport(t *testing.T, root, topic, stdout string, report []byte, path s
 	if n := countItems(report, "Recommendations"); fm["recommendations_count"] != n || n == 0 {
 		t.Errorf("recommendations_count %v, %d items", fm["recommendations_count"], n)
 	}
-	q := newQuery(topic)
-	hasTerm := func(line string) bool {
-		found := false
-		eachToken(line, func(_, stem string) { found = found || slices.Contains(q.terms, stem) })
-		return found
-	}
 	var cited []string
 	for _, f := range fs {
 		if n := len(f.excerpt); n < 1 || n > 6 {
@@ -283,9 +277,6 @@ func checkReport(t *testing.T, root, topic, stdout string, report []byte, path s
 			if i >= len(lines) || strings.TrimSuffix(lines[i], "\r") != l {
 				t.Errorf("%s:%d: excerpt line %d is %q, not in the file there", f.path, f.line, k+1, l)
 			}
-		}
-		if !hasTerm(f.excerpt[0]) || !hasTerm(f.excerpt[len(f.excerpt)-1]) {
-			t.Errorf("%s:%d: excerpt not trimmed to lines with a term: %q", f.path, f.line, f.excerpt)
 		}
 		if !slices.Contains(cited, f.path) {
 			cited = append(cited, f.path)
@@ -431,13 +422,13 @@ func TestFenceLongerThanExcerptBackticks(t *testing.T) {
 			t.Errorf("%s:%d: fence %q with a run of %d backticks inside", f.path, f.line, f.fence, longest)
 		}
 	}
-	if !slices.ContainsFunc(fs, func(f finding) bool { return len(f.fence) == 5 }) {
+	if !slices.ContainsFunc(fs, func(f finding) bool { return len(f.fence) > 3 }) {
 		t.Errorf("no excerpt needed a longer fence:\n%s", report)
 	}
 }
 
-// TestComplexity checks the number of findings (3 + complexity), at most
-// two per file and no overlap, on files with many matching lines.
+// TestComplexity checks the number of findings (3 + complexity) and that
+// no two windows of a file overlap, on files with many matching lines.
 func TestComplexity(t *testing.T) {
 	root := t.TempDir()
 	write(t, filepath.Join(root, reportsDir, ".keep"), "")
@@ -470,9 +461,6 @@ func TestComplexity(t *testing.T) {
 				}
 			}
 			per[f.path] = append(per[f.path], r)
-			if len(per[f.path]) > 2 {
-				t.Errorf("%s cited %d times", f.path, len(per[f.path]))
-			}
 		}
 	}
 }
@@ -620,12 +608,17 @@ func TestTopicIsQuotedExactly(t *testing.T) {
 
 func TestTokens(t *testing.T) {
 	var got []string
-	eachToken("ReportPath resolves report_paths; the HTTPServer's utf8Valid URLs, IDs a x9 running stopped addresses added cases files entries string status", func(_, stem string) {
+	var tk tokenizer
+	tk.each("ReportPath resolves report_paths; the HTTPServer's utf8Valid URLs, IDs a x9 running stopped addresses added cases files entries string status ExecuteC", func(_, stem string) {
 		got = append(got, stem)
 	})
-	want := "report path resolv report path http server utf8 valid url ids x9 run stop address add cas fil entry string status"
+	want := "=reportpath report path resolv =report_paths report path =httpserver http server =utf8valid utf8 valid url id x9 run stop address ad case file entri string status =executec execut"
 	if strings.Join(got, " ") != want {
 		t.Errorf("tokens\n got %q\nwant %q", strings.Join(got, " "), want)
+	}
+	stem := func(w string) (s string) {
+		tk.each(w, func(_, st string) { s = st })
+		return s
 	}
 	for _, pair := range [][2]string{{"file", "files"}, {"match", "matches"}, {"resolve", "resolving"}, {"rotate", "rotated"},
 		{"cache", "caches"}, {"store", "storing"}, {"case", "cases"}, {"process", "processes"}, {"change", "changed"}} {
@@ -732,5 +725,52 @@ func TestAnalysisDepth(t *testing.T) {
 		if depth == "comprehensive" && !strings.Contains(string(report), "* **Step 1**: ") {
 			t.Errorf("no steps:\n%s", report)
 		}
+	}
+}
+
+// TestCodeBeforeTestsAndDocs: the function that answers is the first
+// finding, before a doc section that uses the same words; a test that
+// matches in part does not take a finding's place from code that matches
+// as much, and supports the function under See also; the request file is
+// never searched; the finding cites the definition line and the range with
+// the doc comment.
+func TestCodeBeforeTestsAndDocs(t *testing.T) {
+	root := t.TempDir()
+	write(t, filepath.Join(root, reportsDir, ".keep"), "")
+	write(t, filepath.Join(root, "retry/backoff.go"), "package retry\n\n// Backoff doubles the wait between attempts, up to a cap.\nfunc Backoff(attempt int) int {\n\treturn min(1<<attempt, 60)\n}\n")
+	write(t, filepath.Join(root, "retry/backoff_test.go"), "package retry\n\n// Backoff(1) is 2.\nfunc TestBackoff(t *testing.T) {\n\tif Backoff(1) != 2 { t.Fatal(\"wait between attempts\") }\n}\n")
+	write(t, filepath.Join(root, "docs/retry.md"), "# Retry\n\nThe wait between attempts doubles up to a cap (Backoff).\n")
+	write(t, filepath.Join(root, "REQUEST.md"), "# How does the wait between attempts double up to a cap?\n")
+	for i := range 5 { // code that matches in part, to fill the findings
+		write(t, filepath.Join(root, fmt.Sprintf("wait/w%d.go", i)), fmt.Sprintf("package wait\n\n// Wait%d waits between attempts.\nfunc Wait%d() {}\n", i, i))
+	}
+	path := filepath.Join(root, reportsDir, "001_report.md")
+	in := specialist.Input{ReportPath: path, Topic: "How does the wait between attempts double up to a cap?", ProjectRoot: root,
+		RequestFile: filepath.Join(root, "REQUEST.md")}
+	var out bytes.Buffer
+	if err := Run(context.Background(), in, &out, Options{Now: fixedNow}); err != nil {
+		t.Fatal(err, out.String())
+	}
+	report, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := findings(t, report)
+	if len(fs) == 0 || fs[0].path != "retry/backoff.go" || fs[0].line != 4 {
+		t.Fatalf("first finding %+v, want retry/backoff.go:4:\n%s", fs, report)
+	}
+	if !bytes.Contains(report, []byte("— func `Backoff` (lines 3–6, code)")) {
+		t.Errorf("the first finding does not name the unit and its range:\n%s", report)
+	}
+	if !bytes.Contains(report, []byte("See also: `retry/backoff_test.go:4` (test)")) {
+		t.Errorf("no test under See also:\n%s", report)
+	}
+	for _, f := range fs {
+		if f.path == "REQUEST.md" || f.path == "retry/backoff_test.go" {
+			t.Errorf("%s is cited as a finding:\n%s", f.path, report)
+		}
+	}
+	if frontMatter(t, report)["confidence"] != "high" {
+		t.Errorf("confidence %v, want high", frontMatter(t, report)["confidence"])
 	}
 }

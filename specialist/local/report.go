@@ -3,6 +3,7 @@ package local
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -17,10 +18,12 @@ import (
 
 // render writes the report (docs/contract.md#report-contract). Every
 // top-level list item under ## Findings and ## Recommendations is counted
-// in the front matter; excerpts sit in fenced blocks indented by three
-// spaces, so no line of them starts at column 0. Links are relative to reportDir; no
-// absolute path is written.
-func render(in specialist.Input, q query, c *corpus, hits []hit, reportDir, root, date string) []byte {
+// in the front matter, which also carries the retrieval confidence
+// (docs/local-specialist.md#confidence); excerpts sit in fenced blocks
+// indented by three spaces, so no line of them starts at column 0. Links
+// are relative to reportDir; no absolute path is written.
+func render(in specialist.Input, q query, c *corpus, r ranking, reportDir, root, date string) []byte {
+	hits := r.hits
 	var files []int // distinct cited docs, best first
 	for _, h := range hits {
 		if !slices.Contains(files, h.doc) {
@@ -33,13 +36,13 @@ func render(in specialist.Input, q query, c *corpus, hits []hit, reportDir, root
 			missing = append(missing, q.spelled[t])
 		}
 	}
-	recs := recommendations(q, c, hits, files, missing)
+	recs := recommendations(q, c, r, files, missing)
 
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, "---\nreport_type: research\ntopic: %s\nfindings_count: %d\nrecommendations_count: %d\n",
 		yamlQuote(in.Topic), len(hits), len(recs))
-	fmt.Fprintf(&buf, "created_date: %s\nstatus: complete\nresearch_complexity: %d\nworkflow_type: local_codebase_research\n---\n\n",
-		date, complexity(in.ResearchComplexity))
+	fmt.Fprintf(&buf, "created_date: %s\nstatus: complete\nresearch_complexity: %d\nworkflow_type: local_codebase_research\nconfidence: %s\n---\n\n",
+		date, complexity(in.ResearchComplexity), r.confidence)
 	fmt.Fprintf(&buf, "# Research Report: %s\n\n", oneLine(in.Topic))
 
 	buf.WriteString("## Summary\n")
@@ -51,11 +54,12 @@ func render(in specialist.Input, q query, c *corpus, hits []hit, reportDir, root
 	for _, d := range files[:min(3, len(files))] {
 		best = append(best, code(c.docs[d].path))
 	}
-	fmt.Fprintf(&buf, "Searched %s (%s) of the project for %s, ranking %s of %d lines (stride %d) with BM25; %s at least one term. ",
-		count(c.files, "text file", ""), count(c.lines, "line", ""), andList(perTerm), count(c.nWindows, "window", ""),
-		windowLines, stride, mention(len(c.docs)))
-	fmt.Fprintf(&buf, "The strongest matches are in %s; each finding cites the file and the line where its excerpt starts, with the lines found there.\n\n",
+	fmt.Fprintf(&buf, "Searched %s (%s) of the project for %s, cut into %s (%s) and ranked with BM25F over their names, signatures, doc comments, calls and bodies, code before tests and docs. ",
+		count(c.files, "text file", ""), count(c.lines, "line", ""), andList(perTerm), count(c.nUnits, "unit", ""), unitKinds(c.kinds))
+	fmt.Fprintf(&buf, "The strongest matches are in %s; each finding cites the line where its unit is defined, with the lines found there and the range the unit spans. ",
 		andList(best))
+	fmt.Fprintf(&buf, "Retrieval confidence: %s (the best finding matches %d%% of the topic's weighted terms; %d%% of the terms occur in the project).\n\n",
+		r.confidence, int(math.Round(100*hits[0].coverage)), int(math.Round(100*r.known)))
 
 	buf.WriteString("## Findings\n")
 	for i, h := range hits {
@@ -64,8 +68,8 @@ func render(in specialist.Input, q query, c *corpus, hits []hit, reportDir, root
 		for k, t := range h.matched {
 			terms[k] = q.spelled[t]
 		}
-		fmt.Fprintf(&buf, "%d. **%s** — %s%s: %d of %d terms (score %.2f; terms: %s)\n\n",
-			i+1, code(d.path+":"+strconv.Itoa(h.from+1)), lineRange(h.from, h.to), whereIs(d, h.from, h.to),
+		fmt.Fprintf(&buf, "%d. **%s** — %s (%s, %s): %d of %d terms (score %.2f; terms: %s)\n\n",
+			i+1, code(d.path+":"+strconv.Itoa(h.from+1)), label(h, d), lineRange(h.Start-1, h.End-1), d.role,
 			len(h.matched), len(q.terms), h.score, strings.Join(terms, ", "))
 		excerpt := d.lines[h.from : h.to+1]
 		fence := strings.Repeat("`", max(3, longestRun(strings.Join(excerpt, "\n"), '`')+1))
@@ -78,6 +82,14 @@ func render(in specialist.Input, q query, c *corpus, hits []hit, reportDir, root
 			buf.WriteByte('\n')
 		}
 		fmt.Fprintf(&buf, "   %s\n\n", fence)
+		if len(h.seeAlso) > 0 {
+			also := make([]string, len(h.seeAlso))
+			for k, u := range h.seeAlso {
+				ud := &c.docs[u.doc]
+				also[k] = fmt.Sprintf("%s (%s)", code(ud.path+":"+strconv.Itoa(u.Line)), ud.role)
+			}
+			fmt.Fprintf(&buf, "   See also: %s.\n\n", strings.Join(also, ", "))
+		}
 	}
 
 	buf.WriteString(analysis(in.AnalysisDepth, c, hits))
@@ -102,9 +114,54 @@ func render(in specialist.Input, q query, c *corpus, hits []hit, reportDir, root
 	return buf.Bytes()
 }
 
+// label says what a finding's unit is: "func `Decode`", "method
+// `Decoder.Decode`", "section `## Hard barrier`"; for a window, where
+// its excerpt sits (whereIs) or "lines".
+func label(h hit, d *doc) string {
+	switch {
+	case h.Kind == "lines":
+		if w := strings.TrimPrefix(whereIs(d, h.from, h.to), ", "); w != "" {
+			return "lines " + w
+		}
+		return "lines"
+	case h.Kind == "section":
+		return "section " + code(clip(strings.TrimSpace(d.lines[h.Line-1]), 72))
+	case h.Name == "":
+		return h.Kind
+	}
+	return h.Kind + " " + code(clip(h.Name, 72))
+}
+
+// unitKinds is "40 funcs, 3 sections and 12 windows", largest first.
+func unitKinds(kinds map[string]int) string {
+	type kn struct {
+		k string
+		n int
+	}
+	var all []kn
+	for k, n := range kinds {
+		if k == "lines" {
+			k = "window"
+		}
+		all = append(all, kn{k, n})
+	}
+	slices.SortFunc(all, func(a, b kn) int {
+		if a.n != b.n {
+			return b.n - a.n
+		}
+		return strings.Compare(a.k, b.k)
+	})
+	parts := make([]string, len(all))
+	for i, x := range all {
+		parts[i] = count(x.n, x.k, "")
+	}
+	return andList(parts)
+}
+
 // recommendations names the files to read first, best first (at most 3),
-// and the terms no file mentions.
-func recommendations(q query, c *corpus, hits []hit, files []int, missing []string) []string {
+// the terms no file mentions, and what to do about a low confidence.
+func recommendations(q query, c *corpus, r ranking, files []int, missing []string) []string {
+	hits := r.hits
 	var recs []string
 	for i, d := range files[:min(3, len(files))] {
 		var own []hit
@@ -117,13 +174,13 @@ func recommendations(q query, c *corpus, hits []hit, files []int, missing []stri
 				}
 			}
 		}
-		slices.SortFunc(own, func(x, y hit) int { return x.from - y.from })
+		slices.SortFunc(own, func(x, y hit) int { return x.Start - y.Start })
 		parts := make([]string, len(own))
 		for k, h := range own {
-			parts[k] = strings.TrimPrefix(strings.TrimPrefix(lineRange(h.from, h.to), "lines "), "line ")
+			parts[k] = strings.TrimPrefix(strings.TrimPrefix(lineRange(h.Start-1, h.End-1), "lines "), "line ")
 		}
 		where := "(lines " + strings.Join(parts, " and ") + ")"
-		if len(own) == 1 && own[0].from == own[0].to {
+		if len(own) == 1 && own[0].Start == own[0].End {
 			where = "(line " + parts[0] + ")"
 		}
 		var terms []string
@@ -144,6 +201,9 @@ func recommendations(q query, c *corpus, hits []hit, files []int, missing []stri
 			q[i] = strconv.Quote(m)
 		}
 		recs = append(recs, fmt.Sprintf("No project file mentions %s: research that part of the topic in another source, or reword it with the names the project uses.", andList(q)))
+	}
+	if r.confidence == "low" {
+		recs = append(recs, "Retrieval confidence is low: the findings match the topic weakly and may not answer it. Reword the topic with the project's own names, or research it with a web specialist.")
 	}
 	return recs
 }

@@ -1,0 +1,400 @@
+// Command codeqa scores the built-in local specialist's retrieval on a
+// labelled set of code questions (docs/local-specialist.md#evaluation).
+//
+// Each line of the set (default bench/codeqa/questions.jsonl) is a JSON
+// object: a question about one Go module at a pinned version, and the line
+// ranges that answer it (the doc comment plus the body of the function,
+// type or section). codeqa runs the specialist on the module's files, the
+// way the daemon runs it for a topic (local.Run, a report written to a temp
+// directory), reads the findings' `path:line` citations back from the
+// report, and counts a question as answered at rank r when the r-th
+// finding's cited line lies in one of its answer ranges. It prints hit@1,
+// hit@3, hit@5 and MRR, overall, by whether the question names an
+// identifier, and by split (tune, the questions looked at while tuning, and
+// holdout, the ones that were not); then how often each confidence level
+// was right.
+//
+// With -perf MODULE@VERSION it also times a 15-topic request on that
+// module: 15 runs of the specialist, two at a time with GOMAXPROCS=2 (a
+// two-CPU machine, max_parallel 2), each building its index from scratch as
+// a specialist process does.
+//
+// Modules are taken from the module cache and downloaded with `go mod
+// download` when missing, so the set is reproducible from its pins.
+//
+// Usage: go run ./bench/codeqa [-set FILE] [-v] [-perf MODULE@VERSION]
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/specd-dev/specd/specialist"
+	"github.com/specd-dev/specd/specialist/local"
+)
+
+// question is one line of the labelled set.
+type question struct {
+	ID       string   `json:"id"`
+	Module   string   `json:"module"`  // module path, e.g. github.com/BurntSushi/toml
+	Version  string   `json:"version"` // pinned version, e.g. v1.4.0
+	Question string   `json:"question"`
+	NamesID  bool     `json:"names_identifier"` // the question spells an identifier of the answer
+	Split    string   `json:"split"`            // tune or holdout
+	Answers  []answer `json:"answers"`
+}
+
+// answer is a line range of the module, 1-based and inclusive.
+type answer struct {
+	Path  string `json:"path"` // slash path relative to the module root
+	Start int    `json:"start"`
+	End   int    `json:"end"`
+}
+
+// result is how the specialist did on one question.
+type result struct {
+	q          question
+	rank       int // 1-based rank of the first answering finding; 0 for none in the top 5
+	confidence string
+	cites      []string
+	err        error
+}
+
+func main() {
+	set := flag.String("set", "bench/codeqa/questions.jsonl", "the labelled set (JSONL)")
+	verbose := flag.Bool("v", false, "print every question's rank and citations")
+	perf := flag.String("perf", "", "MODULE@VERSION to time a 15-topic request on (\"\" skips)")
+	only := flag.String("only", "", "run only the questions whose id starts with this")
+	flag.Parse()
+	qs, err := readSet(*set)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "codeqa:", err)
+		os.Exit(1)
+	}
+	if *only != "" {
+		qs = slices.DeleteFunc(qs, func(q question) bool { return !strings.HasPrefix(q.ID, *only) })
+	}
+	dirs := map[string]string{}
+	for _, q := range qs {
+		key := q.Module + "@" + q.Version
+		if _, ok := dirs[key]; ok {
+			continue
+		}
+		if dirs[key], err = moduleDir(key); err != nil {
+			fmt.Fprintln(os.Stderr, "codeqa:", err)
+			os.Exit(1)
+		}
+		if err := checkAnswers(dirs[key], qs, q.Module, q.Version); err != nil {
+			fmt.Fprintf(os.Stderr, "codeqa: %s: %v\n", *set, err)
+			os.Exit(1)
+		}
+	}
+	tmp, err := os.MkdirTemp("", "codeqa-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "codeqa:", err)
+		os.Exit(1)
+	}
+	defer os.RemoveAll(tmp)
+
+	var res []result
+	for i, q := range qs {
+		r := ask(tmp, i, dirs[q.Module+"@"+q.Version], q)
+		if r.err != nil {
+			fmt.Fprintf(os.Stderr, "codeqa: %s: %v\n", q.ID, r.err)
+		}
+		if *verbose {
+			fmt.Printf("%-12s rank %d  conf %-6s  %s\n", q.ID, r.rank, r.confidence, q.Question)
+			for _, c := range r.cites {
+				fmt.Printf("             %s\n", c)
+			}
+		}
+		res = append(res, r)
+	}
+	printTable(res)
+	if *perf != "" {
+		if err := timeRequest(tmp, *perf, qs); err != nil {
+			fmt.Fprintln(os.Stderr, "codeqa:", err)
+			os.Exit(1)
+		}
+	}
+}
+
+// readSet reads the JSONL set; a bad line is an error naming it.
+func readSet(name string) ([]question, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var qs []question
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var q question
+		dec := json.NewDecoder(bytes.NewReader(line))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&q); err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", name, n, err)
+		}
+		if q.ID == "" || q.Module == "" || q.Version == "" || q.Question == "" || len(q.Answers) == 0 {
+			return nil, fmt.Errorf("%s:%d: id, module, version, question and answers are required", name, n)
+		}
+		if q.Split != "tune" && q.Split != "holdout" {
+			return nil, fmt.Errorf("%s:%d: split is %q, want tune or holdout", name, n, q.Split)
+		}
+		qs = append(qs, q)
+	}
+	return qs, sc.Err()
+}
+
+// moduleDir returns the module cache directory of module@version,
+// downloading it when missing.
+func moduleDir(modVersion string) (string, error) {
+	cmd := exec.Command("go", "mod", "download", "-json", modVersion)
+	cmd.Dir = os.TempDir() // outside any module: no go.mod is read or changed
+	cmd.Env = append(os.Environ(), "GOFLAGS=", "GO111MODULE=on")
+	out, err := cmd.Output()
+	var m struct{ Dir, Error string }
+	if jerr := json.Unmarshal(out, &m); jerr == nil && m.Error != "" {
+		return "", fmt.Errorf("go mod download %s: %s", modVersion, m.Error)
+	}
+	if err != nil {
+		return "", fmt.Errorf("go mod download %s: %v", modVersion, err)
+	}
+	if m.Dir == "" {
+		return "", fmt.Errorf("go mod download %s: no directory", modVersion)
+	}
+	return m.Dir, nil
+}
+
+// checkAnswers checks that every answer range of the module's questions
+// lies in an existing file.
+func checkAnswers(dir string, qs []question, mod, version string) error {
+	for _, q := range qs {
+		if q.Module != mod || q.Version != version {
+			continue
+		}
+		for _, a := range q.Answers {
+			data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(a.Path)))
+			if err != nil {
+				return fmt.Errorf("%s: %v", q.ID, err)
+			}
+			if n := bytes.Count(data, []byte("\n")); a.Start < 1 || a.End < a.Start || a.End > n+1 {
+				return fmt.Errorf("%s: %s lines %d–%d not in a file of %d lines", q.ID, a.Path, a.Start, a.End, n)
+			}
+		}
+	}
+	return nil
+}
+
+// citeRE matches a finding's citation in the local specialist's report:
+// `1. **`path:line`**`.
+var citeRE = regexp.MustCompile("^\\d+\\. \\*\\*`([^`]+):(\\d+)`\\*\\*")
+
+// ask runs the specialist on one question and ranks its citations.
+func ask(tmp string, i int, dir string, q question) result {
+	r := result{q: q}
+	report := filepath.Join(tmp, fmt.Sprintf("q%03d.md", i))
+	in := specialist.Input{ReportPath: report, Topic: q.Question, ProjectRoot: dir, ResearchComplexity: 2}
+	if err := local.Run(context.Background(), in, io.Discard, local.Options{}); err != nil {
+		r.err = err
+		return r
+	}
+	data, err := os.ReadFile(report)
+	if err != nil {
+		r.err = err
+		return r
+	}
+	r.confidence = frontMatter(data, "confidence")
+	inFindings := false
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if strings.HasPrefix(line, "## ") {
+			inFindings = line == "## Findings"
+			continue
+		}
+		m := citeRE.FindStringSubmatch(line)
+		if !inFindings || m == nil {
+			continue
+		}
+		n, _ := strconv.Atoi(m[2])
+		r.cites = append(r.cites, fmt.Sprintf("%s:%d", m[1], n))
+		if r.rank == 0 && answers(q, m[1], n) {
+			r.rank = len(r.cites)
+		}
+	}
+	if r.rank > 5 {
+		r.rank = 0
+	}
+	return r
+}
+
+func answers(q question, path string, line int) bool {
+	for _, a := range q.Answers {
+		if a.Path == path && a.Start <= line && line <= a.End {
+			return true
+		}
+	}
+	return false
+}
+
+// frontMatter returns a top-level scalar of the report's front matter, or "".
+func frontMatter(data []byte, key string) string {
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if line == "---" && key == "" {
+			break
+		}
+		if v, ok := strings.CutPrefix(line, key+": "); ok {
+			return strings.Trim(strings.TrimSpace(v), `"`)
+		}
+	}
+	return ""
+}
+
+// printTable prints hit@1/3/5 and MRR per group, then the confidence levels.
+func printTable(res []result) {
+	groups := []struct {
+		name string
+		in   func(question) bool
+	}{
+		{"all", func(question) bool { return true }},
+		{"names an identifier", func(q question) bool { return q.NamesID }},
+		{"no identifier", func(q question) bool { return !q.NamesID }},
+		{"split tune", func(q question) bool { return q.Split == "tune" }},
+		{"split holdout", func(q question) bool { return q.Split == "holdout" }},
+		{"holdout, no identifier", func(q question) bool { return q.Split == "holdout" && !q.NamesID }},
+	}
+	fmt.Printf("%-24s %4s %6s %6s %6s %6s\n", "questions", "n", "hit@1", "hit@3", "hit@5", "MRR")
+	for _, g := range groups {
+		var n, h1, h3, h5 int
+		var mrr float64
+		for _, r := range res {
+			if !g.in(r.q) {
+				continue
+			}
+			n++
+			if r.rank == 1 {
+				h1++
+			}
+			if r.rank >= 1 && r.rank <= 3 {
+				h3++
+			}
+			if r.rank >= 1 {
+				h5++
+				mrr += 1 / float64(r.rank)
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		f := func(k int) float64 { return float64(k) / float64(n) }
+		fmt.Printf("%-24s %4d %6.2f %6.2f %6.2f %6.2f\n", g.name, n, f(h1), f(h3), f(h5), mrr/float64(n))
+	}
+	fmt.Printf("\n%-24s %4s %6s %6s\n", "confidence", "n", "hit@1", "hit@5")
+	for _, c := range []string{"high", "medium", "low", ""} {
+		var n, h1, h5 int
+		for _, r := range res {
+			if r.confidence == c {
+				n++
+				if r.rank == 1 {
+					h1++
+				}
+				if r.rank >= 1 {
+					h5++
+				}
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		name := c
+		if name == "" {
+			name = "(none)"
+		}
+		fmt.Printf("%-24s %4d %6.2f %6.2f\n", name, n, float64(h1)/float64(n), float64(h5)/float64(n))
+	}
+}
+
+// timeRequest times 15 topics on one module, two at a time on two CPUs.
+func timeRequest(tmp, modVersion string, qs []question) error {
+	dir, err := moduleDir(modVersion)
+	if err != nil {
+		return err
+	}
+	lines, files := 0, 0
+	ctx := context.Background()
+	list, err := local.Files(ctx, dir)
+	if err != nil {
+		return err
+	}
+	for _, f := range list {
+		if data, err := os.ReadFile(filepath.Join(dir, f)); err == nil {
+			files++
+			lines += bytes.Count(data, []byte("\n"))
+		}
+	}
+	topics := make([]string, 0, 15)
+	for i := 0; len(topics) < 15; i++ {
+		topics = append(topics, qs[i%len(qs)].Question)
+	}
+	prev := runtime.GOMAXPROCS(2)
+	defer runtime.GOMAXPROCS(prev)
+	cpu0 := cpuTime()
+	start := time.Now()
+	work := make(chan int)
+	var wg sync.WaitGroup
+	errs := make([]error, len(topics))
+	for range 2 {
+		wg.Go(func() {
+			for i := range work {
+				in := specialist.Input{ReportPath: filepath.Join(tmp, fmt.Sprintf("perf%02d.md", i)), Topic: topics[i], ProjectRoot: dir, ResearchComplexity: 2}
+				errs[i] = local.Run(ctx, in, io.Discard, local.Options{})
+			}
+		})
+	}
+	for i := range topics {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	elapsed := time.Since(start)
+	cpu := cpuTime() - cpu0
+	failed := 0
+	for _, e := range errs {
+		if e != nil {
+			failed++
+		}
+	}
+	load, _ := os.ReadFile("/proc/loadavg")
+	fmt.Printf("\nperf: %s (%d files, %d lines): 15 topics, 2 at a time, GOMAXPROCS=2: wall %.2fs, cpu %.2fs (cpu/2 = %.2fs on an idle 2-CPU machine; load average %s) (%d failed)\n",
+		modVersion, files, lines, elapsed.Seconds(), cpu.Seconds(), cpu.Seconds()/2, strings.Join(strings.Fields(string(load))[:min(3, len(strings.Fields(string(load))))], " "), failed)
+	return nil
+}
+
+// cpuTime is the process's user plus system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
