@@ -106,7 +106,8 @@ func freePort(t *testing.T) int {
 
 // TestManyMachines is the Temporal mode end to end, with real processes:
 // a Temporal dev server on 127.0.0.1, two `specd worker` processes with
-// their own roots (two machines), and `specd run --temporal`. A 6-topic
+// their own roots (two machines), and `specd run --temporal`, both of
+// which are specd-temporal, run by specd in its place. A 6-topic
 // plan completes SUCCESS with topics on both workers; then, for the same
 // plan in a second project, kill -9 of one worker while its topics run
 // (they run again on the other worker, each done once) and kill -9 of the
@@ -118,8 +119,10 @@ func TestManyMachines(t *testing.T) {
 		t.Skip("SPECD_TEMPORAL is not set: it names the temporal CLI whose dev server this test runs (.ci/run builds it); the Temporal end-to-end test is skipped")
 	}
 	tmp := t.TempDir()
+	// Both binaries, side by side as installed: specd runs specd-temporal
+	// in its place for `run --temporal` and `worker`.
 	specd := filepath.Join(tmp, "specd")
-	if out, err := exec.Command("go", "build", "-o", specd, "../cmd/specd").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", tmp+"/", "../cmd/specd", "../cmd/specd-temporal").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	port := freePort(t)

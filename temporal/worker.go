@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -195,9 +196,10 @@ func (w *Worker) under(rel string) (string, error) {
 	return filepath.Join(w.Root, rel), nil
 }
 
-// program is argv[0] as this machine runs it: the daemon's own specd (the
-// local preset) is this worker's executable when the daemon's path does
-// not exist here.
+// program is argv[0] as this machine runs it: a program the daemon named
+// by a path that does not exist here (the daemon's own specd, for the local
+// preset) is the one of that name next to this worker's executable, or
+// else on PATH.
 func (w *Worker) program(p string) string {
 	if !filepath.IsAbs(p) {
 		return p
@@ -205,8 +207,15 @@ func (w *Worker) program(p string) string {
 	if _, err := os.Stat(p); err == nil {
 		return p
 	}
-	if self, err := os.Executable(); err == nil && filepath.Base(self) == filepath.Base(p) {
-		return self
+	if self, err := os.Executable(); err == nil {
+		if q := filepath.Join(filepath.Dir(self), filepath.Base(p)); q != p {
+			if _, err := os.Stat(q); err == nil {
+				return q
+			}
+		}
+	}
+	if q, err := exec.LookPath(filepath.Base(p)); err == nil {
+		return q
 	}
 	return p
 }
