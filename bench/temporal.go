@@ -18,8 +18,10 @@ import (
 // 127.0.0.1 from the temporal CLI named by SPECD_TEMPORAL, two `specd
 // worker` processes with their own roots, 4 specialists each) and in local
 // mode, and returns both wall times (plan renamed into place → .run.json
-// finished). ok is false when SPECD_TEMPORAL is unset. The bench binary
-// does not link the Temporal SDK: the idle case measures the daemon alone.
+// finished). The Temporal-mode processes are specd-temporal, which specd
+// runs in its place. ok is false when SPECD_TEMPORAL is unset. Neither the
+// bench binary nor specd links the Temporal SDK: the idle case measures
+// the local daemon alone.
 func temporalCase() (temporalSec, localSec float64, ok bool) {
 	server := os.Getenv("SPECD_TEMPORAL")
 	if server == "" {
@@ -28,10 +30,12 @@ func temporalCase() (temporalSec, localSec float64, ok bool) {
 	tmp, err := os.MkdirTemp("", "specd-bench-temporal-")
 	must(err)
 	defer os.RemoveAll(tmp)
+	// Both binaries side by side: specd runs specd-temporal in its place
+	// for `run --temporal` and `worker`.
 	specd := filepath.Join(tmp, "specd")
-	out, err := exec.Command("go", "build", "-o", specd, "./cmd/specd").CombinedOutput()
+	out, err := exec.Command("go", "build", "-o", tmp+"/", "./cmd/specd", "./cmd/specd-temporal").CombinedOutput()
 	if err != nil {
-		must(fmt.Errorf("go build ./cmd/specd (run the bench from the module root): %v\n%s", err, out))
+		must(fmt.Errorf("go build ./cmd/specd ./cmd/specd-temporal (run the bench from the module root): %v\n%s", err, out))
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	must(err)

@@ -163,7 +163,13 @@ temporal:
 		return root
 	}
 	daemon := func(root string) *proc {
-		return start(t, "daemon "+filepath.Base(root), specd, "run", "--root", root, "--temporal", addr)
+		p := start(t, "daemon "+filepath.Base(root), specd, "run", "--root", root, "--temporal", addr)
+		// specd ran specd-temporal in its place: the same pid, the other binary.
+		eventually(t, "specd to exec specd-temporal", 10*time.Second, func() bool {
+			exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", p.cmd.Process.Pid))
+			return filepath.Base(exe) == "specd-temporal"
+		})
+		return p
 	}
 	drop := func(root string) string {
 		dir := filepath.Join(root, ".opencode", "specs", "001_many_machines")
