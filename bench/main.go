@@ -9,7 +9,9 @@
 //     `xargs -P <max_parallel>` running the same command over the same tasks;
 //   - 8 topics whose specialist sleeps 1 s (ideal: 1 s);
 //   - start-up scan of 10,000 topic directories against a filepath.WalkDir
-//     of the same tree, and the idle daemon's RSS and CPU over -idle.
+//     of the same tree, and the idle daemon's RSS and CPU over -idle;
+//   - the 8 sleeping topics through the specd binary in Temporal mode over
+//     two workers against local mode (bench/temporal.go; SPECD_TEMPORAL).
 //
 // Usage: go run ./bench [-plans 1000] [-idle 60s] [-dirs 10000]
 package main
@@ -47,7 +49,7 @@ func main() {
 	idle := flag.Duration("idle", 60*time.Second, "how long to watch the idle daemon")
 	nDirs := flag.Int("dirs", 10000, "topic directories for the scan and idle case")
 	daemonRoot := flag.String("daemon", "", "internal: run a daemon on this root (the idle case)")
-	cases := flag.String("cases", "latency,throughput,sleepers,idle", "comma-separated cases to run: latency, throughput, sleepers, idle")
+	cases := flag.String("cases", "latency,throughput,sleepers,idle,temporal", "comma-separated cases to run: latency, throughput, sleepers, idle, temporal (needs SPECD_TEMPORAL)")
 	flag.Parse()
 	want := map[string]bool{}
 	for _, c := range strings.Split(*cases, ",") {
@@ -79,6 +81,14 @@ func main() {
 	}
 	if want["sleepers"] {
 		row("8 topics sleeping 1 s (wall; ideal 1 s)", sleepers(), 1, "s")
+	}
+	if want["temporal"] {
+		if tw, lw, ok := temporalCase(); ok {
+			row("Temporal: 8 x 1 s topics, 2 workers (wall)", tw, lw, "s")
+			row("Temporal: added latency per topic", (tw-lw)*1000, 0, "ms")
+		} else {
+			fmt.Println("Temporal: skipped (SPECD_TEMPORAL does not name the temporal CLI)")
+		}
 	}
 	if want["idle"] {
 		scan, walk, rss, cpu := idleCase(*nDirs, *idle)

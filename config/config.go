@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"regexp"
 	"runtime"
@@ -99,6 +100,10 @@ type Config struct {
 	// Quarantine tunes the prompt-injection detector of the result gate
 	// (docs/configuration.md, docs/decisions.md#prompt-injection-detector).
 	Quarantine Quarantine `yaml:"quarantine"`
+	// Temporal runs specialists on the workers of a Temporal cluster
+	// instead of this machine when Address is set
+	// (docs/configuration.md#temporal, docs/decisions.md#many-machines).
+	Temporal Temporal `yaml:"temporal"`
 }
 
 // Quarantine configures the prompt-injection detector.
@@ -107,6 +112,18 @@ type Quarantine struct {
 	// quarantined; 0 keeps the threshold the model was trained with.
 	// Lower catches more and flags more benign text.
 	Threshold float64 `yaml:"threshold"`
+}
+
+// Temporal configures Temporal mode; read once when the daemon starts
+// (specd run --temporal, --namespace and --task-queue override it).
+type Temporal struct {
+	Address   string `yaml:"address"`    // host:port of the cluster's frontend; "" = local mode (the default)
+	Namespace string `yaml:"namespace"`  // Temporal namespace; "default"
+	TaskQueue string `yaml:"task_queue"` // the queue `specd worker` processes poll; "specd"
+	// HeartbeatTimeout is how long a worker may stay silent before its
+	// topic is taken for lost and run again on another worker (within
+	// specialist.retries); 30s.
+	HeartbeatTimeout Duration `yaml:"heartbeat_timeout"`
 }
 
 // Sources configures source-quality scoring (docs/contract.md#source-quality).
@@ -158,6 +175,7 @@ func Default() Config {
 		Debounce:        Duration(100 * time.Millisecond),
 		ShutdownTimeout: Duration(10 * time.Minute),
 		MaxTopics:       50,
+		Temporal:        Temporal{Namespace: "default", TaskQueue: "specd", HeartbeatTimeout: Duration(30 * time.Second)},
 	}
 }
 
@@ -262,6 +280,25 @@ func (c Config) Validate() error {
 	}
 	if c.MaxTopics < 1 {
 		return errors.New("max_topics: must be at least 1")
+	}
+	return c.Temporal.Validate()
+}
+
+// Validate checks the temporal: keys; errors name the key.
+func (t Temporal) Validate() error {
+	if t.Address != "" {
+		if _, port, err := net.SplitHostPort(t.Address); err != nil || port == "" {
+			return fmt.Errorf("temporal.address: %q is not host:port (e.g. 127.0.0.1:7233)", t.Address)
+		}
+	}
+	if strings.TrimSpace(t.Namespace) == "" {
+		return errors.New("temporal.namespace: must not be empty")
+	}
+	if strings.TrimSpace(t.TaskQueue) == "" {
+		return errors.New("temporal.task_queue: must not be empty")
+	}
+	if t.HeartbeatTimeout < Duration(time.Second) {
+		return errors.New("temporal.heartbeat_timeout: must be at least 1s")
 	}
 	return nil
 }

@@ -113,6 +113,9 @@ func (r *run) runTopic(start, kill context.Context, i int) (res barrier.Attempt,
 			Stdout: stem + ".stdout", Stderr: stem + ".stderr",
 			Timeout: sp.Timeout.Std(), Grace: sp.Grace.Std(),
 			Lock: stem + ".lock",
+			ID:   attemptID(r.rs.WorkflowID, t, try), Inputs: nonEmpty(in.RequestFile),
+			Outputs: []string{in.ReportPath, in.ResultPath, mdResult}, Retries: sp.Retries,
+			OnWorker: func(w string) { r.mu.Lock(); r.rs.Topics[i].Worker = w; r.mu.Unlock(); r.changed() },
 			Skip: func() bool {
 				if t.Rerun {
 					return false
@@ -287,6 +290,8 @@ func infraFailure(res barrier.Attempt) string {
 	switch {
 	case res.Signals.TaskError != nil && res.Signals.TaskError.ErrorType == barrier.DeclinedType:
 		return "" // a decline is an answer, never retried
+	case res.Final:
+		return "" // the runner retried it already (a lost Temporal worker)
 	case res.StartErr != nil:
 		return "could not start: " + res.StartErr.Error()
 	case res.TimedOut:
@@ -299,6 +304,26 @@ func infraFailure(res barrier.Attempt) string {
 		return "the CLI's state store failed (" + res.ClassLine + ")"
 	}
 	return ""
+}
+
+// attemptID is the stable ID of attempt try (0-based) of topic t in
+// workflow wf, for remote runners (docs/decisions.md#many-machines).
+func attemptID(wf string, t specs.TopicState, try int) string {
+	if t.Reruns > 0 {
+		return fmt.Sprintf("%s/topic-%d/rerun-%d/attempt-%d", wf, t.Index, t.Reruns, try+1)
+	}
+	return fmt.Sprintf("%s/topic-%d/attempt-%d", wf, t.Index, try+1)
+}
+
+// nonEmpty returns the paths that are not "".
+func nonEmpty(paths ...string) []string {
+	var out []string
+	for _, p := range paths {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // backoff is base × 2^attempt with ±20 % jitter.

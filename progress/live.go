@@ -215,6 +215,9 @@ func render(s Snapshot, l look, plain bool, width int) string {
 			if it.t.PID > 0 {
 				pid = fmt.Sprintf("  pid %d", it.t.PID)
 			}
+			if it.t.Worker != "" {
+				pid += "  on " + it.t.Worker
+			}
 			line("  %s  attempt %d%s  %s", pad(label(it), labelW), it.t.Attempts, pid, topicTime(it.t, s.Now))
 		}
 	}

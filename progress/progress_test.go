@@ -360,3 +360,25 @@ func TestSoFar(t *testing.T) {
 		t.Errorf("finished run: Completed %d, want 7", got)
 	}
 }
+
+// TestWorkerColumn: in Temporal mode the topics table names each topic's
+// worker; without workers the table has no such column.
+func TestWorkerColumn(t *testing.T) {
+	rs := &specs.RunState{Topics: []specs.TopicState{
+		{Index: 0, Topic: "a", Outcome: specs.OutcomeRunning, Attempts: 1, PID: 77, Worker: "worker-b", Report: "001_a.md"},
+		{Index: 1, Topic: "b", Outcome: specs.OutcomeQueued, Report: "002_b.md"},
+	}}
+	var b bytes.Buffer
+	if err := WriteTopics(&b, rs, now); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(b.String(), "\n")
+	if !strings.Contains(lines[0], "PID  WORKER    STARTED") || !strings.Contains(lines[1], "77   worker-b") || !strings.Contains(lines[2], "     -    ") {
+		t.Errorf("topics table with workers:\n%s", b.String())
+	}
+	rs.Topics[0].Worker = ""
+	b.Reset()
+	if err := WriteTopics(&b, rs, now); err != nil || strings.Contains(b.String(), "WORKER") {
+		t.Errorf("topics table without workers has a WORKER column:\n%s", b.String())
+	}
+}

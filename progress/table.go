@@ -1,8 +1,10 @@
 package progress
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -58,7 +60,8 @@ func runRow(r Run, now time.Time) string {
 
 // WriteTopics writes the topics of rs as a table, one line per topic
 // after a header: index, outcome (queued, running or final), attempts,
-// the specialist's pid while it runs, start time, "elapsed 8s" (running)
+// the specialist's pid while it runs, in Temporal mode the worker it runs
+// (or ran) on, start time, "elapsed 8s" (running)
 // or "took 4s" (finished), the report file, then the topic itself.
 func WriteTopics(w io.Writer, rs *specs.RunState, now time.Time) error {
 	if len(rs.Topics) == 0 {
@@ -66,13 +69,19 @@ func WriteTopics(w io.Writer, rs *specs.RunState, now time.Time) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TOPIC\tOUTCOME\tATTEMPT\tPID\tSTARTED\tTIME\tREPORT\tTITLE")
+	// Temporal mode adds where each topic runs (or ran): the worker.
+	remote := slices.ContainsFunc(rs.Topics, func(t specs.TopicState) bool { return t.Worker != "" })
+	worker := func(t specs.TopicState) string { return "" }
+	if remote {
+		worker = func(t specs.TopicState) string { return cmp.Or(t.Worker, "-") + "\t" }
+	}
+	fmt.Fprintln(tw, "TOPIC\tOUTCOME\tATTEMPT\tPID\t"+worker(specs.TopicState{Worker: "WORKER"})+"STARTED\tTIME\tREPORT\tTITLE")
 	for _, t := range rs.Topics {
 		pid := ""
 		if t.Outcome == specs.OutcomeRunning && t.PID > 0 {
 			pid = strconv.Itoa(t.PID)
 		}
-		fmt.Fprintf(tw, "[%d]\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", t.Index, outcome(t.Outcome), t.Attempts, pid,
+		fmt.Fprintf(tw, "[%d]\t%s\t%d\t%s\t%s%s\t%s\t%s\t%s\n", t.Index, outcome(t.Outcome), t.Attempts, pid, worker(t),
 			clock(parseTime(t.StartedAt), now), topicTime(t, now), t.Report, oneLine(t.Topic))
 	}
 	return tw.Flush()

@@ -44,6 +44,28 @@ type Job struct {
 	// OnSpawn, when set, is called with the process (and group) id once it
 	// has started.
 	OnSpawn func(pid int)
+
+	// The fields below are for runners that run the job on another
+	// machine (package temporal); Process ignores them.
+
+	// ID names this attempt of this topic of this run, the same across
+	// restarts of specd (e.g. "specd_001_ab12cd34ef56/topic-3/attempt-1"):
+	// a remote runner starts at most one execution per ID and re-attaches
+	// to it after a restart (docs/decisions.md#many-machines).
+	ID string
+	// Inputs are files under Dir the specialist reads that another
+	// machine's checkout may lack (REQUEST.md): a remote runner ships them.
+	Inputs []string
+	// Outputs are the files under Dir the specialist may write (the report
+	// and its structured results): a remote runner brings back those that
+	// exist when it ends and writes them here (temp + fsync + rename).
+	Outputs []string
+	// Retries is how many times a remote runner may start the job again
+	// after losing the machine that ran it (specialist.retries).
+	Retries int
+	// OnWorker, when set, is called with the identity of the machine that
+	// runs the job, each time it changes.
+	OnWorker func(identity string)
 }
 
 // Result is how a specialist process ended.
@@ -56,10 +78,15 @@ type Result struct {
 	Interrupted bool          // the caller's context ended first (shutdown, cancel): not a verdict
 	Skipped     bool          // Job.Skip said the topic needs no process; nothing was started
 	Duration    time.Duration // wall time from the call to the end of the process group
+	// Final says the runner has already retried the job as often as
+	// Job.Retries allows (a remote runner that lost its workers): the
+	// caller must not start it again.
+	Final bool
 }
 
-// Runner runs specialist jobs. Process is the only one today; the
-// interface keeps a remote executor a swap (docs/decisions.md).
+// Runner runs specialist jobs: Process on this machine, or
+// temporal.Runner on the workers of a Temporal cluster
+// (docs/decisions.md#many-machines).
 type Runner interface {
 	// Run starts the job and blocks until the process and every process of
 	// its group are gone, the timeout has killed them, or ctx ended and they

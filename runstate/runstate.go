@@ -142,7 +142,7 @@ func Reopen(specDir string, force map[int]string) error {
 		}
 		if forced || t.Outcome != specs.OutcomeCompleted {
 			// Runs again: a fresh topic, attempts counted anew.
-			*t = specs.TopicState{Index: t.Index, Topic: t.Topic, Report: t.Report, Outcome: specs.OutcomeQueued, ExitCode: -1, Rerun: t.Rerun, Guidance: t.Guidance}
+			*t = specs.TopicState{Index: t.Index, Topic: t.Topic, Report: t.Report, Outcome: specs.OutcomeQueued, ExitCode: -1, Rerun: t.Rerun, Guidance: t.Guidance, Reruns: t.Reruns + 1}
 		}
 	}
 	rs.State, rs.CancelledBy = specs.StateRunning, ""

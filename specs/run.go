@@ -119,6 +119,8 @@ type TopicState struct {
 	ExitCode   int     `json:"exit_code"`             // -1 when killed by a signal or never started
 	Attempts   int     `json:"attempts"`              // specialist attempts started so far (the current one included)
 	PID        int     `json:"pid,omitempty"`         // the running specialist's process (group) id; 0 when none runs
+	Worker     string  `json:"worker,omitempty"`      // where the last attempt ran, in Temporal mode (the worker's identity); "" on this machine
+	Reruns     int     `json:"reruns,omitempty"`      // times `specd rerun` reset this topic; part of a remote attempt's ID
 	StartedAt  string  `json:"started_at,omitempty"`  // RFC 3339 UTC with ms: start of the first attempt
 	FinishedAt string  `json:"finished_at,omitempty"` // RFC 3339 UTC with ms: when the topic got its final outcome
 	DurationMS int64   `json:"duration_ms"`           // wall time of the specialist attempts, ms

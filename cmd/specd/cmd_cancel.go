@@ -52,7 +52,7 @@ for the run to finish and prints its summary.` + exitHelp,
 func runCancel(cmd *cobra.Command, g *globalOptions, o cancelOptions, arg string) error {
 	for _, i := range o.topics {
 		if i < 0 {
-			return usageError{fmt.Errorf("--topic %d: topic indexes start at 0", i)}
+			return usageError{Err: fmt.Errorf("--topic %d: topic indexes start at 0", i)}
 		}
 	}
 	p, dir, err := g.runDir(arg)
@@ -63,7 +63,7 @@ func runCancel(cmd *cobra.Command, g *globalOptions, o cancelOptions, arg string
 	if err := runstate.Cancellable(dir, o.topics); err != nil {
 		return err
 	}
-	live, err := liveness.Check(p.specsDir)
+	live, err := liveness.Check(p.SpecsDir)
 	if err != nil {
 		return err
 	}

@@ -50,7 +50,7 @@ func runDemo(cmd *cobra.Command, g *globalOptions, o demoOptions) error {
 		if err != nil {
 			return err
 		}
-		o.source = p.root
+		o.source = p.Root
 	}
 	r := demo.Request
 	if o.request != "" || len(o.topics) > 0 {

@@ -48,12 +48,12 @@ The entry format: docs/contract.md#errors-jsonl.` + exitHelp,
 // and printed.
 func runErrors(cmd *cobra.Command, g *globalOptions, o errorsOptions) error {
 	if o.filter.Type != "" && !slices.Contains(errorTypes, o.filter.Type) {
-		return usageError{fmt.Errorf("--type %q: want one of %s", o.filter.Type, strings.Join(errorTypes, ", "))}
+		return usageError{Err: fmt.Errorf("--type %q: want one of %s", o.filter.Type, strings.Join(errorTypes, ", "))}
 	}
 	if o.since != "" {
 		t, err := parseSince(o.since, time.Now())
 		if err != nil {
-			return usageError{err}
+			return usageError{Err: err}
 		}
 		o.filter.Since = t
 	}
@@ -61,7 +61,7 @@ func runErrors(cmd *cobra.Command, g *globalOptions, o errorsOptions) error {
 	if err != nil {
 		return err
 	}
-	path := jsonl.File(p.specsDir)
+	path := jsonl.File(p.SpecsDir)
 	entries, skipped, err := jsonl.Read(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err

@@ -38,7 +38,7 @@ func runGaps(cmd *cobra.Command, g *globalOptions, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	rows, err := memory.List(memory.File(p.specsDir))
+	rows, err := memory.List(memory.File(p.SpecsDir))
 	if err != nil {
 		return err
 	}
@@ -99,13 +99,13 @@ func runGapsResolve(cmd *cobra.Command, g *globalOptions, o resolveOptions, id s
 		}
 	}
 	if n != 1 {
-		return usageError{errors.New("give exactly one of --research, --defer or --accept")}
+		return usageError{Err: errors.New("give exactly one of --research, --defer or --accept")}
 	}
 	var d time.Duration
 	if o.deferFor != "" {
 		var err error
 		if d, err = memory.ParseDefer(o.deferFor); err != nil {
-			return usageError{err}
+			return usageError{Err: err}
 		}
 	}
 	p, err := g.tree()
@@ -119,7 +119,7 @@ func runGapsResolve(cmd *cobra.Command, g *globalOptions, o resolveOptions, id s
 	case o.deferFor != "":
 		how = memory.Deferred
 	}
-	row, err := memory.Resolve(memory.File(p.specsDir), id, how, d, time.Now())
+	row, err := memory.Resolve(memory.File(p.SpecsDir), id, how, d, time.Now())
 	if err != nil {
 		return err
 	}
@@ -132,7 +132,7 @@ func runGapsResolve(cmd *cobra.Command, g *globalOptions, o resolveOptions, id s
 	if !o.research {
 		return nil
 	}
-	dir, index, err := specs.FindTopic(p.specsDir, row.Topic, runstate.Load)
+	dir, index, err := specs.FindTopic(p.SpecsDir, row.Topic, runstate.Load)
 	if err != nil {
 		return err
 	}

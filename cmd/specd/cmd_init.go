@@ -65,13 +65,13 @@ func runInit(cmd *cobra.Command, g *globalOptions, o initOptions) error {
 	if err != nil {
 		return err
 	}
-	plan, err := setup.Prepare(setup.Options{Root: p.root, SpecsDir: p.specsDir, Agent: o.agentCLI, DryRun: o.dryRun})
+	plan, err := setup.Prepare(setup.Options{Root: p.Root, SpecsDir: p.SpecsDir, Agent: o.agentCLI, DryRun: o.dryRun})
 	if err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	var unit systemd.UserInstall
 	if o.systemdUser {
-		if unit, err = prepareUserUnit(p.root, o.dryRun); err != nil {
+		if unit, err = prepareUserUnit(p.Root, o.dryRun); err != nil {
 			return err
 		}
 	}

@@ -56,7 +56,7 @@ func runLogs(cmd *cobra.Command, g *globalOptions, o logsOptions, arg string) er
 	only := -1
 	if cmd.Flags().Changed("topic") {
 		if o.topic < 0 {
-			return usageError{fmt.Errorf("--topic %d: want a topic index, 0 or more", o.topic)}
+			return usageError{Err: fmt.Errorf("--topic %d: want a topic index, 0 or more", o.topic)}
 		}
 		only = o.topic
 	}
@@ -75,7 +75,7 @@ func runLogs(cmd *cobra.Command, g *globalOptions, o logsOptions, arg string) er
 	}
 	ctx := cmd.Context()
 	finished := func() bool { return progress.ReadRun(dir).Finished() }
-	err = await.During(ctx, p.specsDir, func(ctx context.Context) error {
+	err = await.During(ctx, p.SpecsDir, func(ctx context.Context) error {
 		return progress.Follow(ctx, out, streams, 250*time.Millisecond, finished)
 	})
 	switch {

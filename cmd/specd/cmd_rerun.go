@@ -33,7 +33,7 @@ func runRerun(cmd *cobra.Command, g *globalOptions, topics []int, arg string) er
 	if err != nil {
 		return err
 	}
-	if _, err := p.config(); err != nil {
+	if _, err := p.Config(); err != nil {
 		return err
 	}
 	force := map[int]string{}

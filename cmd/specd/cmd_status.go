@@ -65,13 +65,13 @@ More: docs/operating.md#progress.` + exitHelp,
 // specd top.
 func runStatus(cmd *cobra.Command, g *globalOptions, o statusOptions, args []string) error {
 	if o.watch && (o.asJSON || o.wait) {
-		return usageError{errors.New("--watch cannot be combined with --json or --wait")}
+		return usageError{Err: errors.New("--watch cannot be combined with --json or --wait")}
 	}
 	if o.wait && len(args) == 0 {
-		return usageError{errors.New("--wait needs a run: specd status NNN --wait")}
+		return usageError{Err: errors.New("--wait needs a run: specd status NNN --wait")}
 	}
 	if cmd.Flags().Changed("interval") && !o.watch {
-		return usageError{errors.New("--interval goes with --watch")}
+		return usageError{Err: errors.New("--interval goes with --watch")}
 	}
 	if o.watch {
 		return runTop(cmd, g, args, o.interval)
@@ -83,7 +83,7 @@ func runStatus(cmd *cobra.Command, g *globalOptions, o statusOptions, args []str
 	if len(args) == 1 {
 		return statusOne(cmd, p, args[0], o.wait, o.asJSON)
 	}
-	s, err := progress.Read(p.specsDir, time.Now())
+	s, err := progress.Read(p.SpecsDir, time.Now())
 	if err != nil {
 		return err
 	}
@@ -105,13 +105,13 @@ func runStatus(cmd *cobra.Command, g *globalOptions, o statusOptions, args []str
 // asJSON its run state; with wait it first waits for a daemon to finish
 // it (await.ByDaemon).
 func statusOne(cmd *cobra.Command, p project, arg string, wait, asJSON bool) error {
-	dir, err := specs.FindTopicDir(p.specsDir, arg)
+	dir, err := specs.FindTopicDir(p.SpecsDir, arg)
 	if err != nil {
 		return err
 	}
 	r := progress.ReadRun(dir)
 	if wait {
-		if r, err = await.ByDaemon(cmd.Context(), p.specsDir, dir); err != nil {
+		if r, err = await.ByDaemon(cmd.Context(), p.SpecsDir, dir); err != nil {
 			return err
 		}
 	}
@@ -127,7 +127,7 @@ func statusOne(cmd *cobra.Command, p project, arg string, wait, asJSON bool) err
 	if asJSON {
 		return writeJSON(out, *r.State)
 	}
-	s, err := progress.Read(p.specsDir, time.Now())
+	s, err := progress.Read(p.SpecsDir, time.Now())
 	if err != nil {
 		return err
 	}
@@ -148,8 +148,8 @@ func statusOne(cmd *cobra.Command, p project, arg string, wait, asJSON bool) err
 // no daemon holds the tree, with the project's config and the log on
 // stderr) and prints its summary.
 func awaitRun(cmd *cobra.Command, g *globalOptions, p project, dir string) error {
-	rs, err := await.Run(cmd.Context(), await.RunOptions{SpecsDir: p.specsDir, Dir: dir, Daemon: func() (daemon.Options, error) {
-		cfg, err := p.config()
+	rs, err := await.Run(cmd.Context(), await.RunOptions{SpecsDir: p.SpecsDir, Dir: dir, Daemon: func() (daemon.Options, error) {
+		cfg, err := p.Config()
 		if err != nil {
 			return daemon.Options{}, err
 		}
@@ -157,7 +157,7 @@ func awaitRun(cmd *cobra.Command, g *globalOptions, p project, dir string) error
 		if err != nil {
 			return daemon.Options{}, err
 		}
-		return daemon.Options{Root: p.root, SpecsDir: p.specsDir, Config: cfg, Log: log}, nil
+		return daemon.Options{Root: p.Root, SpecsDir: p.SpecsDir, Config: cfg, Log: log}, nil
 	}})
 	if err != nil {
 		return err

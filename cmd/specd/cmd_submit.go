@@ -47,19 +47,19 @@ running on the tree, --wait runs the plan in this process.` + exitHelp,
 // (intake.Submit), and with --wait the run seen through (awaitRun).
 func runSubmit(cmd *cobra.Command, g *globalOptions, o submitOptions, request string) error {
 	if strings.TrimSpace(request) == "" {
-		return usageError{errors.New("the request is empty: give the question to research, e.g. specd submit \"How does token refresh work?\"")}
+		return usageError{Err: errors.New("the request is empty: give the question to research, e.g. specd submit \"How does token refresh work?\"")}
 	}
 	for i, t := range o.topics {
 		if strings.TrimSpace(t) == "" {
-			return usageError{fmt.Errorf("--topic %d of %d is empty", i+1, len(o.topics))}
+			return usageError{Err: fmt.Errorf("--topic %d of %d is empty", i+1, len(o.topics))}
 		}
 	}
 	if o.complexity < 0 || o.complexity > 4 {
-		return usageError{errors.New("--complexity: want 1 to 4")}
+		return usageError{Err: errors.New("--complexity: want 1 to 4")}
 	}
 	if o.depth != "" {
 		if err := plans.CheckDepth(o.depth); err != nil {
-			return usageError{fmt.Errorf("--depth: %w", err)}
+			return usageError{Err: fmt.Errorf("--depth: %w", err)}
 		}
 	}
 	p, err := g.resolve()
@@ -68,18 +68,18 @@ func runSubmit(cmd *cobra.Command, g *globalOptions, o submitOptions, request st
 	}
 	// A broken config (with --wait) or too many topics must fail before
 	// anything is written.
-	cfg, err := p.config()
+	cfg, err := p.Config()
 	if err != nil && o.wait {
 		return err
 	}
 	if err == nil && len(o.topics) > cfg.MaxTopics {
 		return fmt.Errorf("%d topics, more than max_topics (%d): each topic is one specialist run; raise max_topics in %s if you mean it", len(o.topics), cfg.MaxTopics, config.FileName)
 	}
-	dir, err := intake.Submit(p.specsDir, intake.Request{Text: request, Topics: o.topics, Complexity: o.complexity, AnalysisDepth: o.depth}, time.Now())
+	dir, err := intake.Submit(p.SpecsDir, intake.Request{Text: request, Topics: o.topics, Complexity: o.complexity, AnalysisDepth: o.depth}, time.Now())
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(cmd.OutOrStdout(), p.rel(dir))
+	fmt.Fprintln(cmd.OutOrStdout(), p.Rel(dir))
 	if !o.wait {
 		return nil
 	}

@@ -48,15 +48,15 @@ no run is active or no daemon is running (then nothing would change) or Ctrl-C.
 // runTop is 'specd top' and 'specd status --watch'.
 func runTop(cmd *cobra.Command, g *globalOptions, args []string, interval time.Duration) error {
 	if interval < 0 {
-		return usageError{errors.New("--interval: want a positive duration such as 500ms or 5s")}
+		return usageError{Err: errors.New("--interval: want a positive duration such as 500ms or 5s")}
 	}
 	p, err := g.tree()
 	if err != nil {
 		return err
 	}
-	src := progress.Source{SpecsDir: p.specsDir}
+	src := progress.Source{SpecsDir: p.SpecsDir}
 	if len(args) == 1 {
-		dir, err := specs.FindTopicDir(p.specsDir, args[0])
+		dir, err := specs.FindTopicDir(p.SpecsDir, args[0])
 		if err != nil {
 			return err
 		}

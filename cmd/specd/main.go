@@ -19,13 +19,15 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/specd-dev/specd/service"
 )
 
 // Exit statuses, listed in every command's help.
 const (
-	exitOK      = 0
-	exitFailure = 1
-	exitUsage   = 2
+	exitOK      = service.ExitOK
+	exitFailure = service.ExitFailure
+	exitUsage   = service.ExitUsage
 )
 
 const exitHelp = `
@@ -36,10 +38,7 @@ Exit status:
   2  usage error (unknown command or flag, a missing or extra argument, a bad flag value)`
 
 // usageError marks errors that exit with status 2.
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
+type usageError = service.UsageError
 
 // errReported is an error already reported to the user (exit 1, nothing more printed).
 var errReported = errors.New("reported")
@@ -99,11 +98,12 @@ Start with 'specd demo', then 'specd init' and 'specd run' in your project.` + e
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{Err: err} })
 	root.SetHelpCommand(newHelpCommand())
 	g.addFlags(root)
 	root.AddCommand(
 		newRunCommand(g),
+		newWorkerCommand(g),
 		newInitCommand(g),
 		newSubmitCommand(g),
 		newStatusCommand(g),
@@ -132,7 +132,7 @@ func newHelpCommand() *cobra.Command {
 		RunE: func(c *cobra.Command, args []string) error {
 			cmd, rest, err := c.Root().Find(args)
 			if err != nil || cmd == nil || len(rest) > 0 {
-				return usageError{fmt.Errorf("no help for %q: not a specd command", strings.Join(args, " "))}
+				return usageError{Err: fmt.Errorf("no help for %q: not a specd command", strings.Join(args, " "))}
 			}
 			return cmd.Help()
 		},
@@ -154,11 +154,11 @@ func wrapUsage(c *cobra.Command) {
 		c.Args = unknownCommand
 	}
 	for _, sub := range c.Commands() {
-		sub.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+		sub.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{Err: err} })
 		if args := sub.Args; args != nil {
 			sub.Args = func(cmd *cobra.Command, a []string) error {
 				if err := args(cmd, a); err != nil {
-					return usageError{err}
+					return usageError{Err: err}
 				}
 				return nil
 			}
@@ -178,5 +178,5 @@ func unknownCommand(cmd *cobra.Command, args []string) error {
 	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
 		msg += " (did you mean " + strings.Join(s, " or ") + "?)"
 	}
-	return usageError{errors.New(msg)}
+	return usageError{Err: errors.New(msg)}
 }

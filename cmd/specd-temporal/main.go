@@ -1,0 +1,143 @@
+// Command specd-temporal is specd's Temporal mode (docs/decisions.md#many-machines):
+// `specd-temporal run` is `specd run` with its specialists run on the
+// workers of a Temporal cluster, and `specd-temporal worker` is such a
+// worker. It is a second binary so that specd, the local daemon, does not
+// link the Temporal SDK; specd runs it in its own place for
+// `specd run --temporal …` (or temporal.address) and `specd worker`, with
+// the same arguments. The command line and what it does are the service
+// package's, as in specd; this package only wires the cobra commands and
+// package temporal.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/specd-dev/specd/config"
+	"github.com/specd-dev/specd/runner"
+	"github.com/specd-dev/specd/service"
+	"github.com/specd-dev/specd/temporal"
+)
+
+const exitHelp = `
+
+Exit status:
+  0  success
+  1  failure (an invalid config, the cluster unreachable, an I/O error)
+  2  usage error (unknown command or flag, an extra argument, a bad flag value)`
+
+func main() {
+	runtime.MemProfileRate = 0 // as in specd: nothing reads heap profiles
+	os.Exit(execute(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// execute runs the command line and maps its error to the exit status
+// (service.Status); the first SIGTERM or SIGINT ends the commands' context.
+func execute(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := newRootCommand(args)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	cmd, err := root.ExecuteContextC(ctx)
+	status := service.Status(err)
+	switch status {
+	case service.ExitUsage:
+		path := "specd-temporal"
+		if cmd != nil {
+			path = cmd.CommandPath()
+		}
+		fmt.Fprintf(stderr, "specd: %v\nRun '%s --help' for usage.\n", err, path)
+	case service.ExitFailure:
+		fmt.Fprintf(stderr, "specd: %v\n", err)
+	}
+	return status
+}
+
+func newRootCommand(args []string) *cobra.Command {
+	var g service.Global
+	root := &cobra.Command{
+		Use:   "specd-temporal",
+		Short: "specd's Temporal mode: the daemon with specialists on many machines, and its workers",
+		Long: `specd-temporal is specd's Temporal mode, a second binary so that specd itself does not
+link the Temporal SDK. 'specd run --temporal HOST:PORT' (or temporal.address) and
+'specd worker' run it in their place with the same arguments; it can be run directly
+too. README "Many machines", docs/decisions.md#many-machines.` + exitHelp,
+		Args:          cobra.NoArgs,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return service.UsageError{Err: err} })
+	g.AddFlags(root.PersistentFlags())
+	env := func(cmd *cobra.Command) service.Env {
+		return service.Env{Stderr: cmd.ErrOrStderr(), Log: os.Stderr, Args: args, Temporal: mode{}}
+	}
+
+	var ro service.RunOptions
+	run := &cobra.Command{
+		Use:   "run",
+		Short: "Run the daemon in the foreground (Temporal mode with --temporal or temporal.address)",
+		Long:  service.RunHelp + exitHelp,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ro.Global = g
+			return service.Run(cmd.Context(), ro, env(cmd))
+		},
+	}
+	ro.AddFlags(run.Flags())
+
+	var wo service.WorkerOptions
+	worker := &cobra.Command{
+		Use:   "worker --temporal HOST:PORT",
+		Short: "Run specialists for daemons on other machines",
+		Long:  service.WorkerHelp + exitHelp,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			wo.Global = g
+			return service.Worker(cmd.Context(), wo, env(cmd))
+		},
+	}
+	wo.AddFlags(worker.Flags())
+
+	for _, c := range []*cobra.Command{run, worker} {
+		c.Args = func(_ *cobra.Command, a []string) error {
+			if len(a) > 0 {
+				return service.UsageError{Err: errors.New("takes no arguments")}
+			}
+			return nil
+		}
+		c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return service.UsageError{Err: err} })
+	}
+	root.AddCommand(run, worker)
+	root.CompletionOptions.DisableDefaultCmd = true
+	return root
+}
+
+// mode is service.Temporal with package temporal.
+type mode struct{}
+
+func options(t config.Temporal, identity string) temporal.Options {
+	return temporal.Options{HostPort: t.Address, Namespace: t.Namespace, TaskQueue: t.TaskQueue,
+		Heartbeat: t.HeartbeatTimeout.Std(), Identity: identity}
+}
+
+func (mode) Runner(t config.Temporal) (runner.Runner, func(), error) {
+	r, err := temporal.NewRunner(options(t, ""))
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, r.Close, nil
+}
+
+func (mode) Work(ctx context.Context, w service.Work) error {
+	wk := &temporal.Worker{Options: options(w.Temporal, w.Identity), Root: w.Root, Parallel: w.Parallel,
+		StopTimeout: w.StopTimeout, Log: w.Log}
+	return wk.Run(ctx)
+}
