@@ -26,10 +26,10 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -45,6 +45,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/specd-dev/specd/internal/jsonlines"
 	"github.com/specd-dev/specd/specialist"
 	"github.com/specd-dev/specd/specialist/local"
 )
@@ -135,36 +136,18 @@ func main() {
 	}
 }
 
-// readSet reads the JSONL set; a bad line is an error naming it.
+// readSet reads the JSONL set (unknown fields refused); a bad line is an
+// error naming it.
 func readSet(name string) ([]question, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var qs []question
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
-		var q question
-		dec := json.NewDecoder(bytes.NewReader(line))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&q); err != nil {
-			return nil, fmt.Errorf("%s:%d: %v", name, n, err)
-		}
+	return jsonlines.Read(name, true, func(q question) error {
 		if q.ID == "" || q.Module == "" || q.Version == "" || q.Question == "" || len(q.Answers) == 0 {
-			return nil, fmt.Errorf("%s:%d: id, module, version, question and answers are required", name, n)
+			return errors.New("id, module, version, question and answers are required")
 		}
 		if q.Split != "tune" && q.Split != "holdout" {
-			return nil, fmt.Errorf("%s:%d: split is %q, want tune or holdout", name, n, q.Split)
+			return fmt.Errorf("split is %q, want tune or holdout", q.Split)
 		}
-		qs = append(qs, q)
-	}
-	return qs, sc.Err()
+		return nil
+	})
 }
 
 // moduleDir returns the module cache directory of module@version,

@@ -14,8 +14,6 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -23,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/specd-dev/specd/internal/jsonlines"
 	"github.com/specd-dev/specd/quarantine"
 	"github.com/specd-dev/specd/results"
 )
@@ -170,26 +169,10 @@ func trunc(s string, n int) string {
 }
 
 func read(path string) ([]record, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out []record
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for n := 1; sc.Scan(); n++ {
-		if strings.TrimSpace(sc.Text()) == "" {
-			continue
-		}
-		var r record
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
-		}
+	return jsonlines.Read(path, false, func(r record) error {
 		if r.Label != "attack" && r.Label != "benign" {
-			return nil, fmt.Errorf("%s:%d: label %q is neither attack nor benign", path, n, r.Label)
+			return fmt.Errorf("label %q is neither attack nor benign", r.Label)
 		}
-		out = append(out, r)
-	}
-	return out, sc.Err()
+		return nil
+	})
 }

@@ -17,7 +17,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -29,6 +28,7 @@ import (
 	"strings"
 
 	"github.com/specd-dev/specd/internal/atomicfile"
+	"github.com/specd-dev/specd/internal/jsonlines"
 	"github.com/specd-dev/specd/quarantine"
 	"github.com/specd-dev/specd/quarantine/model"
 	"github.com/specd-dev/specd/quarantine/normalize"
@@ -282,26 +282,10 @@ func loadDir(dir string) ([]Record, error) {
 
 // ReadJSONL reads one labelled file; label must be attack or benign.
 func ReadJSONL(path string) ([]Record, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out []Record
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for n := 1; sc.Scan(); n++ {
-		if strings.TrimSpace(sc.Text()) == "" {
-			continue
-		}
-		var r Record
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
-		}
+	return jsonlines.Read(path, false, func(r Record) error {
 		if r.Label != "attack" && r.Label != "benign" {
-			return nil, fmt.Errorf("%s:%d: label %q is neither attack nor benign", path, n, r.Label)
+			return fmt.Errorf("label %q is neither attack nor benign", r.Label)
 		}
-		out = append(out, r)
-	}
-	return out, sc.Err()
+		return nil
+	})
 }
