@@ -371,9 +371,9 @@ func countCommon(s string) int {
 	return n
 }
 
-// rot13 returns s in ROT13 when that reads as English and s does not.
-func rot13(s string) (string, bool) {
-	r := strings.Map(func(r rune) rune {
+// ROT13 rotates the ASCII letters of s by 13 places; other runes stay.
+func ROT13(s string) string {
+	return strings.Map(func(r rune) rune {
 		switch {
 		case r >= 'a' && r <= 'z':
 			return 'a' + (r-'a'+13)%26
@@ -382,6 +382,11 @@ func rot13(s string) (string, bool) {
 		}
 		return r
 	}, s)
+}
+
+// rot13 returns s in ROT13 when that reads as English and s does not.
+func rot13(s string) (string, bool) {
+	r := ROT13(s)
 	if countCommon(r) >= countCommon(s)+2 {
 		return r, true
 	}

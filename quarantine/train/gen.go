@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/specd-dev/specd/quarantine/normalize"
 )
 
 // lookalikeBenign are benign texts full of things the decoders look at:
@@ -121,15 +123,7 @@ func encode(s string, i int, lang string) (kind, out string) {
 	case "hex":
 		return kind, "payload " + hex.EncodeToString([]byte(s))
 	case "rot13":
-		return kind, strings.Map(func(r rune) rune {
-			switch {
-			case r >= 'a' && r <= 'z':
-				return 'a' + (r-'a'+13)%26
-			case r >= 'A' && r <= 'Z':
-				return 'A' + (r-'A'+13)%26
-			}
-			return r
-		}, s)
+		return kind, normalize.ROT13(s)
 	case "leet":
 		return kind, strings.NewReplacer("o", "0", "e", "3", "a", "4", "i", "1", "s", "5", "t", "7").Replace(s)
 	case "spaced":
