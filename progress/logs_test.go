@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/specd-dev/specd/internal/syncbuf"
+
 	"github.com/gofrs/flock"
 
 	"github.com/specd-dev/specd/liveness"
@@ -79,24 +81,6 @@ boom, no final newline
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // waitFor polls cond until it holds or the deadline passes.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -119,7 +103,7 @@ func TestFollow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf syncBuffer
+	var buf syncbuf.Buffer
 	var mu sync.Mutex
 	finished := false
 	done := make(chan error)

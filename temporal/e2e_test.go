@@ -10,10 +10,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/specd-dev/specd/internal/syncbuf"
 
 	"github.com/specd-dev/specd/plans"
 	"github.com/specd-dev/specd/specs"
@@ -32,34 +33,16 @@ mv "$tmp" "$SPECD_REPORT_PATH"
 echo "REPORT_CREATED: $SPECD_REPORT_PATH"
 `
 
-// syncBuffer collects a child's output for the failure message.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // proc is a child process of the test, killed at the end.
 type proc struct {
 	name string
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  *syncbuf.Buffer
 }
 
 func start(t *testing.T, name string, argv ...string) *proc {
 	t.Helper()
-	p := &proc{name: name, cmd: exec.Command(argv[0], argv[1:]...), out: &syncBuffer{}}
+	p := &proc{name: name, cmd: exec.Command(argv[0], argv[1:]...), out: &syncbuf.Buffer{}}
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := p.cmd.Start(); err != nil {

@@ -7,33 +7,16 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/specd-dev/specd/internal/syncbuf"
 
 	"github.com/specd-dev/specd/plans"
 	"github.com/specd-dev/specd/runstate"
 	"github.com/specd-dev/specd/specs"
 )
-
-// syncBuffer is a bytes.Buffer safe for the child's writer and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // eventually polls cond every 20 ms; the 60 s deadline only bounds a hang.
 func eventually(t *testing.T, what string, cond func() bool) {
@@ -72,10 +55,10 @@ func TestSignals(t *testing.T) {
 		}
 		return dir
 	}
-	start := func(slow string) (*exec.Cmd, *syncBuffer, chan error) {
+	start := func(slow string) (*exec.Cmd, *syncbuf.Buffer, chan error) {
 		cmd := exec.Command("specd", "run", "--root", root)
 		cmd.Env = append(os.Environ(), "FAKE_COUNT_DIR="+counts, "FAKE_SLOW="+slow)
-		var stderr syncBuffer
+		var stderr syncbuf.Buffer
 		cmd.Stderr = &stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -85,7 +68,7 @@ func TestSignals(t *testing.T) {
 		t.Cleanup(func() { cmd.Process.Kill() })
 		return cmd, &stderr, exited
 	}
-	waitExit := func(exited chan error, stderr *syncBuffer) {
+	waitExit := func(exited chan error, stderr *syncbuf.Buffer) {
 		t.Helper()
 		select {
 		case err := <-exited:
