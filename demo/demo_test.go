@@ -23,7 +23,7 @@ import (
 // starts: it runs "<this program> specialist local" once per topic.
 func TestMain(m *testing.M) {
 	if len(os.Args) == 3 && os.Args[1] == "specialist" && os.Args[2] == "local" {
-		in, err := specialist.InputFromEnv()
+		in, err := specialist.ReadInput(os.Stdin)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)

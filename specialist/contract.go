@@ -8,6 +8,7 @@ package specialist
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 )
@@ -81,6 +82,25 @@ func (in Input) Env() []string {
 func (in Input) JSON() []byte {
 	b, _ := json.Marshal(in) // cannot fail: strings and ints only
 	return append(b, '\n')
+}
+
+// ReadInput is how a specialist process gets its input
+// (docs/contract.md#specialists): from the environment (InputFromEnv),
+// or, when that is incomplete, from the JSON object on stdin (at most
+// 1 MiB). ProjectRoot defaults to the working directory. The error names
+// the missing variable and says stdin held no input either.
+func ReadInput(stdin io.Reader) (Input, error) {
+	in, err := InputFromEnv()
+	if err != nil {
+		b, rerr := io.ReadAll(io.LimitReader(stdin, 1<<20))
+		if rerr != nil || json.Unmarshal(b, &in) != nil || in.ReportPath == "" {
+			return in, fmt.Errorf("no input: %w, and stdin holds no input JSON", err)
+		}
+	}
+	if in.ProjectRoot == "" {
+		in.ProjectRoot, _ = os.Getwd()
+	}
+	return in, nil
 }
 
 // InputFromEnv reads the input from the process environment, as a

@@ -1,11 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
-	"io"
-	"os"
-
 	"github.com/spf13/cobra"
 
 	"github.com/specd-dev/specd/specialist"
@@ -24,22 +19,17 @@ func newSpecialistCommand(_ *globalOptions) *cobra.Command {
 environment variables (SPECD_REPORT_PATH, SPECD_TOPIC, SPECD_TOPIC_INDEX, SPECD_TOPIC_COUNT,
 SPECD_SPEC_DIR, SPECD_REQUEST_FILE, SPECD_RESEARCH_COMPLEXITY, SPECD_WORKFLOW_ID,
 SPECD_PROJECT_ROOT) or, when they are absent, the same fields as one JSON object on stdin.
-It ranks the project's text files (those git would track) with BM25 against the topic and
-writes a contract-valid report whose findings cite path:line with the excerpt found there.
+It cuts the project's text files (those git would track) into code units (Go definitions,
+Markdown sections, other files by ctags or in windows), ranks them with BM25F against the
+topic, and writes a contract-valid report whose findings cite the path:line where each unit
+is defined, with a retrieval confidence (docs/local-specialist.md).
 It prints REPORT_CREATED: <path>, or ERROR_CONTEXT: {json} and TASK_ERROR: <type> - <message>.
 The specialist input and signals: docs/contract.md#specialists.` + exitHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			in, err := specialist.InputFromEnv()
+			in, err := specialist.ReadInput(cmd.InOrStdin())
 			if err != nil {
-				// Fall back to the JSON object on stdin.
-				b, rerr := io.ReadAll(io.LimitReader(cmd.InOrStdin(), 1<<20))
-				if rerr != nil || json.Unmarshal(b, &in) != nil || in.ReportPath == "" {
-					return fmt.Errorf("no input: %w, and stdin holds no input JSON", err)
-				}
-			}
-			if in.ProjectRoot == "" {
-				in.ProjectRoot, _ = os.Getwd()
+				return err
 			}
 			if err := local.Run(cmd.Context(), in, cmd.OutOrStdout(), local.Options{}); err != nil {
 				return errReported // the specialist printed TASK_ERROR itself
