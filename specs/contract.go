@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -164,7 +165,7 @@ func ReadRegularMtime(path string, limit int64) ([]byte, int64, error) {
 			if int64(len(data)) > limit {
 				return refuse(fmt.Sprintf("grew over the %d-byte limit while it was read", limit))
 			}
-			data = append(data, 0)[:len(data)]
+			data = slices.Grow(data, 4096)
 		}
 		want := cap(data) - len(data)
 		n, err := unix.Read(fd, data[len(data):cap(data)])

@@ -456,16 +456,6 @@ func count(n int, word, none string) string {
 	return strconv.Itoa(n) + " " + word + "s"
 }
 
-func mention(n int) string {
-	switch n {
-	case 0:
-		return "no file mentions"
-	case 1:
-		return "1 file mentions"
-	}
-	return strconv.Itoa(n) + " files mention"
-}
-
 // andList joins "a", "a and b", "a, b and c".
 func andList(s []string) string {
 	switch len(s) {
