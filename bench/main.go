@@ -35,8 +35,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/specd-dev/specd/config"
 	"github.com/specd-dev/specd/daemon"
+	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/plans"
 	"github.com/specd-dev/specd/specs"
 )

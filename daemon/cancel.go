@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/specd-dev/specd/jsonl"
-	"github.com/specd-dev/specd/runstate"
+	"github.com/specd-dev/specd/specs"
 )
 
 // takeCancel applies and removes the cancel request of dir's run, when the
@@ -17,7 +17,7 @@ func (d *Daemon) takeCancel(dir string) {
 	if r == nil {
 		return
 	}
-	req, ok, err := runstate.TakeCancel(dir)
+	req, ok, err := specs.TakeCancel(dir)
 	if !ok {
 		return
 	}

@@ -3,9 +3,9 @@ package daemon
 import (
 	"fmt"
 
-	"github.com/specd-dev/specd/barrier"
+	"github.com/specd-dev/specd/daemon/barrier"
+	"github.com/specd-dev/specd/internal/preset"
 	"github.com/specd-dev/specd/jsonl"
-	"github.com/specd-dev/specd/preset"
 )
 
 // stopped returns why the run starts no more specialists ("" when it may):

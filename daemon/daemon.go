@@ -20,10 +20,10 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/time/rate"
 
-	"github.com/specd-dev/specd/config"
+	"github.com/specd-dev/specd/internal/config"
+	"github.com/specd-dev/specd/internal/runner"
+	"github.com/specd-dev/specd/internal/sources"
 	"github.com/specd-dev/specd/jsonl"
-	"github.com/specd-dev/specd/runner"
-	"github.com/specd-dev/specd/sources"
 	"github.com/specd-dev/specd/specs"
 	"github.com/specd-dev/specd/systemd"
 )

@@ -17,12 +17,11 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/specd-dev/specd/config"
 	"github.com/specd-dev/specd/daemon"
+	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/golden"
 	"github.com/specd-dev/specd/jsonl"
 	"github.com/specd-dev/specd/plans"
-	"github.com/specd-dev/specd/runstate"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -556,7 +555,7 @@ func TestShutdownLeavesNoProcess(t *testing.T) {
 			t.Errorf("grandchild %d survived the shutdown", pid)
 		}
 	}
-	rs, err := runstate.Load(dir)
+	rs, err := specs.LoadRun(dir)
 	if err != nil || rs.State != "running" || rs.Topics[0].Outcome != specs.OutcomeQueued {
 		t.Errorf("after shutdown: state %q, topic %q (%v); want running, queued", rs.State, rs.Topics[0].Outcome, err)
 	}

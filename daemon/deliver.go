@@ -3,10 +3,10 @@ package daemon
 import (
 	"fmt"
 
-	"github.com/specd-dev/specd/barrier"
-	"github.com/specd-dev/specd/delivery"
+	"github.com/specd-dev/specd/daemon/barrier"
+	"github.com/specd-dev/specd/daemon/delivery"
+	"github.com/specd-dev/specd/internal/results"
 	"github.com/specd-dev/specd/jsonl"
-	"github.com/specd-dev/specd/results"
 )
 
 // deliver runs delivery.Deliver for topic i (stdoutPath "" looks at result

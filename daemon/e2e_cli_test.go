@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/specd-dev/specd/config"
+	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/modelserver"
-	"github.com/specd-dev/specd/specialist/agents"
+	"github.com/specd-dev/specd/internal/specialist/agents"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -97,7 +97,7 @@ func runCLICases(t *testing.T, cli agentCLI) {
 		t3 = "Audit logging of admin actions"
 	)
 	type check func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server)
-	result, err := os.ReadFile("../results/testdata/web_research.json")
+	result, err := os.ReadFile("../internal/results/testdata/web_research.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/specd-dev/specd/config"
+	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/specs"
 )
 

@@ -15,8 +15,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/specd-dev/specd/config"
 	"github.com/specd-dev/specd/daemon"
+	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/specs"
 )
 

@@ -12,9 +12,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/specd-dev/specd/config"
 	"github.com/specd-dev/specd/daemon"
-	"github.com/specd-dev/specd/runstate"
+	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -31,7 +30,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 // topicsIn returns how many topics of dir's .run.json are in outcome o.
 func topicsIn(dir string, o specs.Outcome) int {
-	rs, err := runstate.Load(dir)
+	rs, err := specs.LoadRun(dir)
 	if err != nil {
 		return -1
 	}
@@ -81,7 +80,7 @@ func TestWarmShutdown(t *testing.T) {
 	d := newDaemon(t, tr, c, nil)
 	stop, wait := startDaemon(t, d)
 	waitFor(t, "3 running topics", func() bool { return topicsIn(dir, specs.OutcomeRunning) == 3 })
-	rs, _ := runstate.Load(dir)
+	rs, _ := specs.LoadRun(dir)
 	for _, tp := range rs.Topics {
 		if tp.Outcome == specs.OutcomeRunning && (tp.PID <= 0 || tp.StartedAt == "" || tp.Attempts != 1) {
 			t.Errorf("mid-run topic %d: pid %d started_at %q attempts %d; want a pid and started_at",
@@ -99,7 +98,7 @@ func TestWarmShutdown(t *testing.T) {
 	if inv := invocations(t, tr); len(inv) != 3 {
 		t.Fatalf("%d specialists started, want 3 (no new topic during the drain): %v", len(inv), inv)
 	}
-	rs, err := runstate.Load(dir)
+	rs, err := specs.LoadRun(dir)
 	if err != nil || rs.State != specs.StateRunning {
 		t.Fatalf("after the drain: state %q (%v), want running (resumes)", rs.State, err)
 	}
@@ -146,7 +145,7 @@ func TestColdShutdown(t *testing.T) {
 	if err := wait(); err != nil {
 		t.Fatal(err)
 	}
-	rs, _ := runstate.Load(dir)
+	rs, _ := specs.LoadRun(dir)
 	if c := rs.Count(); rs.State != specs.StateRunning || c.Queued != 3 {
 		t.Errorf("after a cold stop: %s %+v, want running with 3 queued", rs.State, c)
 	}
@@ -174,11 +173,11 @@ func TestCancel(t *testing.T) {
 		return topicsIn(dir, specs.OutcomeRunning) == 3 && topicsIn(dir, specs.OutcomeCompleted) == 1
 	})
 	ctx := context.Background()
-	if err := runstate.RequestCancel(ctx, dir, []int{0}, "a test (topic 0)", 30*time.Second); err != nil {
+	if err := specs.RequestCancel(ctx, dir, []int{0}, "a test (topic 0)", 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "topic 0 cancelled", func() bool { return topicsIn(dir, specs.OutcomeCancelled) == 1 })
-	if err := runstate.RequestCancel(ctx, dir, nil, "a test (the run)", 30*time.Second); err != nil {
+	if err := specs.RequestCancel(ctx, dir, nil, "a test (the run)", 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	var rs specs.RunState
@@ -212,14 +211,14 @@ func TestCancel(t *testing.T) {
 	if !strings.Contains(string(overview), "cancelled: cancelled by a test (topic 0)") {
 		t.Errorf("OVERVIEW.md does not say topic 0 was cancelled and by what:\n%s", overview)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "reports", runstate.CancelFile)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(dir, "reports", specs.CancelFile)); !os.IsNotExist(err) {
 		t.Errorf("the cancel request file is left behind: %v", err)
 	}
 
 	// rerun: the three cancelled topics run again (fast now), the completed one is kept.
 	os.Setenv("FAKE_SLOW", "0")
 	var err error
-	waitFor(t, "the run lock", func() bool { err = runstate.Reopen(dir, nil); return err != runstate.ErrLocked })
+	waitFor(t, "the run lock", func() bool { err = specs.ReopenRun(dir, nil); return err != specs.ErrRunLocked })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,10 +255,10 @@ func TestPlanInTwoChunks(t *testing.T) {
 	time.Sleep(1500 * time.Millisecond) // the writer's pause, not an assertion
 	f.WriteString("[1] ok: second -> 002_second.md\n[2] ok: third -> 003_third.md\n")
 	waitFor(t, "3 completed topics", func() bool {
-		rs, err := runstate.Load(dir)
+		rs, err := specs.LoadRun(dir)
 		return err == nil && rs.State == specs.StateFinished && rs.Completed == 3
 	})
-	rs, _ := runstate.Load(dir)
+	rs, _ := specs.LoadRun(dir)
 	if rs.Verdict != specs.VerdictSuccess || rs.Expected != 3 {
 		t.Errorf("run: %s %d/%d", rs.Verdict, rs.Completed, rs.Expected)
 	}

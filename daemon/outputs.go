@@ -7,11 +7,11 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/specd-dev/specd/barrier"
+	"github.com/specd-dev/specd/daemon/barrier"
 	"github.com/specd-dev/specd/internal/gitcommit"
+	"github.com/specd-dev/specd/internal/memory"
+	"github.com/specd-dev/specd/internal/sources"
 	"github.com/specd-dev/specd/jsonl"
-	"github.com/specd-dev/specd/memory"
-	"github.com/specd-dev/specd/sources"
 	"github.com/specd-dev/specd/specs"
 )
 

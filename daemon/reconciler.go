@@ -17,16 +17,15 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/gofrs/flock"
 
-	"github.com/specd-dev/specd/intake"
+	"github.com/specd-dev/specd/daemon/lifecycle"
+	"github.com/specd-dev/specd/daemon/watch"
+	"github.com/specd-dev/specd/internal/intake"
+	"github.com/specd-dev/specd/internal/liveness"
+	"github.com/specd-dev/specd/internal/sources"
 	"github.com/specd-dev/specd/jsonl"
-	"github.com/specd-dev/specd/lifecycle"
-	"github.com/specd-dev/specd/liveness"
 	"github.com/specd-dev/specd/plans"
-	"github.com/specd-dev/specd/runstate"
-	"github.com/specd-dev/specd/sources"
 	"github.com/specd-dev/specd/specs"
 	"github.com/specd-dev/specd/systemd"
-	"github.com/specd-dev/specd/watch"
 )
 
 // ErrAlreadyRunning is returned by Run when another daemon holds the spec
@@ -343,7 +342,7 @@ func (l *loop) topicDir(dir string, isDir bool) {
 		}
 		return
 	}
-	if h, runJSON, err := runstate.Peek(dir); err == nil && h.State == specs.StateFinished &&
+	if h, runJSON, err := specs.PeekRun(dir); err == nil && h.State == specs.StateFinished &&
 		(pfi.ModTime().UnixNano() <= runJSON || slices.Contains([]string{h.PlanSHA256, h.PlanWarned}, planHash(plan))) {
 		// Finished, and the plan is the one it ran (or was warned
 		// about): nothing to do. A changed plan goes to RunPlan, which
@@ -405,7 +404,7 @@ func (l *loop) start(dir string) {
 			default: // the queue is full: the rescan looks
 			}
 		case errors.Is(err, ErrNotReady), errors.Is(err, ErrNoPlan), errors.Is(err, ErrInterrupted):
-		case errors.Is(err, runstate.ErrLocked):
+		case errors.Is(err, specs.ErrRunLocked):
 			d.opts.Log.Info().Str("run", filepath.Base(dir)).Msg("plan is being run by another process")
 		default:
 			d.opts.Log.Error().Err(err).Str("run", filepath.Base(dir)).Msg("run failed")

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/specd-dev/specd/config"
-	"github.com/specd-dev/specd/sources"
+	"github.com/specd-dev/specd/internal/config"
+	"github.com/specd-dev/specd/internal/sources"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -20,7 +20,7 @@ func resultConfig(t *testing.T) config.Config {
 	t.Helper()
 	c := fakeConfig(t)
 	script, _ := filepath.Abs("testdata/result-specialist.sh")
-	data, _ := filepath.Abs("../results/testdata")
+	data, _ := filepath.Abs("../internal/results/testdata")
 	t.Setenv("RESULTS_TESTDATA", data)
 	c.Specialist.Command = []string{script}
 	c.Specialist.Retries = 2
@@ -144,7 +144,7 @@ func TestStructuredResultFailures(t *testing.T) {
 func TestOpencodePresetWithAgent(t *testing.T) {
 	tr := newTree(t)
 	bin := t.TempDir()
-	data, _ := filepath.Abs("../results/testdata/web_research.json")
+	data, _ := filepath.Abs("../internal/results/testdata/web_research.json")
 	script := "#!/bin/sh\nprintf '%s\\n' \"$@\" > \"$FAKE_COUNT_DIR/argv\"\ncat '" + data + "'\n"
 	if err := os.WriteFile(filepath.Join(bin, "opencode"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
@@ -182,7 +182,7 @@ func TestOpencodePresetWithAgent(t *testing.T) {
 func TestResultLeftByKilledRun(t *testing.T) {
 	tr := newTree(t)
 	dir := writePlan(t, tr, "013_resume", "json: Stripe payment intents")
-	data, err := os.ReadFile("../results/testdata/web_research.json")
+	data, err := os.ReadFile("../internal/results/testdata/web_research.json")
 	if err != nil {
 		t.Fatal(err)
 	}

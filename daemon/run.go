@@ -15,13 +15,12 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/specd-dev/specd/barrier"
-	"github.com/specd-dev/specd/config"
-	"github.com/specd-dev/specd/intake"
+	"github.com/specd-dev/specd/daemon/barrier"
+	"github.com/specd-dev/specd/daemon/lifecycle"
+	"github.com/specd-dev/specd/internal/config"
+	"github.com/specd-dev/specd/internal/intake"
 	"github.com/specd-dev/specd/jsonl"
-	"github.com/specd-dev/specd/lifecycle"
 	"github.com/specd-dev/specd/plans"
-	"github.com/specd-dev/specd/runstate"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -67,7 +66,7 @@ type run struct {
 // specialists, hard barrier, threshold, errors.jsonl, OVERVIEW.md, trace
 // log and .run.json (docs/architecture.md). It holds the plan's run lock
 // while it works, so no topic runs twice concurrently across processes.
-// It fails with runstate.ErrLocked while another process runs the plan.
+// It fails with specs.ErrRunLocked while another process runs the plan.
 // A finished run is returned as it is, not run again, unless topics were
 // added to its plan since (they run; docs/contract.md#readiness); an
 // unfinished one resumes, keeping every topic that already has its
@@ -93,7 +92,7 @@ func (d *Daemon) runPlan(start, kill context.Context, specDir string, settle tim
 	if !ok {
 		return specs.RunState{}, ErrNoPlan
 	}
-	unlock, err := runstate.Lock(specDir)
+	unlock, err := specs.LockRun(specDir)
 	if err != nil {
 		return specs.RunState{}, err
 	}
@@ -113,7 +112,7 @@ func (d *Daemon) runPlan(start, kill context.Context, specDir string, settle tim
 	if settle > 0 && time.Since(time.Unix(0, mtime)) < settle && !plan.Complete() {
 		return specs.RunState{}, errSettling
 	}
-	prev, prevErr := runstate.Load(specDir)
+	prev, prevErr := specs.LoadRun(specDir)
 	act := lifecycle.Next(prev, prevErr == nil, plan, perr == nil, hash)
 	switch act {
 	case lifecycle.Keep:
@@ -172,7 +171,7 @@ func (d *Daemon) runPlan(start, kill context.Context, specDir string, settle tim
 func (r *run) planChanged(prev specs.RunState, act lifecycle.Action, perr error, hash string) (specs.RunState, error) {
 	if act == lifecycle.Record {
 		prev.PlanSHA256 = hash
-		return prev, runstate.Save(r.specDir, &prev)
+		return prev, specs.SaveRun(r.specDir, &prev)
 	}
 	what := "its topics changed"
 	if perr != nil {
@@ -187,7 +186,7 @@ func (r *run) planChanged(prev specs.RunState, act lifecycle.Action, perr error,
 		RecoveryHint: "Run `specd rerun " + topicNumber(r.specDir) + "` to run the changed plan (topics with a valid report are kept), or restore the plan.",
 	})
 	prev.PlanWarned = hash
-	return prev, runstate.Save(r.specDir, &prev)
+	return prev, specs.SaveRun(r.specDir, &prev)
 }
 
 // notReady warns about a plan whose Status: specd does not know, once
@@ -223,7 +222,7 @@ func (r *run) rejectPlan(perr error) (specs.RunState, error) {
 		Details:      map[string]any{"spec_dir": r.rel, "plan": r.rs.Plan},
 		RecoveryHint: "Fix the plan file at the line named in the message; specd reads it again when it changes.",
 	})
-	if err := runstate.Save(r.specDir, &r.rs); err != nil {
+	if err := specs.SaveRun(r.specDir, &r.rs); err != nil {
 		return r.rs, err
 	}
 	r.d.finished(r.rs)
@@ -501,7 +500,7 @@ func (r *run) writeChanges() (stop func()) {
 func (r *run) checkpoint() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return runstate.Save(r.specDir, &r.rs)
+	return specs.SaveRun(r.specDir, &r.rs)
 }
 
 // traceLine formats one trace line for topic i (docs/contract.md#outputs).

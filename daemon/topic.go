@@ -11,12 +11,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/specd-dev/specd/barrier"
-	"github.com/specd-dev/specd/delivery"
+	"github.com/specd-dev/specd/daemon/barrier"
+	"github.com/specd-dev/specd/daemon/delivery"
+	"github.com/specd-dev/specd/internal/preset"
+	"github.com/specd-dev/specd/internal/runner"
+	"github.com/specd-dev/specd/internal/specialist"
 	"github.com/specd-dev/specd/jsonl"
-	"github.com/specd-dev/specd/preset"
-	"github.com/specd-dev/specd/runner"
-	"github.com/specd-dev/specd/specialist"
 	"github.com/specd-dev/specd/specs"
 )
 

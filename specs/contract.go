@@ -16,8 +16,8 @@ import (
 	"go.yaml.in/yaml/v3"
 	"golang.org/x/sys/unix"
 
-	"github.com/specd-dev/specd/mdsection"
-	"github.com/specd-dev/specd/sources"
+	"github.com/specd-dev/specd/internal/mdsection"
+	"github.com/specd-dev/specd/internal/sources"
 )
 
 // ReportMeta is a report's front matter (docs/contract.md#report-contract),

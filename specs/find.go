@@ -30,11 +30,11 @@ func FindTopicDir(specsDir, arg string) (string, error) {
 
 // FindTopic returns the newest topic directory of specsDir (the highest
 // number) whose run has a topic with the text topic, white space compared
-// as single spaces, and that topic's index. load reads a run's state
-// (reports/.run.json; runstate.Load); a run it cannot read, such as
+// as single spaces, and that topic's index. A run whose state
+// (reports/.run.json, LoadRun) cannot be read, such as
 // one that has not started, is skipped. Errors: the listing's error, or
 // one naming topic when no run has it.
-func FindTopic(specsDir, topic string, load func(specDir string) (RunState, error)) (dir string, index int, err error) {
+func FindTopic(specsDir, topic string) (dir string, index int, err error) {
 	names, err := TopicDirs(specsDir)
 	if err != nil {
 		return "", 0, err
@@ -42,7 +42,7 @@ func FindTopic(specsDir, topic string, load func(specDir string) (RunState, erro
 	want := strings.Join(strings.Fields(topic), " ")
 	for i := len(names) - 1; i >= 0; i-- {
 		dir := filepath.Join(specsDir, names[i])
-		rs, err := load(dir)
+		rs, err := LoadRun(dir)
 		if err != nil {
 			continue
 		}

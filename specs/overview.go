@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/specd-dev/specd/internal/atomicfile"
-	"github.com/specd-dev/specd/sources"
+	"github.com/specd-dev/specd/internal/sources"
 )
 
 // OverviewInput is everything OVERVIEW.md is made of: run metadata and the

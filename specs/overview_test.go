@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/specd-dev/specd/internal/golden"
-	"github.com/specd-dev/specd/sources"
+	"github.com/specd-dev/specd/internal/sources"
 )
 
 // The golden cases: 4/4 SUCCESS, 3/4 PARTIAL SUCCESS, 1/3 FAILED.

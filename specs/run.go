@@ -1,6 +1,6 @@
 package specs
 
-import "github.com/specd-dev/specd/sources"
+import "github.com/specd-dev/specd/internal/sources"
 
 // Outcome is the single classification a topic gets at the hard barrier
 // (docs/contract.md#hard-barrier).

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/specd-dev/specd/mdsection"
+	"github.com/specd-dev/specd/internal/mdsection"
 )
 
 // Spotlighting (docs/contract.md#spotlighting): every text a rendered

@@ -46,8 +46,8 @@ import (
 	"time"
 
 	"github.com/specd-dev/specd/internal/jsonlines"
-	"github.com/specd-dev/specd/specialist"
-	"github.com/specd-dev/specd/specialist/local"
+	"github.com/specd-dev/specd/internal/specialist"
+	"github.com/specd-dev/specd/internal/specialist/local"
 )
 
 // question is one line of the labelled set.

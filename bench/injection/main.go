@@ -22,8 +22,8 @@ import (
 	"time"
 
 	"github.com/specd-dev/specd/internal/jsonlines"
-	"github.com/specd-dev/specd/quarantine"
-	"github.com/specd-dev/specd/results"
+	"github.com/specd-dev/specd/internal/quarantine"
+	"github.com/specd-dev/specd/internal/results"
 )
 
 type record struct {

@@ -21,10 +21,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/specd-dev/specd/config"
-	"github.com/specd-dev/specd/runner"
-	"github.com/specd-dev/specd/service"
-	"github.com/specd-dev/specd/temporal"
+	"github.com/specd-dev/specd/internal/config"
+	"github.com/specd-dev/specd/internal/runner"
+	"github.com/specd-dev/specd/internal/service"
+	"github.com/specd-dev/specd/internal/temporal"
 )
 
 const exitHelp = `

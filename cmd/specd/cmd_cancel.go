@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/specd-dev/specd/await"
-	"github.com/specd-dev/specd/liveness"
-	"github.com/specd-dev/specd/runstate"
+	"github.com/specd-dev/specd/cmd/specd/await"
+	"github.com/specd-dev/specd/internal/liveness"
+	"github.com/specd-dev/specd/specs"
 )
 
 // cancelOptions are the flags of specd cancel.
@@ -47,7 +47,7 @@ for the run to finish and prints its summary.` + exitHelp,
 
 // runCancel is specd cancel: the run checked (started, not finished, the
 // topics it has, a daemon running), the request handed to the daemon
-// (runstate.RequestCancel), then unless --no-wait the wait for the run
+// (specs.RequestCancel), then unless --no-wait the wait for the run
 // (await.Finished) or the topics (await.Topics).
 func runCancel(cmd *cobra.Command, g *globalOptions, o cancelOptions, arg string) error {
 	for _, i := range o.topics {
@@ -60,7 +60,7 @@ func runCancel(cmd *cobra.Command, g *globalOptions, o cancelOptions, arg string
 		return err
 	}
 	name := filepath.Base(dir)
-	if err := runstate.Cancellable(dir, o.topics); err != nil {
+	if err := specs.Cancellable(dir, o.topics); err != nil {
 		return err
 	}
 	live, err := liveness.Check(p.SpecsDir)
@@ -71,8 +71,8 @@ func runCancel(cmd *cobra.Command, g *globalOptions, o cancelOptions, arg string
 		return fmt.Errorf("no daemon is running on this tree, so nothing of %s is running: its state is stale; start 'specd run' (it resumes the run) and cancel again", name)
 	}
 	ctx := cmd.Context()
-	if err := runstate.RequestCancel(ctx, dir, o.topics, runstate.CancelledBy(), 10*time.Second); err != nil {
-		if errors.Is(err, runstate.ErrNotTaken) {
+	if err := specs.RequestCancel(ctx, dir, o.topics, specs.CancelledBy(), 10*time.Second); err != nil {
+		if errors.Is(err, specs.ErrNotTaken) {
 			return fmt.Errorf("%s: %w (the daemon, pid %d, is not running this run: another process such as 'specd submit --wait' may own it; stop that one with Ctrl-C)", name, err, live.PID)
 		}
 		return err

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/specd-dev/specd/demo"
-	"github.com/specd-dev/specd/intake"
+	"github.com/specd-dev/specd/cmd/specd/demo"
+	"github.com/specd-dev/specd/internal/intake"
 	"github.com/specd-dev/specd/specs"
 )
 

@@ -8,8 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/specd-dev/specd/memory"
-	"github.com/specd-dev/specd/runstate"
+	"github.com/specd-dev/specd/internal/memory"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -132,11 +131,11 @@ func runGapsResolve(cmd *cobra.Command, g *globalOptions, o resolveOptions, id s
 	if !o.research {
 		return nil
 	}
-	dir, index, err := specs.FindTopic(p.SpecsDir, row.Topic, runstate.Load)
+	dir, index, err := specs.FindTopic(p.SpecsDir, row.Topic)
 	if err != nil {
 		return err
 	}
-	if err := runstate.Reopen(dir, map[int]string{index: row.Guidance()}); err != nil {
+	if err := specs.ReopenRun(dir, map[int]string{index: row.Guidance()}); err != nil {
 		return err
 	}
 	return awaitRun(cmd, g, p, dir)

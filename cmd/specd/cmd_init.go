@@ -7,9 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/specd-dev/specd/config"
-	"github.com/specd-dev/specd/setup"
-	"github.com/specd-dev/specd/specialist/agents"
+	"github.com/specd-dev/specd/internal/config"
+	"github.com/specd-dev/specd/internal/setup"
+	"github.com/specd-dev/specd/internal/specialist/agents"
 	"github.com/specd-dev/specd/systemd"
 )
 

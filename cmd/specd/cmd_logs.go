@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/specd-dev/specd/await"
-	"github.com/specd-dev/specd/progress"
+	"github.com/specd-dev/specd/cmd/specd/await"
+	"github.com/specd-dev/specd/internal/progress"
 )
 
 // logsOptions are the flags of specd logs.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/specd-dev/specd/runstate"
+	"github.com/specd-dev/specd/specs"
 )
 
 func newRerunCommand(g *globalOptions) *cobra.Command {
@@ -26,7 +26,7 @@ the daemon picks the run up; otherwise rerun runs it in this process. Prints the
 	return c
 }
 
-// runRerun is specd rerun: run arg reopened (runstate.Reopen; the given
+// runRerun is specd rerun: run arg reopened (specs.ReopenRun; the given
 // topics even when completed) and seen through (awaitRun).
 func runRerun(cmd *cobra.Command, g *globalOptions, topics []int, arg string) error {
 	p, dir, err := g.runDir(arg)
@@ -40,7 +40,7 @@ func runRerun(cmd *cobra.Command, g *globalOptions, topics []int, arg string) er
 	for _, i := range topics {
 		force[i] = ""
 	}
-	if err := runstate.Reopen(dir, force); err != nil {
+	if err := specs.ReopenRun(dir, force); err != nil {
 		return err
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "specd: reopened %s\n", filepath.Base(dir))

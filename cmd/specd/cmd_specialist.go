@@ -3,8 +3,8 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/specd-dev/specd/specialist"
-	"github.com/specd-dev/specd/specialist/local"
+	"github.com/specd-dev/specd/internal/specialist"
+	"github.com/specd-dev/specd/internal/specialist/local"
 )
 
 func newSpecialistCommand(_ *globalOptions) *cobra.Command {

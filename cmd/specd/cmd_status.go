@@ -11,9 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/specd-dev/specd/await"
+	"github.com/specd-dev/specd/cmd/specd/await"
 	"github.com/specd-dev/specd/daemon"
-	"github.com/specd-dev/specd/progress"
+	"github.com/specd-dev/specd/internal/progress"
 	"github.com/specd-dev/specd/specs"
 )
 

@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/specd-dev/specd/config"
-	"github.com/specd-dev/specd/intake"
+	"github.com/specd-dev/specd/internal/config"
+	"github.com/specd-dev/specd/internal/intake"
 	"github.com/specd-dev/specd/plans"
 )
 

@@ -11,7 +11,7 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
-	"github.com/specd-dev/specd/progress"
+	"github.com/specd-dev/specd/internal/progress"
 	"github.com/specd-dev/specd/specs"
 )
 

@@ -3,8 +3,9 @@ package main
 import (
 	"fmt"
 
-	"github.com/specd-dev/specd/validate"
 	"github.com/spf13/cobra"
+
+	"github.com/specd-dev/specd/cmd/specd/validate"
 )
 
 func newValidateCommand(_ *globalOptions) *cobra.Command {

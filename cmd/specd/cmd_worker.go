@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/specd-dev/specd/service"
+	"github.com/specd-dev/specd/internal/service"
 )
 
 func newWorkerCommand(g *globalOptions) *cobra.Command {

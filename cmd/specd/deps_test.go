@@ -15,7 +15,7 @@ func TestNoTemporalSDK(t *testing.T) {
 	}
 	for _, pkg := range strings.Fields(string(out)) {
 		if strings.HasPrefix(pkg, "go.temporal.io/") || strings.HasPrefix(pkg, "google.golang.org/grpc") ||
-			pkg == "github.com/specd-dev/specd/temporal" {
+			pkg == "github.com/specd-dev/specd/internal/temporal" {
 			t.Errorf("specd links %s; Temporal mode belongs in cmd/specd-temporal", pkg)
 		}
 	}

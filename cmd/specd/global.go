@@ -6,7 +6,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
-	"github.com/specd-dev/specd/service"
+	"github.com/specd-dev/specd/internal/service"
 	"github.com/specd-dev/specd/specs"
 )
 

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/specd-dev/specd/runstate"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -132,7 +131,7 @@ func TestStatusJSONMidRun(t *testing.T) {
 			// (a loaded machine): then its topic must move on promptly.
 			i, pid := tp.Index, tp.PID
 			poll(t, 30*time.Second, func() string {
-				now, err := runstate.Load(filepath.Join(root, ".opencode", "specs", "001_live_progress"))
+				now, err := specs.LoadRun(filepath.Join(root, ".opencode", "specs", "001_live_progress"))
 				if err == nil && (now.Topics[i].Outcome != specs.OutcomeRunning || now.Topics[i].PID != pid) {
 					return ""
 				}

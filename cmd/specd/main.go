@@ -20,7 +20,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/specd-dev/specd/service"
+	"github.com/specd-dev/specd/internal/service"
 )
 
 // Exit statuses, listed in every command's help.

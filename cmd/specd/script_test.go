@@ -25,7 +25,7 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("CORPUS", mustAbs(t, "../../testdata/corpus/claude-config"))
-			env.Setenv("RESULTS", mustAbs(t, "../../results/testdata"))
+			env.Setenv("RESULTS", mustAbs(t, "../../internal/results/testdata"))
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

@@ -14,7 +14,6 @@ import (
 	"github.com/specd-dev/specd/internal/syncbuf"
 
 	"github.com/specd-dev/specd/plans"
-	"github.com/specd-dev/specd/runstate"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -80,7 +79,7 @@ func TestSignals(t *testing.T) {
 		}
 	}
 	count := func(dir string, o specs.Outcome) int {
-		rs, err := runstate.Load(dir)
+		rs, err := specs.LoadRun(dir)
 		if err != nil {
 			return -1
 		}
@@ -109,16 +108,16 @@ func TestSignals(t *testing.T) {
 	if n := invocations(); n != 3 {
 		t.Errorf("%d specialists started, want 3: no topic starts during the drain", n)
 	}
-	rs, _ := runstate.Load(dir)
+	rs, _ := specs.LoadRun(dir)
 	if c := rs.Count(); rs.State != specs.StateRunning || c.Done != 3 || c.Failed != 0 || c.Queued != 2 {
 		t.Errorf("after the drain: %s %+v, want running with 3 done (valid reports), 2 queued", rs.State, c)
 	}
 	cmd, stderr, exited = start("0")
 	eventually(t, "the run to resume and finish", func() bool {
-		rs, err := runstate.Load(dir)
+		rs, err := specs.LoadRun(dir)
 		return err == nil && rs.State == specs.StateFinished
 	})
-	rs, _ = runstate.Load(dir)
+	rs, _ = specs.LoadRun(dir)
 	if rs.Verdict != specs.VerdictSuccess || rs.Completed != 5 {
 		t.Errorf("resumed run: %s %d/5", rs.Verdict, rs.Completed)
 	}
@@ -133,7 +132,7 @@ func TestSignals(t *testing.T) {
 	dir = addPlan("002_cold", 2)
 	cmd, stderr, exited = start("600")
 	eventually(t, "2 running topics", func() bool { return count(dir, specs.OutcomeRunning) == 2 })
-	rs, _ = runstate.Load(dir)
+	rs, _ = specs.LoadRun(dir)
 	cmd.Process.Signal(syscall.SIGTERM)
 	eventually(t, "the drain to start", func() bool { return strings.Contains(stderr.String(), "draining: 2 specialists running") })
 	cmd.Process.Signal(syscall.SIGTERM)

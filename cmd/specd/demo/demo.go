@@ -1,0 +1,183 @@
+// Package demo is `specd demo`: a throw-away workspace holding a copy of
+// real input (the files git would track in a directory), where a request
+// is submitted and the daemon runs it with the built-in local specialist
+// until the run ends (docs/architecture.md#pipeline, end to end). With git
+// the workspace is a repository whose runs are committed.
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/specd-dev/specd/daemon"
+	"github.com/specd-dev/specd/internal/config"
+	"github.com/specd-dev/specd/internal/intake"
+	"github.com/specd-dev/specd/internal/setup"
+	"github.com/specd-dev/specd/internal/specialist/local"
+	"github.com/specd-dev/specd/specs"
+)
+
+// Request is the built-in 3-topic request; its topics are about specd's
+// own source, the default input.
+var Request = intake.Request{
+	Text: "How does specd turn a plan into validated reports and an OVERVIEW?",
+	Topics: []string{
+		"Hard barrier: how each topic is classified and the 50 percent threshold applied",
+		"Report path safety: rebasing foreign absolute paths, refusing symlinks and paths outside reports",
+		"Error log: appending errors.jsonl entries under flock with O_APPEND",
+	},
+}
+
+// GitRequest is the second, one-topic request of a workspace with git,
+// so that its log shows two runs.
+var GitRequest = intake.Request{Text: "Where are runs committed to git?", Topics: []string{"git commit of a finished run's artifacts"}}
+
+// Workspace is a demo workspace: a project directory whose spec tree is
+// .opencode/specs, and the config its runs use (the defaults: the local
+// specialist).
+type Workspace struct {
+	Dir    string // absolute
+	Config config.Config
+}
+
+// New creates the workspace dir, which must not exist (the error then
+// wraps fs.ErrExist), or with dir "" a new directory in $TMPDIR. Errors
+// name the directory.
+func New(dir string) (*Workspace, error) {
+	if dir == "" {
+		d, err := os.MkdirTemp("", "specd-demo-")
+		if err != nil {
+			return nil, fmt.Errorf("create a workspace in %s: %w", os.TempDir(), err)
+		}
+		return &Workspace{Dir: d, Config: config.Default()}, nil
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, err // *fs.PathError: "mkdir DIR: file exists"
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	return &Workspace{Dir: abs, Config: config.Default()}, nil
+}
+
+// SpecsDir is the workspace's spec tree.
+func (w *Workspace) SpecsDir() string { return filepath.Join(w.Dir, ".opencode", "specs") }
+
+// Copy copies the files git would track under src (local.Files: the spec
+// tree left out) into the workspace, keeping their relative paths, and
+// returns how many it copied. Errors name the file.
+func (w *Workspace) Copy(ctx context.Context, src string) (int, error) {
+	files, err := local.Files(ctx, src)
+	if err != nil {
+		return 0, err
+	}
+	for _, f := range files {
+		if err := copyFile(filepath.Join(src, f), filepath.Join(w.Dir, f)); err != nil {
+			return 0, err
+		}
+	}
+	return len(files), nil
+}
+
+func copyFile(src, dst string) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return fmt.Errorf("copy %s to %s: %w", src, dst, err)
+	}
+	return out.Close()
+}
+
+// InitGit makes the workspace a git repository whose first commit is the
+// copied input and specd's .gitignore block (setup.Gitignore), and turns
+// on git_commit for its runs. Errors name the git command and carry its
+// output.
+func (w *Workspace) InitGit(ctx context.Context) error {
+	if _, err := setup.Gitignore(filepath.Join(w.Dir, ".gitignore"), false); err != nil {
+		return err
+	}
+	for _, args := range [][]string{
+		{"init", "-q"},
+		{"add", "-A"},
+		{"-c", "user.name=specd demo", "-c", "user.email=demo@localhost", "commit", "-q", "-m", "demo input"},
+	} {
+		c := exec.CommandContext(ctx, "git", append([]string{"-C", w.Dir}, args...)...)
+		if out, err := c.CombinedOutput(); err != nil {
+			return fmt.Errorf("git %s: %w: %s", args[0], err, out)
+		}
+	}
+	w.Config.GitCommit = true
+	return nil
+}
+
+// Run submits r in the workspace and runs the daemon (logging to log)
+// until that run has finished, and returns its final state. Errors:
+// intake.Submit's, daemon.New's, the daemon's, or, when ctx ends first,
+// an error saying the run was interrupted.
+func (w *Workspace) Run(ctx context.Context, log zerolog.Logger, r intake.Request) (specs.RunState, error) {
+	dir, err := intake.Submit(w.SpecsDir(), r, time.Now())
+	if err != nil {
+		return specs.RunState{}, err
+	}
+	done := make(chan specs.RunState, 1)
+	d, err := daemon.New(daemon.Options{
+		Root: w.Dir, SpecsDir: w.SpecsDir(), Config: w.Config, Log: log,
+		OnRunFinished: func(rs specs.RunState) {
+			if filepath.Base(rs.SpecDir) == filepath.Base(dir) {
+				select {
+				case done <- rs:
+				default: // a later finish of the same run (topics appended): the first is the answer
+				}
+			}
+		},
+	})
+	if err != nil {
+		return specs.RunState{}, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- d.Run(ctx) }()
+	select {
+	case rs := <-done:
+		cancel()
+		<-errc
+		return rs, nil
+	case err := <-errc:
+		if err == nil {
+			err = errors.New("interrupted before the run finished")
+		}
+		return specs.RunState{}, err
+	}
+}
+
+// GitLog returns what `git log -2 --stat=120 --format="%h %s"` prints in
+// the workspace: its last two commits. Errors carry git's stderr.
+func (w *Workspace) GitLog(ctx context.Context) ([]byte, error) {
+	out, err := exec.CommandContext(ctx, "git", "-C", w.Dir, "log", "-2", "--stat=120", "--format=%h %s").Output()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return out, fmt.Errorf("git log in %s: %w: %s", w.Dir, err, ee.Stderr)
+	}
+	return out, err
+}

@@ -1,0 +1,224 @@
+// Package barrier is the hard barrier (docs/contract.md#hard-barrier):
+// Classify gives each topic its one outcome from its report file and how
+// its specialist ended, once; Judge, a pure function of the run's topics,
+// counts them, applies the threshold and says what goes into errors.jsonl.
+package barrier
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/specd-dev/specd/internal/runner"
+	"github.com/specd-dev/specd/internal/specialist"
+	"github.com/specd-dev/specd/jsonl"
+	"github.com/specd-dev/specd/specs"
+)
+
+// Classify gives a topic its one outcome (docs/contract.md#outcomes), once,
+// after its specialist has exited. The file at
+// reportPath is the truth: a valid report is completed whatever the process
+// printed or how it ended. Otherwise, in order: cancelled, missing (not
+// started because of a limit), timeout, invalid (a
+// structured result that was refused), declined (TASK_ERROR: declined - …), specialist_error (TASK_ERROR printed), crashed (could not start, died by a signal or exited
+// non-zero), invalid (a file that fails the report contract), missing.
+// The report is read only when res.Report does not hold the attempt's
+// check of it already. It returns the outcome, a one-line reason ("" when completed) and the
+// report's metadata when completed.
+func Classify(res Attempt, reportPath, topic string) (specs.Outcome, string, specs.ReportMeta) {
+	meta, verr := res.Report.Meta, res.Report.Err
+	if !res.Report.Checked {
+		meta, verr = specs.ValidateReport(reportPath, topic)
+	}
+	if verr == nil {
+		return specs.OutcomeCompleted, "", meta
+	}
+	_, statErr := os.Lstat(reportPath)
+	exists := !errors.Is(statErr, fs.ErrNotExist)
+	fileReason := "no report at the pre-calculated path"
+	if exists {
+		fileReason = specs.ShortReason(verr)
+	}
+	switch {
+	case res.Cancelled != "":
+		return specs.OutcomeCancelled, "cancelled by " + res.Cancelled, meta
+	case res.NotStarted != "":
+		return specs.OutcomeMissing, "not started: " + res.NotStarted, meta
+	case res.TimedOut:
+		return specs.OutcomeTimeout, "killed after the per-topic timeout (specialist.timeout " + res.Timeout.String() + "); " + fileReason, meta
+	case res.ResultInvalid != "":
+		return specs.OutcomeInvalid, res.ResultInvalid, meta
+	case res.Signals.TaskError != nil && res.Signals.TaskError.ErrorType == DeclinedType:
+		return specs.OutcomeDeclined, "declined: " + res.Signals.TaskError.Message, meta
+	case res.Signals.TaskError != nil:
+		te := res.Signals.TaskError
+		return specs.OutcomeSpecialistError, fmt.Sprintf("TASK_ERROR: %s - %s", te.ErrorType, te.Message), meta
+	case res.StartErr != nil:
+		return specs.OutcomeCrashed, "specialist did not start: " + res.StartErr.Error(), meta
+	case res.Signal != "":
+		return specs.OutcomeCrashed, fmt.Sprintf("specialist died by signal %s; %s", res.Signal, fileReason), meta
+	case res.ExitCode != 0 && res.Class != "":
+		return specs.OutcomeCrashed, fmt.Sprintf("specialist exited with status %d, %s error (%s); %s", res.ExitCode, res.Class, res.ClassLine, fileReason), meta
+	case res.ExitCode != 0:
+		return specs.OutcomeCrashed, fmt.Sprintf("specialist exited with status %d; %s", res.ExitCode, fileReason), meta
+	case exists:
+		return specs.OutcomeInvalid, fileReason, meta
+	default:
+		reason := fileReason
+		if len(res.Signals.ReportCreated) > 0 {
+			reason += " (the specialist printed REPORT_CREATED for " + filepath.Base(res.Signals.ReportCreated[len(res.Signals.ReportCreated)-1]) + ")"
+		}
+		return specs.OutcomeMissing, reason, meta
+	}
+}
+
+// Attempt is how a topic's last specialist attempt ended: the process's
+// result, what specd read from its output, and why specd did not start it.
+type Attempt struct {
+	runner.Result
+	Signals       specialist.Signals // what it printed on stdout (docs/contract.md#specialists)
+	Class         string             // error class of a non-zero exit (preset.Classify): rate_limit, auth, config, state or ""
+	ClassLine     string             // the printed line Class was read from
+	NotStarted    string             // why specd did not start it (a limit)
+	Cancelled     string             // who cancelled the topic (`specd cancel`)
+	ResultInvalid string             // why its structured result was refused; "" when it gave none or it became the report
+	Report        Check              // the report as checked after the attempt, so that Classify need not read it again
+}
+
+// Check is the result of specs.ValidateReport on a topic's report.
+type Check struct {
+	Checked bool             // false: not checked yet
+	Meta    specs.ReportMeta // when Err is nil
+	Err     error            // why the report is not valid
+}
+
+// DeclinedType is the TASK_ERROR error_type of a specialist that declines
+// a dispatch it may not do, e.g. one that needs write or execute rights
+// (docs/contract.md#outcomes): "TASK_ERROR: declined - <reason>".
+const DeclinedType = "declined"
+
+// Judge passes the hard barrier over rs, whose topics all have their final
+// outcome: it sets rs.Completed, rs.Verdict and rs.Rate (specs.Threshold)
+// and returns the errors.jsonl entries, in order: one per topic that did
+// not complete, with its recovery hint; one naming who cancelled, when
+// topics were cancelled; one for a partial success (warning) or a failure
+// (docs/contract.md#errors-jsonl). attempts[i] is topic i's last attempt in
+// this process, nil when it did not run here (its error class and
+// ERROR_CONTEXT are then not known). Judge reads and writes no file.
+func Judge(rs *specs.RunState, attempts []*Attempt) []jsonl.Entry {
+	num, _, _ := strings.Cut(path.Base(rs.SpecDir), "_")
+	var out []jsonl.Entry
+	rs.Completed = 0
+	for i, t := range rs.Topics {
+		if t.Outcome == specs.OutcomeCompleted {
+			rs.Completed++
+			continue
+		}
+		var a *Attempt
+		if i < len(attempts) {
+			a = attempts[i]
+		}
+		out = append(out, topicEntry(*rs, num, t, a))
+	}
+	rs.Verdict, rs.Rate = specs.Threshold(rs.Completed, rs.Expected)
+	if e, ok := cancelEntry(*rs, num); ok {
+		out = append(out, e)
+	}
+	if e, ok := thresholdEntry(*rs, num); ok {
+		out = append(out, e)
+	}
+	return out
+}
+
+// topicEntry is the errors.jsonl entry of a topic that did not complete.
+func topicEntry(rs specs.RunState, num string, t specs.TopicState, res *Attempt) jsonl.Entry {
+	typ, hint := jsonl.TypeValidation, "Run `specd rerun "+num+"` to run the failed topics again."
+	switch t.Outcome {
+	case specs.OutcomeTimeout:
+		typ, hint = jsonl.TypeTimeout, "Raise specialist.timeout in .opencode/specd.yaml or narrow the topic, then `specd rerun "+num+"`."
+	case specs.OutcomeCrashed:
+		typ, hint = jsonl.TypeExecution, fmt.Sprintf("Read the specialist's output (`specd logs %s --topic %d`) and check specialist.command, then `specd rerun %s`.", num, t.Index, num)
+	case specs.OutcomeDeclined:
+		typ, hint = jsonl.TypeAgent, "The specialist declined the dispatch (it is read-only by design); give the topic to a specialist with the rights it needs, or reword it, then `specd rerun "+num+"`."
+	case specs.OutcomeCancelled:
+		typ, hint = jsonl.TypeExecution, "Cancelled on request, not a verdict on the research: `specd rerun "+num+"` runs the cancelled topics again."
+	case specs.OutcomeSpecialistError:
+		typ, hint = jsonl.TypeAgent, fmt.Sprintf("Read the specialist's TASK_ERROR and its ERROR_CONTEXT (`specd logs %s --topic %d`), fix the cause, then `specd rerun %s`.", num, t.Index, num)
+	case specs.OutcomeInvalid:
+		if strings.HasPrefix(t.Reason, "plan error:") {
+			typ, hint = jsonl.TypeParse, "Fix the report path in the plan: it must name a file directly in this topic's reports/ directory."
+		} else {
+			hint = "Run `specd validate` on the report to see the contract failure, fix the specialist, then `specd rerun " + num + "`."
+		}
+	}
+	details := map[string]any{
+		"spec_dir": rs.SpecDir, "topic_index": t.Index, "topic": t.Topic, "report_path": rs.SpecDir + "/" + specs.ReportsDir + "/" + t.Report,
+		"outcome": string(t.Outcome), "exit_code": t.ExitCode,
+	}
+	if len(t.StderrTail) > 0 {
+		details["stderr_tail"] = t.StderrTail
+	}
+	if res != nil && res.Class != "" {
+		details["error_class"] = res.Class
+	}
+	if res != nil && len(res.Signals.ErrorContext) > 0 {
+		var ec any
+		if json.Unmarshal(res.Signals.ErrorContext, &ec) == nil {
+			details["error_context"] = ec
+		}
+	}
+	severity := ""
+	if t.Outcome == specs.OutcomeCancelled {
+		severity = "warning"
+	}
+	return jsonl.Entry{
+		WorkflowID: rs.WorkflowID, ErrorType: typ, Source: "barrier", Severity: severity,
+		Message:      fmt.Sprintf("topic [%d] %s: %s", t.Index, t.Outcome, t.Reason),
+		Details:      details,
+		RecoveryHint: hint,
+	}
+}
+
+// cancelEntry records that topics of the run were cancelled, and by whom,
+// as one warning.
+func cancelEntry(rs specs.RunState, num string) (jsonl.Entry, bool) {
+	var idx []int
+	for _, t := range rs.Topics {
+		if t.Outcome == specs.OutcomeCancelled {
+			idx = append(idx, t.Index)
+		}
+	}
+	if len(idx) == 0 {
+		return jsonl.Entry{}, false
+	}
+	return jsonl.Entry{WorkflowID: rs.WorkflowID, ErrorType: jsonl.TypeExecution, Source: "cancel", Severity: "warning",
+		Message:      fmt.Sprintf("run %s cancelled by %s: %d of %d topics cancelled", path.Base(rs.SpecDir), rs.CancelledBy, len(idx), len(rs.Topics)),
+		Details:      map[string]any{"spec_dir": rs.SpecDir, "cancelled_by": rs.CancelledBy, "topics": idx},
+		RecoveryHint: "`specd rerun " + num + "` runs the cancelled topics again; completed reports are kept."}, true
+}
+
+// thresholdEntry is a partial success as a warning and a failure as an
+// error (docs/contract.md#threshold); none for a success.
+func thresholdEntry(rs specs.RunState, num string) (jsonl.Entry, bool) {
+	msg := fmt.Sprintf("%d/%d topics completed (%d%%)", rs.Completed, rs.Expected, rs.Rate)
+	e := jsonl.Entry{WorkflowID: rs.WorkflowID, Source: "barrier",
+		Details: map[string]any{"spec_dir": rs.SpecDir, "completed": rs.Completed, "expected": rs.Expected, "rate_percent": rs.Rate}}
+	switch rs.Verdict {
+	case specs.VerdictPartialSuccess:
+		e.ErrorType, e.Severity = jsonl.TypeValidation, "warning"
+		e.Message = "PARTIAL SUCCESS: " + msg
+		e.RecoveryHint = "OVERVIEW.md lists the completed reports; run `specd rerun " + num + "` to retry the failed topics."
+	case specs.VerdictFailed:
+		e.ErrorType = jsonl.TypeAgent
+		e.Message = "HARD BARRIER FAILED: " + msg + ", below the 50% threshold"
+		e.RecoveryHint = "Check the per-topic entries of this workflow_id (`specd errors --workflow " + rs.WorkflowID + "`), fix the cause, then `specd rerun " + num + "`."
+	default:
+		return e, false
+	}
+	return e, true
+}

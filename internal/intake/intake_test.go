@@ -1,0 +1,66 @@
+package intake_test
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/specd-dev/specd/internal/intake"
+	"github.com/specd-dev/specd/plans"
+	"github.com/specd-dev/specd/specs"
+)
+
+func TestParseRequest(t *testing.T) {
+	for name, tc := range map[string]struct {
+		in   string
+		want intake.Request
+		err  string
+	}{
+		"plain":        {"How does X work?\n", intake.Request{Text: "How does X work?"}, ""},
+		"heading":      {"# How does X work?\n\nMore prose.\n", intake.Request{Text: "How does X work?"}, ""},
+		"topics list":  {"Compare A and B\n\n## Topics\n- A internals\n- B internals\n\n## Notes\n- not a topic\n", intake.Request{Text: "Compare A and B", Topics: []string{"A internals", "B internals"}}, ""},
+		"bullets":      {"Compare\n1. first\n2. second\n", intake.Request{Text: "Compare", Topics: []string{"first", "second"}}, ""},
+		"front matter": {"---\nresearch_complexity: 3\ntopics:\n  - one\n  - two\n---\nThe request\n", intake.Request{Text: "The request", Topics: []string{"one", "two"}, Complexity: 3}, ""},
+		"empty":        {"\n\n", intake.Request{}, "empty"},
+		"complexity":   {"---\nresearch_complexity: 7\n---\nx\n", intake.Request{}, "research_complexity 7"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, err := intake.ParseRequest("r.md", []byte(tc.in))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), "r.md") {
+					t.Fatalf("err = %v, want one naming r.md and %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got %+v, %v; want %+v", got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestSubmitWritesSeedPlan(t *testing.T) {
+	specsDir := filepath.Join(t.TempDir(), ".opencode", "specs")
+	dir, err := intake.Submit(specsDir, intake.Request{Text: "Token refresh?", Topics: []string{"Rotation: how", "Storage"}, Complexity: 3}, time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Base(dir) != "001_token_refresh" {
+		t.Errorf("dir %s", dir)
+	}
+	p, err := plans.ParseFile(filepath.Join(dir, "reports", plans.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Generated != "2026-11-22T10:00:00Z" || !p.Ready() || len(p.Topics) != 2 || p.Topics[0].ReportPath != "001_rotation.md" || p.Topics[0].Title != "Rotation: how" {
+		t.Errorf("plan %+v", p)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, specs.RequestFile))
+	back, err := intake.ParseRequest("REQUEST.md", b)
+	if err != nil || back.Text != "Token refresh?" || back.Complexity != 3 || len(back.Topics) != 2 {
+		t.Errorf("REQUEST.md does not read back: %+v %v\n%s", back, err, b)
+	}
+}

@@ -1,0 +1,544 @@
+// Package memory keeps the "## Source Gaps" table of the agent memory file,
+// .opencode/memory/agent-memory.md (docs/contract.md#gap-table):
+//
+//	| Date | Gap Type | Topic | Trigger | Resolution | Deferred Until |
+//
+// specd owns that table and nothing else in the file. The file is read by
+// the report contract's rules (mdsection): the heading is the first line
+// outside fenced code that starts with "## " at column 0 and names Source
+// Gaps (case ignored), its section runs to the next "# " or "## "
+// heading, and the table is the first one in it whose header has those six
+// columns (case ignored); fenced code is never read as the heading or the
+// table. When the heading is missing, the section (heading, blank line,
+// header, separator) is added at the end of the file; when the heading has
+// no such table, the table is added after the section's last non-blank
+// line. Every other byte of the file is kept: prose, other tables, the
+// line endings (CRLF when the file uses it) and the presence or absence of
+// a final newline; rows specd does not change keep their bytes too.
+//
+// Every edit holds an flock on path+".lock", a permanent file that is never
+// removed (lockedappend.Lock, as errors.jsonl writers lock theirs), then
+// rewrites the file atomically (temp file in the same directory, fsync,
+// rename; a symlinked file is replaced at its target).
+// Readers (List) need no lock.
+//
+// Each row has a stable id, "G-001", written at the start of its Trigger
+// cell as "[G-001] …": the highest id in the table plus one, never reused
+// while that row stays. A row written by hand without an id gets one at
+// specd's next edit of the table.
+package memory
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/specd-dev/specd/internal/atomicfile"
+	"github.com/specd-dev/specd/internal/lockedappend"
+	"github.com/specd-dev/specd/internal/mdsection"
+	"github.com/specd-dev/specd/internal/sources"
+)
+
+// Heading is the section specd owns.
+const Heading = "## " + heading
+
+// heading is the name of the section, compared without case.
+const heading = "Source Gaps"
+
+// columns are the table's header cells.
+var columns = []string{"Date", "Gap Type", "Topic", "Trigger", "Resolution", "Deferred Until"}
+
+const (
+	header    = "| Date | Gap Type | Topic | Trigger | Resolution | Deferred Until |"
+	separator = "|------|----------|-------|---------|------------|----------------|"
+)
+
+// Resolutions of a gap (research more, defer, or accept as a limitation),
+// as written in the Resolution column.
+const (
+	Open        = "open"                              // recorded, no decision yet; an empty cell reads the same
+	Researching = "researching"                       // the topic is being researched again with the gap as guidance
+	Deferred    = "deferred"                          // suppressed until Deferred Until
+	Accepted    = "source_gap_accepted_as_limitation" // never recorded again for this gap type and topic
+)
+
+// Row is one gap of the table.
+type Row struct {
+	ID            string `json:"id"`             // G-001: stable, from the Trigger cell; "" for a hand-written row not yet numbered
+	Date          string `json:"date"`           // YYYY-MM-DD (UTC) the gap was recorded
+	GapType       string `json:"gap_type"`       // sources.Gap… constants
+	Topic         string `json:"topic"`          // the research topic, as the plan names it
+	Trigger       string `json:"trigger"`        // why, without the "[G-001] " prefix
+	Resolution    string `json:"resolution"`     // Open, Researching, Deferred or Accepted
+	DeferredUntil string `json:"deferred_until"` // YYYY-MM-DD while Deferred, else ""
+}
+
+// doc is the memory file as read: its bytes, where the table sits, and
+// the table's lines and rows.
+type doc struct {
+	data       []byte
+	eol        string // "\r\n" when the heading line (else the file's first line) ends so
+	section    bool   // the heading exists
+	start, end int    // the table is data[start:end]; start == end when there is none yet
+	lines      []string
+	lineRow    []int // per line: index in rows, or -1 (header, separator, other)
+	needSep    bool  // the header is not followed by a separator line
+	rows       []Row
+	dirty      map[int]bool // rows changed since read
+	read       int          // rows that were in the file; later ones are new
+}
+
+var (
+	idRE      = regexp.MustCompile(`^\[\s*([Gg]-\d+)\s*\]\s*`)
+	sepCellRE = regexp.MustCompile(`^:?-+:?$`)
+	idArgRE   = regexp.MustCompile(`^(?:[Gg]-?)?0*(\d{1,9})$`)
+)
+
+func parse(data []byte) *doc {
+	d := &doc{data: data, eol: "\n", dirty: map[int]bool{}}
+	type line struct {
+		off  int
+		raw  string // with its terminator
+		text string // without it
+		code bool   // inside fenced code, fences included
+	}
+	var lines []line
+	doc := string(data)
+	for l := range mdsection.Lines(doc) {
+		if l.Off == len(doc) {
+			break // the empty line after a final "\n", or of an empty file
+		}
+		lines = append(lines, line{off: l.Off, raw: doc[l.Off:l.End], text: l.Text, code: l.Kind.Fenced()})
+	}
+	for _, l := range lines {
+		if strings.HasSuffix(l.raw, "\n") {
+			if strings.HasSuffix(l.raw, "\r\n") {
+				d.eol = "\r\n"
+			}
+			break
+		}
+	}
+	h := -1
+	for i, l := range lines {
+		if level, name := mdsection.Heading(l.text); !l.code && level == 2 && strings.EqualFold(name, heading) {
+			h = i
+			break
+		}
+	}
+	if h < 0 {
+		d.start, d.end = len(data), len(data)
+		return d
+	}
+	d.section = true
+	if strings.HasSuffix(lines[h].raw, "\r\n") {
+		d.eol = "\r\n"
+	} else if strings.HasSuffix(lines[h].raw, "\n") {
+		d.eol = "\n"
+	}
+	secEnd := len(lines)
+	for i := h + 1; i < len(lines); i++ {
+		if level, _ := mdsection.Heading(lines[i].text); !lines[i].code && (level == 1 || level == 2) {
+			secEnd = i
+			break
+		}
+	}
+	offAt := func(i int) int {
+		if i < len(lines) {
+			return lines[i].off
+		}
+		return len(data)
+	}
+	hdr := -1
+	for i := h + 1; i < secEnd; i++ {
+		if !lines[i].code && isHeader(lines[i].text) {
+			hdr = i
+			break
+		}
+	}
+	if hdr < 0 {
+		last := h
+		for i := h + 1; i < secEnd; i++ {
+			if strings.TrimSpace(lines[i].text) != "" {
+				last = i
+			}
+		}
+		d.start = offAt(last + 1)
+		d.end = d.start
+		return d
+	}
+	end := hdr + 1
+	for end < secEnd && !lines[end].code && strings.HasPrefix(strings.TrimSpace(lines[end].text), "|") {
+		end++
+	}
+	d.start, d.end = lines[hdr].off, offAt(end)
+	d.needSep = end == hdr+1 || !isSeparator(lines[hdr+1].text)
+	for i := hdr; i < end; i++ {
+		d.lines = append(d.lines, lines[i].raw)
+		idx := -1
+		if i > hdr && !isSeparator(lines[i].text) {
+			if c := splitRow(strings.TrimSpace(lines[i].text)); len(c) >= 6 {
+				r := Row{Date: c[0], GapType: c[1], Topic: c[2], Trigger: c[3], Resolution: c[4], DeferredUntil: c[5]}
+				if m := idRE.FindStringSubmatch(r.Trigger); m != nil {
+					r.ID, r.Trigger = normID(m[1]), r.Trigger[len(m[0]):]
+				}
+				d.rows = append(d.rows, r)
+				idx = len(d.rows) - 1
+			}
+		}
+		d.lineRow = append(d.lineRow, idx)
+	}
+	d.read = len(d.rows)
+	return d
+}
+
+func isHeader(text string) bool {
+	t := strings.TrimSpace(text)
+	if !strings.HasPrefix(t, "|") {
+		return false
+	}
+	c := splitRow(t)
+	if len(c) < len(columns) {
+		return false
+	}
+	for i, want := range columns {
+		if !strings.EqualFold(strings.Join(strings.Fields(c[i]), " "), want) {
+			return false
+		}
+	}
+	return true
+}
+
+func isSeparator(text string) bool {
+	t := strings.TrimSpace(text)
+	if !strings.HasPrefix(t, "|") {
+		return false
+	}
+	for _, c := range splitRow(t) {
+		if !sepCellRE.MatchString(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// splitRow splits "| a | b \| c |" into trimmed, unescaped cells.
+func splitRow(line string) []string {
+	line = strings.TrimPrefix(line, "|")
+	if strings.HasSuffix(line, "|") && !strings.HasSuffix(line, `\|`) {
+		line = line[:len(line)-1]
+	}
+	var cells []string
+	var cur strings.Builder
+	for i := 0; i < len(line); i++ {
+		switch {
+		case line[i] == '\\' && i+1 < len(line) && line[i+1] == '|':
+			cur.WriteByte('|')
+			i++
+		case line[i] == '|':
+			cells = append(cells, strings.TrimSpace(cur.String()))
+			cur.Reset()
+		default:
+			cur.WriteByte(line[i])
+		}
+	}
+	return append(cells, strings.TrimSpace(cur.String()))
+}
+
+// cell is s as one table cell: on one line, pipes escaped.
+func cell(s string) string {
+	return strings.ReplaceAll(strings.Join(strings.Fields(s), " "), "|", `\|`)
+}
+
+func renderRow(r Row) string {
+	trigger := r.Trigger
+	if r.ID != "" {
+		trigger = "[" + r.ID + "] " + trigger
+	}
+	return fmt.Sprintf("| %s | %s | %s | %s | %s | %s |", cell(r.Date), cell(r.GapType), cell(r.Topic), cell(trigger), cell(r.Resolution), cell(r.DeferredUntil))
+}
+
+// changed reports whether render would differ from the file as read.
+func (d *doc) changed() bool { return len(d.dirty) > 0 || len(d.rows) > d.read }
+
+// render returns the file with the table as it now stands. Bytes before
+// and after the table are the file's own; only the glue a new table or
+// section needs (line breaks, blank lines, the heading) is added.
+func (d *doc) render() []byte {
+	type ln struct{ text, term string }
+	var tbl []ln
+	term := func(raw string) string {
+		switch {
+		case strings.HasSuffix(raw, "\r\n"):
+			return "\r\n"
+		case strings.HasSuffix(raw, "\n"):
+			return "\n"
+		}
+		return ""
+	}
+	if len(d.lines) == 0 {
+		tbl = append(tbl, ln{header, d.eol}, ln{separator, d.eol})
+	}
+	for i, raw := range d.lines {
+		text := strings.TrimRight(raw, "\r\n")
+		if r := d.lineRow[i]; r >= 0 && d.dirty[r] {
+			text = renderRow(d.rows[r])
+		}
+		tbl = append(tbl, ln{text, term(raw)})
+		if i == 0 && d.needSep {
+			tbl = append(tbl, ln{separator, d.eol})
+		}
+	}
+	for _, r := range d.rows[d.read:] {
+		tbl = append(tbl, ln{renderRow(r), d.eol})
+	}
+	// The table's last line ends like the file did when the table ends
+	// the file; every other line ends with a line break.
+	noFinalEOL := d.end == len(d.data) && len(d.data) > 0 && d.data[len(d.data)-1] != '\n'
+	for i := range tbl {
+		switch {
+		case i == len(tbl)-1 && noFinalEOL:
+			tbl[i].term = ""
+		case tbl[i].term == "":
+			tbl[i].term = d.eol
+		}
+	}
+
+	var b bytes.Buffer
+	before, after := d.data[:d.start], d.data[d.end:]
+	b.Write(before)
+	if len(d.lines) == 0 { // a new table
+		if len(before) > 0 && !bytes.HasSuffix(before, []byte("\n")) {
+			b.WriteString(d.eol)
+		}
+		if !d.section {
+			if len(before) > 0 && !endsBlank(before) {
+				b.WriteString(d.eol)
+			}
+			b.WriteString(Heading + d.eol)
+		}
+		b.WriteString(d.eol)
+	}
+	for _, l := range tbl {
+		b.WriteString(l.text + l.term)
+	}
+	if len(d.lines) == 0 && len(after) > 0 && !startsBlank(after) {
+		b.WriteString(d.eol) // a blank line between the new table and what follows
+	}
+	b.Write(after)
+	return b.Bytes()
+}
+
+// endsBlank reports whether b ends with an empty line ("\n\n").
+func endsBlank(b []byte) bool {
+	t := bytes.TrimRight(b, " \t\r")
+	return bytes.HasSuffix(t, []byte("\n\n")) || bytes.HasSuffix(t, []byte("\n\r\n"))
+}
+
+func startsBlank(b []byte) bool {
+	l, _, _ := bytes.Cut(b, []byte("\n"))
+	return len(bytes.TrimSpace(l)) == 0
+}
+
+// edit runs fn on the table of path under the lock and, when the table
+// changed, rewrites the file atomically. Before fn runs, rows without an
+// id are numbered (a change). It blocks until the lock is free.
+func edit(path string, fn func(d *doc) error) error {
+	unlock, err := lockedappend.Lock(path)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	d := parse(data)
+	for i := range d.rows {
+		if d.rows[i].ID == "" {
+			d.rows[i].ID = d.nextID()
+			d.dirty[i] = true
+		}
+	}
+	if err := fn(d); err != nil || !d.changed() {
+		return err
+	}
+	target := path
+	if t, err := filepath.EvalSymlinks(path); err == nil {
+		target = t
+	}
+	return atomicfile.WriteFile(target, d.render(), 0o644)
+}
+
+func (d *doc) nextID() string {
+	n := 0
+	for _, r := range d.rows {
+		if v, err := strconv.Atoi(strings.TrimPrefix(r.ID, "G-")); err == nil && v > n {
+			n = v
+		}
+	}
+	return fmt.Sprintf("G-%03d", n+1)
+}
+
+// normID writes an id as G-NNN (at least three digits); "" when s is not
+// an id ("G-7", "g-007", "7" and "G007" are G-007).
+func normID(s string) string {
+	m := idArgRE.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return ""
+	}
+	n, _ := strconv.Atoi(m[1])
+	return fmt.Sprintf("G-%03d", n)
+}
+
+func sameText(a, b string) bool {
+	return strings.EqualFold(strings.Join(strings.Fields(a), " "), strings.Join(strings.Fields(b), " "))
+}
+
+// suppressed reports whether a new gap of this type and topic must not be
+// recorded on day (YYYY-MM-DD): a row of the same gap type and topic is
+// open (no duplicates), accepted as a limitation (never again), or deferred
+// to a date after day. A researching row does not suppress: the gap found
+// again after research is recorded anew.
+func (d *doc) suppressed(gapType, topic, day string) bool {
+	for _, r := range d.rows {
+		if !sameText(r.GapType, gapType) || !sameText(r.Topic, topic) {
+			continue
+		}
+		res := strings.TrimSpace(r.Resolution)
+		switch {
+		case res == "" || strings.EqualFold(res, Open) || strings.EqualFold(res, Accepted):
+			return true
+		case strings.EqualFold(res, Deferred):
+			if until, err := time.Parse("2006-01-02", strings.TrimSpace(r.DeferredUntil)); err == nil && until.Format("2006-01-02") > day {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Record adds an open row for each gap of topic that is not suppressed: no
+// second row while one for the same gap type and topic is open, none ever
+// after one was accepted, none while one is deferred to a day after today
+// (from its Deferred Until day on, the gap is recorded again); a
+// researching row does not suppress, so a gap that research did not close
+// is recorded anew. Gap types and topics compare without case and with runs of
+// blanks as one. Rows are dated today in UTC and take ids in order.
+//
+// It returns the rows added, in gap order: none (and the file untouched,
+// unless hand-written rows needed ids) when every gap is suppressed or gaps
+// is empty. Errors: an empty topic; and reading, locking or writing the
+// file, with the table left as it was. It blocks until the lock is free.
+func Record(path, topic string, gaps []sources.Gap, today time.Time) ([]Row, error) {
+	if len(gaps) == 0 {
+		return nil, nil
+	}
+	if strings.TrimSpace(topic) == "" {
+		return nil, errors.New("record source gaps: empty topic")
+	}
+	var added []Row
+	day := today.UTC().Format("2006-01-02")
+	err := edit(path, func(d *doc) error {
+		for _, g := range gaps {
+			if d.suppressed(g.Type, topic, day) {
+				continue
+			}
+			r := Row{ID: d.nextID(), Date: day, GapType: g.Type, Topic: strings.Join(strings.Fields(topic), " "),
+				Trigger: strings.Join(strings.Fields(g.Trigger), " "), Resolution: Open}
+			d.rows = append(d.rows, r)
+			added = append(added, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return added, nil
+}
+
+// List returns the rows of the table in file order; a missing file or
+// table has none (nil, nil). Rows written by hand and not yet numbered
+// have ID "". It takes no lock: the file is only ever replaced whole.
+func List(path string) ([]Row, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return parse(data).rows, nil
+}
+
+// Resolve records a decision on row id ("G-001"; "g-1" and "1" name the
+// same row) as `specd gaps resolve` takes it:
+//   - Researching: Resolution researching, Deferred Until cleared;
+//   - Deferred: Resolution deferred, Deferred Until = today (UTC) plus
+//     deferFor rounded up to whole days; deferFor must be positive;
+//   - Accepted: Resolution source_gap_accepted_as_limitation, Deferred
+//     Until cleared.
+//
+// It returns the updated row. Errors: an id that is not of the G-NNN form,
+// an unknown resolution or a deferFor ≤ 0 (the file is not read), "no gap
+// <id> in <path>" when no row has that id, and reading, locking or writing
+// errors. Any row may be resolved again. It blocks until the lock is free.
+func Resolve(path, id, how string, deferFor time.Duration, today time.Time) (Row, error) {
+	want := normID(id)
+	if want == "" {
+		return Row{}, fmt.Errorf("gap id %q: want G-NNN, such as G-001", id)
+	}
+	switch how {
+	case Researching, Accepted:
+	case Deferred:
+		if deferFor <= 0 {
+			return Row{}, errors.New("defer: want a positive duration such as 14d")
+		}
+	default:
+		return Row{}, fmt.Errorf("resolution %q: want %s, %s or %s", how, Researching, Deferred, Accepted)
+	}
+	var out Row
+	err := edit(path, func(d *doc) error {
+		for i := range d.rows {
+			r := &d.rows[i]
+			if r.ID != want {
+				continue
+			}
+			r.Resolution, r.DeferredUntil = how, ""
+			if how == Deferred {
+				days := int((deferFor + 24*time.Hour - 1) / (24 * time.Hour))
+				y, m, dd := today.UTC().Date()
+				r.DeferredUntil = time.Date(y, m, dd+days, 0, 0, 0, 0, time.UTC).Format("2006-01-02")
+			}
+			d.dirty[i] = true
+			out = *r
+			return nil
+		}
+		return fmt.Errorf("no gap %s in %s", id, path)
+	})
+	if err != nil {
+		return Row{}, err
+	}
+	return out, nil
+}
+
+// ParseDefer reads how long `specd gaps resolve --defer` suppresses a gap:
+// "14d" (days) or a Go duration such as "36h"; it must be positive. The
+// error names the flag and the forms it takes.
+func ParseDefer(s string) (time.Duration, error) {
+	if v, ok := strings.CutSuffix(s, "d"); ok {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			return time.Duration(n) * 24 * time.Hour, nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil && d > 0 {
+		return d, nil
+	}
+	return 0, fmt.Errorf("--defer %q: want a number of days such as 14d, or a duration such as 36h", s)
+}

@@ -1,0 +1,245 @@
+// Package preset builds the command line of a specialist for each
+// specialist.preset (local, command, opencode, claude) and reads the error
+// class of an agent CLI that failed from what it printed
+// (docs/configuration.md#presets). It starts nothing.
+package preset
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"text/template"
+
+	"github.com/specd-dev/specd/internal/config"
+	"github.com/specd-dev/specd/internal/specialist"
+)
+
+// defaultPrompt is what an agent CLI preset (opencode, claude) is asked per
+// topic unless specialist.prompt replaces it. Its fields are those of
+// specialist.Input. It names the report path, the topic verbatim, the
+// request file, the report contract and the signals (docs/contract.md#specialists).
+const defaultPrompt = `You are a research specialist working without a human: do not ask questions or wait for confirmation.
+
+Research this topic in the project in the current directory (topic text verbatim, between the lines):
+---
+{{.Topic}}
+---
+{{if .RequestFile}}The whole research request is in {{.RequestFile}}; read it for context.
+{{end}}{{if .Guidance}}Improve on the earlier report: {{.Guidance}}
+{{end}}
+Write your report, in Markdown, to exactly this path: {{.ReportPath}}
+Write it to a temporary file in the same directory first, then rename it to that path, so that no half-written report is ever seen there.
+
+The report contract (the report is rejected otherwise):
+- It starts with YAML front matter between two lines of "---", with exactly these fields:
+  report_type: research
+  topic: (the topic text above, verbatim, in double quotes)
+  findings_count: (the number of findings)
+  recommendations_count: (the number of recommendations)
+  created_date: (today, YYYY-MM-DD)
+  status: complete
+- Then these sections in this order: "## Summary" (a few sentences), "## Findings" (a numbered list starting at column 0, one item per finding; findings_count equals its number of items), "## Recommendations" (a numbered list; recommendations_count equals its number of items; leave the section out only when recommendations_count is 0) and "## Sources" (the files or URLs you used, one list item each).
+- Findings are real: cite the file and line (path:line) or URL each one comes from. No placeholders.
+
+When the report is written, print this line and nothing after it:
+REPORT_CREATED: {{.ReportPath}}
+If you cannot write the report, print instead:
+TASK_ERROR: <error_type> - <one-line message>`
+
+// agentPrompt is what an agent CLI preset is asked per topic when
+// specialist.agent names an agent definition such as the read-only
+// research-specialist of `specd init --agents`: the result is the
+// WebResearcherResult JSON it prints, which specd checks and renders
+// (docs/contract.md#structured-results).
+const agentPrompt = `Research this topic for the project in the current directory:
+
+{{.Topic}}
+
+{{if .RequestFile}}The research request is in {{.RequestFile}}.
+{{end}}Correlation: {{.CorrelationID}}
+Print only the WebResearcherResult JSON object your instructions describe: findings (claim, source_url, confidence), sources, search_queries, notes.
+If you can write files, you may instead write that JSON to {{.ResultPath}} (a temporary file in the same directory, then rename).
+If the task needs rights you do not have, print: TASK_ERROR: declined - <reason>`
+
+// Argv builds the specialist command line for one topic from the preset;
+// local is the specd binary that runs the built-in specialist
+// (docs/configuration.md):
+//
+//	opencode run --print-logs --log-level ERROR [--agent A] [--model M] -- PROMPT
+//	claude -p --permission-mode acceptEdits --permission-prompts none
+//	       --no-session-persistence --output-format text --allowedTools "Bash(mv:*)"
+//	       [--agent A] [--model M] -- PROMPT
+//
+// (flags of opencode 1.18 and Claude Code 2.1: no prompt, no permission
+// question, the agent's final text on stdout; opencode's error logs on
+// stderr, where Classify reads them). PROMPT is specialist.prompt or
+// defaultPrompt, expanded for the topic; with preset command each argument
+// of specialist.command is expanded. Template errors name the setting.
+func Argv(sp config.Specialist, local string, in specialist.Input) ([]string, error) {
+	if sp.Preset == config.PresetLocal {
+		return []string{local, "specialist", "local"}, nil
+	}
+	if sp.Preset == config.PresetCommand {
+		out := make([]string, len(sp.Command))
+		for i, a := range sp.Command {
+			v, err := expand(a, in)
+			if err != nil {
+				return nil, fmt.Errorf("specialist.command[%d]: %w", i, err)
+			}
+			out[i] = v
+		}
+		return out, nil
+	}
+	prompt, setting := defaultPrompt, "the default prompt"
+	if sp.Agent != "" {
+		prompt, setting = agentPrompt, "the agent prompt"
+	}
+	if sp.Prompt != "" {
+		prompt, setting = sp.Prompt, "specialist.prompt"
+	}
+	text, err := expand(prompt, in)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", setting, err)
+	}
+	bin := sp.Binary
+	var out []string
+	if sp.Preset == config.PresetOpencode {
+		if bin == "" {
+			bin = "opencode"
+		}
+		out = []string{bin, "run", "--print-logs", "--log-level", "ERROR"}
+	} else {
+		if bin == "" {
+			bin = "claude"
+		}
+		out = []string{bin, "-p", "--permission-mode", "acceptEdits", "--permission-prompts", "none",
+			"--no-session-persistence", "--output-format", "text", "--allowedTools", "Bash(mv:*)"}
+	}
+	if sp.Agent != "" {
+		out = append(out, "--agent", sp.Agent)
+	}
+	if sp.Model != "" {
+		out = append(out, "--model", sp.Model)
+	}
+	return append(out, "--", text), nil
+}
+
+// expand executes one Go template (missing fields are errors) on in.
+func expand(tmpl string, in specialist.Input) (string, error) {
+	if !strings.Contains(tmpl, "{{") {
+		return tmpl, nil // no action: the text is the value
+	}
+	t, err := template.New("arg").Option("missingkey=error").Parse(tmpl)
+	if err != nil {
+		return "", err
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, in); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// Env returns specialist.env as NAME=value pairs, sorted by name.
+func Env(env map[string]string) []string {
+	out := make([]string, 0, len(env))
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Error classes of an agent CLI that exited non-zero, read from what it
+// printed (errors.jsonl details.error_class).
+const (
+	// ClassRateLimit: the model API refused with HTTP 429 / overloaded after
+	// the CLI's own retries. specd retries the topic with backoff, within
+	// specialist.retries and the start-rate limit.
+	ClassRateLimit = "rate_limit"
+	// ClassAuth: the API key or login was refused (HTTP 401, no credit). No
+	// retry; the run's topics not started yet are not started.
+	ClassAuth = "auth"
+	// ClassConfig: the CLI does not know the model or provider (a wrong
+	// specialist.model or opencode.json). Handled like ClassAuth.
+	ClassConfig = "config"
+	// ClassState: the CLI's own state store failed, e.g. two opencode
+	// processes migrating a fresh session database at once on their first
+	// start, or a locked SQLite database. Transient: retried like
+	// ClassRateLimit.
+	ClassState = "state"
+)
+
+// cliPatterns are matched, in order, against each line a CLI printed.
+// The comments quote the lines captured from opencode 1.18.33 and Claude
+// Code 2.1.330 against the test model server (internal/modelserver) and
+// from the providers' documented error bodies. They are compiled on first
+// use: a daemon whose specialists never fail does not hold them.
+var cliPatterns = sync.OnceValue(func() []cliPattern {
+	return []cliPattern{
+		// opencode: "Error: Invalid API key provided"; claude -p (on stdout):
+		// "Failed to authenticate. API Error: 401 Invalid API key provided";
+		// Anthropic: "authentication_error", "invalid x-api-key"; OpenAI:
+		// "Incorrect API key provided"; claude: "Not logged in · Please run /login".
+		{ClassAuth, regexp.MustCompile(`(?i)\b401\b|invalid (x-)?api[ _-]?key|incorrect api key|api[ _-]?key\b.{0,40}\b(missing|not set|not found|required|invalid)|missing api key|authentication_error|failed to authenticate|authentication failed|unauthori[sz]ed|not logged in|run /login|invalid bearer token|credit balance is too low|insufficient_quota|exceeded your current quota`)},
+		// opencode --print-logs: "ProviderModelNotFoundError: Model not found:
+		// nope/none"; claude: "There's an issue with the selected model (x)";
+		// Anthropic: "not_found_error" "model: x".
+		{ClassConfig, regexp.MustCompile(`(?i)ProviderModelNotFoundError|ProviderInitError|model not found|issue with the selected model|not_found_error.{0,80}\bmodel\b|unknown provider`)},
+		// opencode: "Error: Rate limit exceeded: too many requests"; claude -p:
+		// "API Error: Request rejected (429) · Rate limit exceeded: …";
+		// Anthropic: "rate_limit_error", "overloaded_error" (529).
+		{ClassRateLimit, regexp.MustCompile(`(?i)\b429\b|rate[ _-]?limit|too many requests|overloaded`)},
+		// opencode 1.18.33, three processes started at once on a fresh
+		// XDG_DATA_HOME: "Error: Unexpected error" then "Failed query:" and
+		// "CREATE TABLE `workspace` (…"; SQLite: "database is locked", "SQLITE_BUSY".
+		{ClassState, regexp.MustCompile(`(?i)^\s*Failed query:|database is locked|SQLITE_BUSY|SQLITE_LOCKED`)},
+	}
+})
+
+type cliPattern struct {
+	class string
+	re    *regexp.Regexp
+}
+
+var ansiRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("\x1b\\[[0-9;?]*[A-Za-z]") })
+
+// Classify maps how an agent CLI ended to an error class: exitCode is
+// its exit status (only a non-zero status is classified; a death by signal
+// or a timeout is not passed here), stderr and stdout the tails of what it
+// printed (Claude Code prints its API errors on stdout). It returns the
+// class ("" when nothing matched) and the last line that matched, without
+// terminal colours, cut to 300 bytes.
+func Classify(exitCode int, stderr, stdout []byte) (class, line string) {
+	if exitCode <= 0 {
+		return "", ""
+	}
+	for _, p := range cliPatterns() {
+		for _, out := range [][]byte{stderr, stdout} {
+			lines := bytes.Split(ansiRE().ReplaceAll(out, nil), []byte("\n"))
+			for i := len(lines) - 1; i >= 0; i-- { // the last word is the CLI's own summary
+				if l := lines[i]; p.re.Match(l) {
+					s := strings.TrimSpace(string(l))
+					if len(s) > 300 {
+						s = s[:300]
+					}
+					return p.class, s
+				}
+			}
+		}
+	}
+	return "", ""
+}
+
+// Fix names the setting behind an auth or config error class (Classify)
+// and how to fix it, as the start of a recovery hint without its final
+// period: the caller adds what to run next.
+func Fix(class string) (setting, hint string) {
+	if class == ClassConfig {
+		return "specialist.model", "Set specialist.model in .opencode/specd.yaml to a model the CLI knows (opencode: provider/model of opencode.json or `opencode models`)"
+	}
+	return "the provider's API key", "Give the specialist a working API key (opencode: `opencode auth login` or the provider's apiKey in opencode.json; claude: ANTHROPIC_API_KEY, e.g. in specialist.env in .opencode/specd.yaml)"
+}

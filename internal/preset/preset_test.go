@@ -1,0 +1,91 @@
+package preset_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/specd-dev/specd/internal/config"
+	"github.com/specd-dev/specd/internal/preset"
+	"github.com/specd-dev/specd/internal/specialist"
+)
+
+// TestClassifyCLI: lines the CLIs really printed (opencode 1.18.33 with
+// --print-logs --log-level ERROR, Claude Code 2.1.330 -p; captured against
+// internal/modelserver) map to their error class.
+func TestClassifyCLI(t *testing.T) {
+	const (
+		ocAuth   = "\x1b[0m\n> build · test-model\n\x1b[0m\ntimestamp=2026-11-23T08:57:56.443Z level=ERROR run=ff2240af message=\"stream error\" providerID=specdtest modelID=test-model error.error=\"AI_APICallError: Invalid API key provided\"\n\x1b[91m\x1b[1mError: \x1b[0mInvalid API key provided\n"
+		ocRate   = "\x1b[0m\n> build · test-model\n\x1b[0m\n\x1b[91m\x1b[1mError: \x1b[0mRate limit exceeded: too many requests\n"
+		ocModel  = "timestamp=2026-11-23T08:57:40.785Z level=ERROR run=fc92b593 message=failed ref=err_6265d99a error=\"ProviderModelNotFoundError: Model not found: nope/none. Did you mean: standardcompute?\"\n\x1b[91m\x1b[1mError: \x1b[0m{\n  \"name\": \"UnknownError\",\n  \"data\": {\n    \"message\": \"Unexpected server error. Check server logs for details.\",\n    \"ref\": \"err_6265d99a\"\n  }\n}\n"
+		clAuth   = "Failed to authenticate. API Error: 401 Invalid API key provided\n"
+		clRate   = "API Error: Request rejected (429) · Rate limit exceeded: too many requests\n"
+		ocNormal = "\x1b[0m\n> build · test-model\n\x1b[0m\n\x1b[0m← \x1b[0mWrite .opencode/specs/001_x/reports/001_a.md\nWrote file successfully.\n"
+	)
+	for _, tc := range []struct {
+		name           string
+		exit           int
+		stderr, stdout string
+		class, line    string
+	}{
+		{"opencode auth", 1, ocAuth, "", preset.ClassAuth, "Error: Invalid API key provided"},
+		{"opencode rate limit", 1, ocRate, "", preset.ClassRateLimit, "Error: Rate limit exceeded: too many requests"},
+		{"opencode unknown model", 1, ocModel, "", preset.ClassConfig, "ProviderModelNotFoundError: Model not found: nope/none"},
+		{"claude auth on stdout", 1, "", clAuth, preset.ClassAuth, "Failed to authenticate. API Error: 401 Invalid API key provided"},
+		{"claude rate limit on stdout", 1, "", clRate, preset.ClassRateLimit, "Request rejected (429)"},
+		{"claude unknown model", 1, "", "There's an issue with the selected model (claude-nope). It may not exist or you may not have access to it. Run --model to pick a different model.\n", preset.ClassConfig, "issue with the selected model"},
+		{"anthropic overloaded", 1, `API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, "", preset.ClassRateLimit, "overloaded_error"},
+		{"no credit is auth", 1, "", "Credit balance is too low\n", preset.ClassAuth, "Credit balance is too low"},
+		{"opencode first-start migration race", 1, "\x1b[91m\x1b[1mError: \x1b[0mUnexpected error\n\nFailed query: \n        CREATE TABLE `workspace` (\n          `id` text PRIMARY KEY,\n        );\n      \nparams: \n", "", preset.ClassState, "Failed query:"},
+		{"sqlite locked", 1, "SQLiteError: database is locked\n", "", preset.ClassState, "SQLiteError: database is locked"},
+		{"success is never classified", 0, ocRate, clAuth, "", ""},
+		{"plain crash", 3, "about to fail\n", "", "", ""},
+		{"opencode exit 1 without an API error", 1, ocNormal, "", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			class, line := preset.Classify(tc.exit, []byte(tc.stderr), []byte(tc.stdout))
+			if class != tc.class || !strings.Contains(line, tc.line) || strings.Contains(line, "\x1b") {
+				t.Errorf("ClassifyCLI = %q, %q; want %q and a line containing %q", class, line, tc.class, tc.line)
+			}
+		})
+	}
+}
+
+// TestPresetArgv: the opencode and claude presets pass --agent and
+// --model only when set, the prompt last after "--", and specialist.prompt
+// replaces the default prompt.
+func TestPresetArgv(t *testing.T) {
+	in := specialist.Input{ReportPath: "/p/reports/001_a.md", Topic: "OAuth2: refresh -> rotation", RequestFile: "/p/REQUEST.md"}
+	for _, tc := range []struct {
+		preset, binary, model, agent, prompt string
+		want                                 []string // the argv without the prompt
+		promptHas                            []string
+	}{
+		{config.PresetOpencode, "", "", "", "", []string{"opencode", "run", "--print-logs", "--log-level", "ERROR", "--"},
+			[]string{"---\nOAuth2: refresh -> rotation\n---", "REPORT_CREATED: /p/reports/001_a.md", "TASK_ERROR:", "findings_count", "/p/REQUEST.md", "rename"}},
+		{config.PresetOpencode, "/opt/oc", "local/qwen", "research-specialist", "", []string{"/opt/oc", "run", "--print-logs", "--log-level", "ERROR", "--agent", "research-specialist", "--model", "local/qwen", "--"}, nil},
+		{config.PresetClaude, "", "sonnet", "", "Topic {{.Topic}} to {{.ReportPath}}", []string{"claude", "-p", "--permission-mode", "acceptEdits", "--permission-prompts", "none",
+			"--no-session-persistence", "--output-format", "text", "--allowedTools", "Bash(mv:*)", "--model", "sonnet", "--"}, []string{"Topic OAuth2: refresh -> rotation to /p/reports/001_a.md"}},
+	} {
+		c := config.Default()
+		c.Specialist.Preset = tc.preset
+		c.Specialist.Binary, c.Specialist.Model, c.Specialist.Agent, c.Specialist.Prompt = tc.binary, tc.model, tc.agent, tc.prompt
+		argv, err := preset.Argv(c.Specialist, "/usr/local/bin/specd", in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := argv[:len(argv)-1]; !slices.Equal(got, tc.want) {
+			t.Errorf("%s: argv %q, want %q", tc.preset, got, tc.want)
+		}
+		for _, s := range tc.promptHas {
+			if !strings.Contains(argv[len(argv)-1], s) {
+				t.Errorf("%s: prompt lacks %q:\n%s", tc.preset, s, argv[len(argv)-1])
+			}
+		}
+	}
+	c := config.Default()
+	c.Specialist.Preset, c.Specialist.Prompt = config.PresetClaude, "{{.Nope}}"
+	if _, err := preset.Argv(c.Specialist, "/usr/local/bin/specd", in); err == nil || !strings.Contains(err.Error(), "specialist.prompt") {
+		t.Errorf("bad prompt template: err = %v, want one naming specialist.prompt", err)
+	}
+}

@@ -1,0 +1,66 @@
+package progress
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/specd-dev/specd/internal/liveness"
+)
+
+// ErrNoDaemon means that no daemon holds the spec tree, so no run in it
+// makes progress.
+var ErrNoDaemon = errors.New("no daemon is running on this tree")
+
+// DaemonGrace is how long a daemon may be absent before waiting for a run
+// is given up: long enough for a daemon that was just started to take the
+// tree's lock, or for a hot standby to take over.
+const DaemonGrace = 3 * time.Second
+
+// running reports whether a daemon holds specsDir; when liveness cannot
+// tell, it assumes one does (waiting on is the safe side).
+func running(specsDir string) bool {
+	d, err := liveness.Check(specsDir)
+	return err != nil || d.Running
+}
+
+// AwaitDaemon returns nil as soon as a daemon holds specsDir (at once when
+// one does), ErrNoDaemon when none has for grace (checked every poll), or
+// ctx's error.
+func AwaitDaemon(ctx context.Context, specsDir string, grace, poll time.Duration) error {
+	deadline := time.Now().Add(grace)
+	for {
+		if running(specsDir) {
+			return nil
+		}
+		if !time.Now().Before(deadline) {
+			return ErrNoDaemon
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(poll):
+		}
+	}
+}
+
+// WhileDaemon returns a copy of ctx that is cancelled, with the cause
+// ErrNoDaemon (context.Cause), once no daemon has held specsDir for grace,
+// checked every poll. Call cancel when done to stop the checks.
+func WhileDaemon(ctx context.Context, specsDir string, grace, poll time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	go func() {
+		for {
+			if err := AwaitDaemon(ctx, specsDir, grace, poll); err != nil {
+				cancel(err)
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(poll):
+			}
+		}
+	}()
+	return ctx, func() { cancel(context.Canceled) }
+}

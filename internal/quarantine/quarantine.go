@@ -1,0 +1,361 @@
+// Package quarantine decides whether text a specialist fetched from the web
+// is a prompt injection (docs/decisions.md#prompt-injection-detector):
+// fetched content is untrusted, raw markup is never echoed, and embedded
+// instructions are never followed (the result gate,
+// docs/contract.md#structured-results). It only decides: the caller moves
+// a text that scores at or above the threshold out of the report into a
+// quarantine file and never renders it.
+//
+// A text is judged in layers:
+//
+//   - normalisation (internal/quarantine/normalize): the canonical form, plus one
+//     form per embedded encoding decoded (base64, hex, ROT13, letter
+//     spacing, leetspeak);
+//   - rules, data in the embedded rules.yaml, for the unambiguous cases:
+//     chat-template role markers, tool-call markup, active HTML, bidi
+//     overrides and stray tag characters. A rule match scores 1;
+//   - a learned model (internal/quarantine/model) that gives each form, and each
+//     sentence and pair of sentences of it (normalize.Segments), a
+//     probability; the text's model score is the highest of them, so an
+//     instruction appended to harmless prose is judged on its own. A form
+//     that talks about a quote ("the phrase \"…\"", "payloads such as
+//     «…»") is judged with its quoted spans masked (maskMentions).
+//
+// The score is the higher of the two, and the reasons name every rule that
+// matched and the model's probability with the form it came from.
+package quarantine
+
+import (
+	"bytes"
+	_ "embed"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/specd-dev/specd/internal/quarantine/model"
+	"github.com/specd-dev/specd/internal/quarantine/normalize"
+)
+
+//go:embed rules.yaml
+var rulesYAML []byte
+
+// Verdict is the decision on one text.
+type Verdict struct {
+	// Score is 0–1, to three decimals: 1 when a rule matched, else the
+	// model's probability for the worst form of the text.
+	Score float64 `json:"score"`
+	// Attack is Score ≥ the detector's threshold.
+	Attack bool `json:"attack"`
+	// Reasons, in order: "rule:<id>" for each rule that matched (with
+	// " (<form>)" when it matched a decoded form), then
+	// "model:<probability>" with " (<form>)" when the probability came
+	// from a decoded form, e.g. "model:0.981 (base64)".
+	Reasons []string `json:"reasons"`
+	// Rule and Category are the first rule that matched, or "model" and
+	// "model" when only the model scored at or above the threshold, or ""
+	// when the text is not an attack.
+	Rule     string `json:"rule,omitempty"`
+	Category string `json:"category,omitempty"`
+	// Model is the model version that scored the text.
+	Model string `json:"model"`
+}
+
+// Detector judges texts with one model and threshold. Judge is safe for
+// concurrent use.
+type Detector struct {
+	Model     *model.Model
+	Threshold float64 // 0–1; a score at or above it is an attack
+}
+
+// Default returns the detector with the embedded model and the threshold
+// chosen when it was trained.
+func Default() *Detector {
+	m := model.Default()
+	return &Detector{Model: m, Threshold: m.Threshold}
+}
+
+// WithThreshold returns the default detector with threshold t (0 < t ≤ 1),
+// or the trained threshold when t is 0. It is config's
+// quarantine.threshold (docs/configuration.md).
+func WithThreshold(t float64) *Detector {
+	d := Default()
+	if t > 0 {
+		d.Threshold = t
+	}
+	return d
+}
+
+// Judge scores one text (a claim, an excerpt, notes, a URL). Blank text
+// scores 0. Judge never panics.
+func (d *Detector) Judge(text string) Verdict {
+	v := Verdict{Model: d.Model.Version}
+	if strings.TrimSpace(text) == "" {
+		return v
+	}
+	views := normalize.Views(text)
+	for i, w := range views {
+		raw := ""
+		if i == 0 {
+			raw = text // control_char rules look at the text as given, once
+		}
+		for _, h := range matchRules(raw, w.Text) {
+			r := "rule:" + h.Rule
+			if i > 0 {
+				r += " (" + w.Kind + ")"
+			}
+			if slices.Contains(v.Reasons, r) {
+				continue
+			}
+			v.Reasons = append(v.Reasons, r)
+			if v.Rule == "" {
+				v.Rule, v.Category = h.Rule, h.Category
+			}
+			v.Score = 1
+		}
+	}
+	best, form := 0.0, ""
+	for _, w := range views {
+		w.Text = maskMentions(w.Text)
+		if p := d.Model.Prob(w.Text); p > best {
+			best, form = p, w.Kind
+		}
+		for _, seg := range normalize.Segments(w.Text) {
+			if p := d.Model.Prob(seg); p > best {
+				best, form = p, w.Kind
+			}
+		}
+	}
+	r := "model:" + strconv.FormatFloat(best, 'f', 3, 64)
+	if form != "" && form != "text" {
+		r += " (" + form + ")"
+	}
+	v.Reasons = append(v.Reasons, r)
+	v.Score = math.Round(max(v.Score, best)*1000) / 1000
+	v.Attack = v.Score >= d.Threshold
+	if v.Attack && v.Rule == "" {
+		v.Rule, v.Category = "model", "model"
+	}
+	return v
+}
+
+var (
+	// quotedRE is a quoted span: "…", “…”, «…», „…“ or 「…」, up to 200 bytes.
+	quotedRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`"[^"\n]{1,200}"|“[^”\n]{1,200}”|«[^»\n]{1,200}»|„[^“\n]{1,200}“|「[^」\n]{1,200}」`)
+	})
+	// mentionRE is a word that says a quote is talked about, not said:
+	// "the phrase", "payloads such as", "known as", "researchers".
+	mentionRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\b(?:phrases?|sentences?|strings?|payloads?|prompts? (?:like|such as)|such as|known as|called|quoted|researchers?|attackers?|attacks?|injections?|article|paper|example|e\.g\.|frases? como|phrases? comme|sätze wie|фраз\w* вроде|исследовател\w*)\b|诸如|之类|のような`)
+	})
+)
+
+// maskMentions replaces each quoted span of a normalised text with the word
+// "quote" when the text outside the quotes says it is talking about them
+// (mentionRE): a security article that quotes an attack reports it, it
+// does not give it. The words outside the quotes are still judged.
+func maskMentions(text string) string {
+	if !strings.ContainsAny(text, "\"“«„「") {
+		return text
+	}
+	outside := quotedRE().ReplaceAllString(text, " quote ")
+	if outside == text || !mentionRE().MatchString(outside) {
+		return text
+	}
+	return outside
+}
+
+// view is which form of a text a rule sees.
+type view int
+
+const (
+	viewRaw   view = iota // the text as given
+	viewCanon             // normalize.Text, backticks kept
+)
+
+var categoryView = map[string]view{
+	"control_char": viewRaw,
+	"role_marker":  viewCanon,
+	"tool_call":    viewCanon,
+	"html":         viewCanon,
+}
+
+type rule struct {
+	ID       string   `yaml:"id"`
+	Category string   `yaml:"category"`
+	Source   string   `yaml:"source"`
+	Pattern  string   `yaml:"pattern"`
+	Needles  []string `yaml:"needles"`
+	view     view
+	re       *regexp.Regexp
+}
+
+// parseRules decodes and checks a rules file: every rule has an id of the
+// form category.name, unique; a known category; a source; a pattern
+// that compiles and does not match the empty string; and lowercase
+// needles.
+func parseRules(data []byte) ([]rule, error) {
+	var f struct {
+		Rules []rule `yaml:"rules"`
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil {
+		return nil, err
+	}
+	if len(f.Rules) == 0 {
+		return nil, errors.New("no rules")
+	}
+	seen := map[string]bool{}
+	for i := range f.Rules {
+		r := &f.Rules[i]
+		v, known := categoryView[r.Category]
+		switch {
+		case r.ID == "" || r.Source == "" || r.Pattern == "":
+			return nil, fmt.Errorf("rule %d (%q) lacks id, source or pattern", i, r.ID)
+		case !known:
+			return nil, fmt.Errorf("rule %s: unknown category %q", r.ID, r.Category)
+		case !strings.HasPrefix(r.ID, r.Category+"."):
+			return nil, fmt.Errorf("rule %s: id does not start with its category %q", r.ID, r.Category)
+		case seen[r.ID]:
+			return nil, fmt.Errorf("rule %s: duplicate id", r.ID)
+		}
+		seen[r.ID] = true
+		flags := ""
+		if v == viewRaw {
+			flags = "(?i)"
+		}
+		re, err := regexp.Compile(flags + r.Pattern)
+		if err != nil {
+			return nil, fmt.Errorf("rule %s: %w", r.ID, err)
+		}
+		if re.MatchString("") {
+			return nil, fmt.Errorf("rule %s: pattern matches the empty string", r.ID)
+		}
+		for _, n := range r.Needles {
+			if n == "" || n != strings.ToLower(n) {
+				return nil, fmt.Errorf("rule %s: needle %q is empty or not lowercase", r.ID, n)
+			}
+		}
+		r.view, r.re = v, re
+	}
+	return f.Rules, nil
+}
+
+// rules loads and compiles rules.yaml once. A broken embedded file is a
+// programming error and panics; the package tests load it.
+var rules = sync.OnceValue(func() []rule {
+	rs, err := parseRules(rulesYAML)
+	if err != nil {
+		panic("quarantine: rules.yaml: " + err.Error())
+	}
+	return rs
+})
+
+// RuleIDs returns the rule ids of rules.yaml in file order.
+func RuleIDs() []string {
+	var ids []string
+	for _, r := range rules() {
+		ids = append(ids, r.ID)
+	}
+	return ids
+}
+
+var (
+	codeSpanRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("```[\\s\\S]*?```|`[^`\\n]+`") })
+	// docCueRE is a word that says the text is about markup, not made of
+	// it: "the `<script>` tag", "the <|im_end|> token".
+	docCueRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(?:tags?|tokens?|elements?|markers?|templates?|formats?|syntax|attributes?|delimit\w*|wraps?|emits?|headers?|fields?|sequences?|strings?|keywords?|placeholders?|escaped?|literal|balises?|jetons?|etiquetas?|elemento|marcador|plantilla|modelo|тег\w*|токен\w*|элемент\w*|шаблон\w*)\b|标记|令牌|元素|模板|标签|トークン|タグ|要素|テンプレート`)
+	})
+	// nearCueRE is a cue word right beside a match outside code.
+	nearCue = 24 // bytes either side looked at
+)
+
+// ruleHit is one rule that matched.
+type ruleHit struct{ Rule, Category string }
+
+// matchRules returns every rule that matches the text: control_char rules
+// on raw, the others on canon (normalize.Text). A markup match inside a
+// code span when the prose outside the code has a cue word, or outside
+// code with a cue word within nearCue bytes, is documentation and does
+// not count.
+func matchRules(raw, canon string) []ruleHit {
+	var hits []ruleHit
+	var spans [][]int
+	cue := -1 // whether the prose outside code has a cue word; -1 not yet known
+	proseCue := func() bool {
+		if cue < 0 {
+			spans = codeSpanRE().FindAllStringIndex(canon, -1)
+			cue = 0
+			if docCueRE().MatchString(codeSpanRE().ReplaceAllString(canon, " ")) {
+				cue = 1
+			}
+		}
+		return cue == 1
+	}
+	rs := rules()
+	for i := range rs {
+		r := &rs[i]
+		in := canon
+		if r.view == viewRaw {
+			if isASCII(raw) {
+				continue // every control_char rule is about non-ASCII characters
+			}
+			in = raw
+		}
+		if len(r.Needles) > 0 && !containsAny(in, r.Needles) {
+			continue
+		}
+		for _, loc := range r.re.FindAllStringIndex(in, 8) {
+			if r.view == viewRaw {
+				hits = append(hits, ruleHit{r.ID, r.Category})
+				break
+			}
+			pc := proseCue() // sets spans
+			if !documents(canon, loc, spans, pc) {
+				hits = append(hits, ruleHit{r.ID, r.Category})
+				break
+			}
+		}
+	}
+	return hits
+}
+
+func containsAny(s string, needles []string) bool {
+	for _, n := range needles {
+		if strings.Contains(s, n) {
+			return true
+		}
+	}
+	return false
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// documents reports whether the match at loc in canon is documentation of
+// markup: inside a code span with a cue in the prose, or with a cue word
+// right beside it.
+func documents(canon string, loc []int, spans [][]int, proseCue bool) bool {
+	for _, s := range spans {
+		if loc[0] >= s[0] && loc[1] <= s[1] {
+			return proseCue
+		}
+	}
+	lo, hi := max(0, loc[0]-nearCue), min(len(canon), loc[1]+nearCue)
+	return docCueRE().MatchString(canon[lo:loc[0]]) || docCueRE().MatchString(canon[loc[1]:hi])
+}

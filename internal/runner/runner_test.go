@@ -1,0 +1,80 @@
+package runner_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/specd-dev/specd/internal/runner"
+)
+
+func job(t *testing.T, script string) runner.Job {
+	dir := t.TempDir()
+	return runner.Job{
+		Argv: []string{"sh", "-c", script}, Dir: dir, Env: []string{"GREETING=hello"}, Stdin: []byte("from stdin\n"),
+		Stdout: filepath.Join(dir, "out"), Stderr: filepath.Join(dir, "err"),
+		Timeout: time.Minute, Grace: 100 * time.Millisecond,
+	}
+}
+
+// TestRun: environment, stdin, output files, exit status and the pid hook.
+func TestRun(t *testing.T) {
+	j := job(t, `echo "$GREETING"; cat; echo oops >&2; exit 3`)
+	var pid int
+	j.OnSpawn = func(p int) { pid = p }
+	res := runner.Process{}.Run(context.Background(), j)
+	if res.ExitCode != 3 || res.StartErr != nil || res.TimedOut || res.Interrupted || pid <= 0 {
+		t.Fatalf("result %+v, pid %d", res, pid)
+	}
+	if out := string(runner.Tail(j.Stdout, 1<<10)); out != "hello\nfrom stdin\n" {
+		t.Errorf("stdout %q", out)
+	}
+	if errOut := string(runner.Tail(j.Stderr, 3)); errOut != "ps\n" {
+		t.Errorf("tail of stderr %q, want the last 3 bytes", errOut)
+	}
+}
+
+// TestTimeoutKillsGroup: on timeout a grandchild that ignores SIGTERM is
+// killed with its group after the grace period.
+func TestTimeoutKillsGroup(t *testing.T) {
+	j := job(t, `sh -c 'trap "" TERM; echo $$ > "$0"; while :; do sleep 1; done' "$PWD/grandchild" & sleep 600`)
+	j.Timeout = 300 * time.Millisecond
+	res := runner.Process{}.Run(context.Background(), j)
+	if !res.TimedOut || res.Signal == "" || res.Timeout != 300*time.Millisecond {
+		t.Fatalf("result %+v, want timed out and signalled", res)
+	}
+	b, err := os.ReadFile(filepath.Join(j.Dir, "grandchild"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	for _, c := range strings.TrimSpace(string(b)) {
+		pid = pid*10 + int(c-'0')
+	}
+	// SIGKILL was sent to the group before Run returned; its delivery is
+	// asynchronous, so wait (bounded) for the process to be gone or a zombie.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		st, _ := os.ReadFile("/proc/" + strings.TrimSpace(string(b)) + "/stat")
+		if syscall.Kill(pid, 0) == syscall.ESRCH || strings.Contains(string(st), ") Z ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("grandchild %d survived", pid)
+		}
+	}
+}
+
+// TestCancelled: the caller's context ending is Interrupted, not a timeout.
+func TestCancelled(t *testing.T) {
+	j := job(t, `sleep 600`)
+	ctx, cancel := context.WithCancel(context.Background())
+	j.OnSpawn = func(int) { cancel() }
+	res := runner.Process{}.Run(ctx, j)
+	if !res.Interrupted || res.TimedOut {
+		t.Errorf("result %+v, want interrupted", res)
+	}
+}

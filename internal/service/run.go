@@ -1,0 +1,309 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/pflag"
+
+	"github.com/specd-dev/specd/daemon"
+	"github.com/specd-dev/specd/internal/config"
+	"github.com/specd-dev/specd/internal/runner"
+	"github.com/specd-dev/specd/internal/setup"
+)
+
+// RunHelp is the long help of `run` in both binaries.
+const RunHelp = `Run the daemon in the foreground: watch the spec tree, take requests from
+<specs-dir>/inbox/, and run every plan whose Status is PLAN_COMPLETE (or that has no
+Status line). The first SIGTERM or SIGINT is a warm shutdown: intake stops, no new topic
+starts, and running specialists may finish for up to shutdown_timeout; a second signal
+(or the end of shutdown_timeout) stops them (SIGTERM to each process group, SIGKILL after
+specialist.grace). specd then checkpoints and exits 0; unfinished runs resume at the next
+start.
+SIGHUP re-reads .opencode/specd.yaml (a bad file keeps the running config).
+Only one daemon runs on a spec tree at a time (<specs-dir>/.specd.lock): a second one
+exits with status 1, or with --standby waits and takes over within a second when the
+first stops or dies. After a crash, unfinished runs resume from their .run.json: topics
+with a valid report are not run again, and a specialist still running from before is
+waited for, never started twice.
+Under systemd (Type=notify) it sends READY=1 after the first full scan, STATUS= with
+live counts, WATCHDOG=1 from its event loop, RELOADING=1 and STOPPING=1, and logs to
+journald with levels (journalctl -p warning).
+
+Where the spec tree does not exist yet: in a project (a directory holding .git/ or
+.opencode/) run creates it, as 'specd init' would; anywhere else it refuses with
+"no .opencode/specs here" and exits 1, so that a daemon started in the wrong directory
+does not leave a tree there. --init creates the tree in any case (only <specs-dir>/inbox/;
+'specd init' also writes the config and the .gitignore block).
+Operating it: docs/operating.md#daemon and docs/operating.md#shutdown.
+
+--temporal HOST:PORT (or temporal.address in .opencode/specd.yaml) runs each
+specialist on the 'specd worker' processes of a Temporal cluster instead of this
+machine; the daemon still writes every file. Temporal mode is the second binary,
+specd-temporal, which specd runs in its place (same process, arguments and
+environment), from specd's directory or PATH; install it with
+  go install github.com/specd-dev/specd/cmd/specd-temporal@latest
+(README "Many machines", docs/decisions.md#many-machines).`
+
+// WorkerHelp is the long help of `worker` in both binaries.
+const WorkerHelp = `Run specialists for 'specd run --temporal' daemons: poll the Temporal task queue and
+run each topic's specialist here, in --root (a checkout of the project), exactly as the
+daemon runs it locally (process group, specialist.timeout, grace, logs under
+reports/.logs/), heartbeating while it runs. The report, the structured results and the
+tails of stdout and stderr go back to the daemon, which writes them and does the rest.
+Paths in the specialist's command, environment and input name this root.
+A worker needs the checkout, the agent CLI and its credentials; the specialist settings
+come from the daemon. The first SIGTERM or SIGINT stops polling and lets running
+specialists finish for up to --stop-timeout; then they are stopped and Temporal runs
+them on another worker.
+The worker is the second binary, specd-temporal, which specd runs in its place (same
+process, arguments and environment), from specd's directory or PATH; install it with
+  go install github.com/specd-dev/specd/cmd/specd-temporal@latest
+README "Many machines", docs/operating.md#many-machines.`
+
+// TemporalFlags are the Temporal flags of run and worker as given; each
+// overrides its temporal: key of .opencode/specd.yaml when not empty.
+type TemporalFlags struct {
+	Address, Namespace, TaskQueue string
+}
+
+func (f *TemporalFlags) addFlags(fs *pflag.FlagSet, addressHelp string) {
+	fs.StringVar(&f.Address, "temporal", "", addressHelp)
+	fs.StringVar(&f.Namespace, "namespace", "", `Temporal namespace (default: temporal.namespace, "default")`)
+	fs.StringVar(&f.TaskQueue, "task-queue", "", `task queue of the workers (default: temporal.task_queue, "specd")`)
+}
+
+// Apply returns t with the given flags in place of its keys.
+func (f TemporalFlags) Apply(t config.Temporal) config.Temporal {
+	for _, kv := range []struct {
+		dst *string
+		v   string
+	}{{&t.Address, f.Address}, {&t.Namespace, f.Namespace}, {&t.TaskQueue, f.TaskQueue}} {
+		if kv.v != "" {
+			*kv.dst = kv.v
+		}
+	}
+	return t
+}
+
+// Temporal is Temporal mode, which only specd-temporal has (package
+// temporal links the Temporal SDK).
+type Temporal interface {
+	// Runner connects to the cluster that t names and returns the
+	// daemon's runner and what closes it.
+	Runner(t config.Temporal) (runner.Runner, func(), error)
+	// Work runs a worker until ctx ends.
+	Work(ctx context.Context, w Work) error
+}
+
+// Work is a worker to run: the cluster, this machine's checkout, and the
+// worker flags.
+type Work struct {
+	Temporal    config.Temporal // address, namespace, task queue, heartbeat timeout
+	Root        string          // absolute
+	Parallel    int             // ≥ 1
+	Identity    string          // "" = pid@host
+	StopTimeout time.Duration
+	Log         zerolog.Logger
+}
+
+// Env is where Run and Worker run.
+type Env struct {
+	Stderr io.Writer // messages such as "specd: created …"
+	Log    io.Writer // the log (os.Stderr: Logger picks the format from it)
+	// Args is the command line after the program's name, which Exec hands
+	// to specd-temporal unchanged.
+	Args []string
+	// Temporal is Temporal mode; nil in specd, whose Temporal mode is
+	// Exec of specd-temporal.
+	Temporal Temporal
+}
+
+// RunOptions are the flags of run.
+type RunOptions struct {
+	Global
+	Standby  bool
+	Init     bool
+	Temporal TemporalFlags
+}
+
+// AddFlags defines run's own flags on fs (the global ones are Global.AddFlags).
+func (o *RunOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.BoolVar(&o.Standby, "standby", false, "when another daemon runs this tree, wait and take over when it stops")
+	fs.BoolVar(&o.Init, "init", false, "create the spec tree when it does not exist, even outside a project")
+	o.Temporal.addFlags(fs, "run specialists on the workers of this Temporal cluster (host:port of its frontend; runs specd-temporal)")
+}
+
+// Run is `run`: the project and its config from o, in Temporal mode
+// specd-temporal in this process's place when env has no Temporal (Exec),
+// the spec tree made when it may be, then the daemon in the foreground
+// until ctx ends (the first SIGTERM or SIGINT, which the caller turns into
+// ctx's end: a warm shutdown); a second signal is daemon.Daemon.StopNow.
+// SIGHUP reloads the config (daemon.Options.Reload). It returns nil after a
+// clean shutdown, a UsageError for a bad flag value, and any other error
+// (a bad config, a tree held by another daemon) to exit with ExitFailure.
+func Run(ctx context.Context, o RunOptions, env Env) error {
+	log, err := o.Logger(env.Log)
+	if err != nil {
+		return err
+	}
+	p, err := o.Resolve()
+	if err != nil {
+		return err
+	}
+	cfg, err := p.Config()
+	if err != nil {
+		return err
+	}
+	tc := o.Temporal.Apply(cfg.Temporal)
+	if tc.Address != "" && env.Temporal == nil {
+		return Exec(env.Args)
+	}
+	if err := p.RequireTree(); err != nil {
+		switch {
+		case o.Init:
+			inbox, err := setup.MakeTree(p.SpecsDir)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stderr, "specd: created %s\n", p.Rel(inbox))
+		case !p.IsProject():
+			return fmt.Errorf("no %s here and %s holds no .git/ or .opencode/ (run specd init, or specd run --init)", p.SpecsFlag, p.Root)
+		}
+	}
+	opts := daemon.Options{Root: p.Root, SpecsDir: p.SpecsDir, Config: cfg, Log: log, Reload: p.Config, Standby: o.Standby}
+	if tc.Address != "" {
+		tr, closeRunner, err := env.Temporal.Runner(tc)
+		if err != nil {
+			return err
+		}
+		defer closeRunner()
+		opts.Runner = tr
+		// The local preset's specialist is `specd specialist local`: specd,
+		// not this program, wherever specd is installed with it.
+		opts.SpecialistExe = sibling("specd")
+		log.Info().Str("address", tc.Address).Str("namespace", tc.Namespace).Str("task_queue", tc.TaskQueue).Msg("Temporal mode: specialists run on the workers")
+	}
+	d, err := daemon.New(opts)
+	if err != nil {
+		return err
+	}
+	// The first SIGTERM/SIGINT ends ctx (the caller's): a warm shutdown.
+	// The second stops the running specialists now.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for n := 1; ; n++ {
+			select {
+			case <-done:
+				return
+			case <-sigs:
+				if n >= 2 {
+					d.StopNow()
+				}
+			}
+		}
+	}()
+	return d.Run(ctx)
+}
+
+// WorkerOptions are the flags of worker.
+type WorkerOptions struct {
+	Global
+	Temporal    TemporalFlags
+	Parallel    int
+	Identity    string
+	StopTimeout time.Duration
+}
+
+// AddFlags defines worker's own flags on fs (the global ones are Global.AddFlags).
+func (o *WorkerOptions) AddFlags(fs *pflag.FlagSet) {
+	o.Temporal.addFlags(fs, "host:port of the Temporal frontend (default: temporal.address)")
+	fs.IntVar(&o.Parallel, "parallel", 2, "specialists running at once on this worker")
+	fs.StringVar(&o.Identity, "identity", "", "this worker's name in Temporal and specd status (default: pid@host)")
+	fs.DurationVar(&o.StopTimeout, "stop-timeout", 10*time.Minute, "how long a stopping worker lets running specialists finish")
+}
+
+// Worker is `worker`: the project's config and the flags checked (no
+// address or --parallel below 1 is a UsageError, a bad key an error
+// naming it), then specd-temporal in this process's place when env has no
+// Temporal (Exec), else env.Temporal.Work until ctx ends.
+func Worker(ctx context.Context, o WorkerOptions, env Env) error {
+	log, err := o.Logger(env.Log)
+	if err != nil {
+		return err
+	}
+	p, err := o.Resolve()
+	if err != nil {
+		return err
+	}
+	cfg, err := p.Config()
+	if err != nil {
+		return err
+	}
+	tc := o.Temporal.Apply(cfg.Temporal)
+	if tc.Address == "" {
+		return UsageError{errors.New("--temporal: no address (host:port of the Temporal frontend), and temporal.address is not set")}
+	}
+	if o.Parallel < 1 {
+		return UsageError{errors.New("--parallel: must be at least 1")}
+	}
+	if env.Temporal == nil {
+		return Exec(env.Args)
+	}
+	return env.Temporal.Work(ctx, Work{Temporal: tc, Root: p.Root, Parallel: o.Parallel, Identity: o.Identity,
+		StopTimeout: o.StopTimeout, Log: log})
+}
+
+// TemporalProgram is the name of the binary that has Temporal mode.
+const TemporalProgram = "specd-temporal"
+
+// Exec replaces this process by specd-temporal, found next to this
+// program's executable or else on PATH, with args (the command line after
+// the program's name) and this environment: the same pid, so signals,
+// systemd notifications and the exit status are specd-temporal's. It
+// returns only an error: specd-temporal is not installed (saying how to
+// install it) or cannot be executed.
+func Exec(args []string) error {
+	path := sibling(TemporalProgram)
+	if path == "" {
+		where := "PATH"
+		if self, err := os.Executable(); err == nil {
+			where = filepath.Dir(self) + " or on PATH"
+		}
+		return fmt.Errorf("Temporal mode (--temporal, temporal.address) and 'specd worker' run in the second binary, %s, which is not in %s: "+
+			"install it with 'go install github.com/specd-dev/specd/cmd/specd-temporal@latest' (or 'go install ./cmd/...' in a checkout) "+
+			"next to specd (README \"Many machines\")", TemporalProgram, where)
+	}
+	err := syscall.Exec(path, append([]string{path}, args...), os.Environ())
+	return fmt.Errorf("exec %s: %w", path, err)
+}
+
+// sibling returns the absolute path of the program name in this
+// program's directory, else on PATH, else "".
+func sibling(name string) string {
+	if self, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(self), name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		if abs, err := filepath.Abs(p); err == nil {
+			return abs
+		}
+	}
+	return ""
+}

@@ -1,0 +1,57 @@
+package service_test
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/specd-dev/specd/internal/config"
+	"github.com/specd-dev/specd/internal/service"
+)
+
+func TestStatus(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want int
+	}{
+		{nil, service.ExitOK},
+		{errors.New("disk full"), service.ExitFailure},
+		{service.UsageError{Err: errors.New("--parallel")}, service.ExitUsage},
+		{errors.Join(errors.New("x"), service.UsageError{Err: errors.New("wrapped")}), service.ExitUsage},
+	} {
+		if got := service.Status(c.err); got != c.want {
+			t.Errorf("Status(%v) = %d, want %d", c.err, got, c.want)
+		}
+	}
+}
+
+func TestTemporalFlagsApply(t *testing.T) {
+	keys := config.Temporal{Address: "a:1", Namespace: "ns", TaskQueue: "q"}
+	got := service.TemporalFlags{TaskQueue: "other"}.Apply(keys)
+	if got.Address != "a:1" || got.Namespace != "ns" || got.TaskQueue != "other" {
+		t.Errorf("Apply = %+v, want the keys with task queue other", got)
+	}
+}
+
+func TestResolve(t *testing.T) {
+	root := t.TempDir()
+	if err := os.Mkdir(filepath.Join(root, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p, err := service.Global{Root: root, SpecsDir: ".opencode/specs"}.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.SpecsDir != filepath.Join(root, ".opencode", "specs") || !p.IsProject() || p.RequireTree() == nil {
+		t.Errorf("Resolve = %+v (project %v, tree error %v)", p, p.IsProject(), p.RequireTree())
+	}
+	_, err = service.Global{Root: filepath.Join(root, "missing")}.Resolve()
+	if service.Status(err) != service.ExitUsage {
+		t.Errorf("a missing --root: %v, want a usage error", err)
+	}
+	if _, err := (service.Global{LogLevel: "loud"}).Logger(io.Discard); service.Status(err) != service.ExitUsage {
+		t.Errorf("--log-level loud: %v, want a usage error", err)
+	}
+}

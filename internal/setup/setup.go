@@ -1,0 +1,203 @@
+// Package setup prepares a project for specd, as `specd init` does: the
+// spec tree with its inbox, a commented .opencode/specd.yaml, the
+// read-only research-specialist agent definition for an agent CLI, and a
+// managed block in .gitignore for specd's runtime files
+// (docs/operating.md#git). Every step leaves what is already there alone,
+// so running it twice changes nothing. The systemd user unit is the
+// systemd package's.
+package setup
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/specd-dev/specd/internal/atomicfile"
+	"github.com/specd-dev/specd/internal/config"
+	"github.com/specd-dev/specd/internal/specialist/agents"
+	"github.com/specd-dev/specd/specs"
+)
+
+// Options say which project to prepare and how.
+type Options struct {
+	Root     string // the project directory, absolute
+	SpecsDir string // the spec tree, absolute (Root/.opencode/specs by default)
+	// Agent is "" or the agent CLI ("opencode", "claude") whose
+	// research-specialist definition is written; a new config then uses
+	// it (preset: <Agent>, agent: research-specialist).
+	Agent  string
+	DryRun bool // work out every step and change nothing
+}
+
+// Kind is what a Step did (or, with DryRun, would do).
+type Kind int
+
+const (
+	Tree   Kind = iota // the spec tree and its inbox exist (created when missing; never with DryRun)
+	Write              // a new file: the agent definition or the config
+	Keep               // a file left as it was: the config that exists, a .gitignore whose block is current
+	Update             // .gitignore's managed block added or refreshed
+)
+
+// Step is one step of Init, for the caller to show.
+type Step struct {
+	Kind Kind
+	Path string // relative to Root: the inbox, the agent definition, the config or .gitignore
+}
+
+// Plan is a checked Init, ready to apply.
+type Plan struct {
+	opts  Options
+	agent []byte // the agent definition; nil without Options.Agent
+}
+
+// Prepare checks opts and renders what Init writes; nothing is written.
+// Its only error is an Agent that is not one of agents.CLIs (the message
+// names the accepted values).
+func Prepare(opts Options) (Plan, error) {
+	p := Plan{opts: opts}
+	if opts.Agent != "" {
+		def, err := agents.Definition(opts.Agent)
+		if err != nil {
+			return Plan{}, err
+		}
+		p.agent = def
+	}
+	return p, nil
+}
+
+// Apply runs the steps in order and returns them: the spec tree, the
+// agent definition (when asked for; it replaces an older one), the config
+// (written only when there is none), then .gitignore's managed block.
+// With Options.DryRun it reads and writes nothing but returns the steps
+// it would take. On an error it returns the steps done before it and the
+// error, which names the file.
+func (p Plan) Apply() ([]Step, error) {
+	o := p.opts
+	var steps []Step
+	inbox := filepath.Join(o.SpecsDir, specs.InboxDir)
+	if !o.DryRun {
+		if _, err := MakeTree(o.SpecsDir); err != nil {
+			return steps, err
+		}
+	}
+	steps = append(steps, Step{Tree, rel(o.Root, inbox)})
+
+	if o.Agent != "" {
+		path := agents.Path(o.Agent)
+		if !o.DryRun {
+			if err := writeFile(filepath.Join(o.Root, path), p.agent); err != nil {
+				return steps, err
+			}
+		}
+		steps = append(steps, Step{Write, path})
+	}
+
+	cfgPath := filepath.Join(o.Root, config.FileName)
+	_, err := os.Stat(cfgPath)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if !o.DryRun {
+			if err := writeFile(cfgPath, []byte(configText(o.Agent))); err != nil {
+				return steps, err
+			}
+		}
+		steps = append(steps, Step{Write, config.FileName})
+	case err != nil:
+		return steps, fmt.Errorf("stat %s: %w", cfgPath, err)
+	default:
+		steps = append(steps, Step{Keep, config.FileName})
+	}
+
+	changed, err := Gitignore(filepath.Join(o.Root, ".gitignore"), o.DryRun)
+	if err != nil {
+		return steps, err
+	}
+	if changed {
+		steps = append(steps, Step{Update, ".gitignore"})
+	} else {
+		steps = append(steps, Step{Keep, ".gitignore"})
+	}
+	return steps, nil
+}
+
+// MakeTree creates the spec tree specsDir with its inbox (as `specd run
+// --init` does), leaving what exists, and returns the inbox's path.
+// Errors name the directory.
+func MakeTree(specsDir string) (string, error) {
+	inbox := filepath.Join(specsDir, specs.InboxDir)
+	if err := os.MkdirAll(inbox, 0o755); err != nil {
+		return "", fmt.Errorf("create %s: %w", inbox, err)
+	}
+	return inbox, nil
+}
+
+// writeFile writes path atomically, creating its directory.
+func writeFile(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
+	}
+	if err := atomicfile.WriteFile(path, data, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// rel is p relative to root, or p when it is not below it.
+func rel(root, p string) string {
+	if r, err := filepath.Rel(root, p); err == nil {
+		return r
+	}
+	return p
+}
+
+// configTemplate is the commented .opencode/specd.yaml that Init writes
+// (every key: docs/configuration.md).
+const configTemplate = `# specd configuration. Every key has a default; delete what you do not change.
+specialist:
+  # local (built in, offline) | opencode | claude | command
+  preset: local
+  # opencode/claude: --model (opencode: provider/model) and --agent; with an agent
+  # (specd init --agents) the prompt asks for a WebResearcherResult JSON result
+  # (docs/contract.md#structured-results)
+  # model: anthropic/claude-sonnet-4-5
+  # agent: research-specialist
+  # binary: /usr/local/bin/opencode     # default: opencode / claude from PATH
+  # prompt: "..."                       # Go template replacing the default prompt
+  # env: {XDG_DATA_HOME: /srv/research/.agent/data}   # added to every specialist's environment
+  # argv used when preset is command; Go-template fields are expanded:
+  # {{.ReportPath}} {{.Topic}} {{.TopicIndex}} {{.TopicCount}} {{.SpecDir}}
+  # {{.RequestFile}} {{.ResearchComplexity}} {{.WorkflowID}} {{.ProjectRoot}}
+  # command: ["./agent.sh", "{{.ReportPath}}"]
+  # wall-clock limit per topic; then SIGTERM to its process group, SIGKILL after grace
+  timeout: 15m
+  grace: 10s
+# specialists running at once (default: number of CPUs, at least 2)
+# max_parallel: 4
+# full rescan of the tree (events are also watched)
+rescan_interval: 30s
+# a plan that does not say it is complete (Status: PLAN_COMPLETE, or Expected
+# Invocations: N with N topics) starts once its file has not changed for this long
+# debounce: 100ms
+# first SIGTERM/Ctrl-C: no new topic starts and running specialists may finish for
+# this long (a second signal stops them at once); the systemd unit's TimeoutStopSec
+# must cover it plus specialist.grace
+shutdown_timeout: 10m
+# a plan with more topics is refused (each topic is one paid agent run)
+max_topics: 50
+# commit each finished run's plan, REQUEST.md, reports, OVERVIEW.md, trace log,
+# .counter, errors.jsonl and memory file with git (other staged work is left alone)
+git_commit: false
+`
+
+// configText is the config Init writes: the template, using the
+// research-specialist agent of agent when it is not "".
+func configText(agent string) string {
+	if agent == "" {
+		return configTemplate
+	}
+	return strings.Replace(configTemplate, "  preset: local\n", "  preset: "+agent+"\n  agent: "+agents.Name+"\n", 1)
+}

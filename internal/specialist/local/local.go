@@ -1,0 +1,255 @@
+// Package local is specd's built-in offline specialist
+// (docs/decisions.md#a-built-in-offline-specialist). It researches one topic
+// inside the project's own files, with no LLM and no network, and writes a
+// report that passes the report contract (docs/contract.md#report-contract).
+//
+// What it searches: the text files git would track under the project root
+// (Files), cut into code units (package codeunit: Go definitions, Markdown
+// sections, universal-ctags definitions, line windows) and ranked with
+// BM25F over their names, signatures, doc comments, calls and bodies, code
+// before tests and docs (docs/local-specialist.md#ranking). Each finding
+// cites `path:line` of its unit's definition with up to 6 lines copied
+// exactly from there (the code citation style) and the range the unit
+// spans; Sources lists the cited files as links relative to the report.
+// The front matter's confidence (high, medium, low) says how well the best
+// finding matched (docs/local-specialist.md#confidence).
+//
+// Limits: it finds where the topic's words occur, not what code means.
+// Words are matched after lowercasing, identifier splitting (the whole
+// identifier is kept too) and Snowball stemming, with no synonyms, so a
+// topic must use the project's own vocabulary. Files over
+// Options.MaxFileBytes, binary and non-UTF-8 files, symlinks, the spec
+// trees .opencode/ and .claude/ (other reports), the run's own spec
+// directory, the request file and the report itself are never read. A
+// topic none of whose words occur in any unit is searched with the
+// project's words nearest to them in spelling, and when there are none
+// the report's one finding says that no file mentions the topic; both
+// reports have confidence low (docs/local-specialist.md#confidence).
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/specd-dev/specd/internal/atomicfile"
+	"github.com/specd-dev/specd/internal/specialist"
+)
+
+// DefaultMaxFileBytes is the size above which a file is not searched when
+// Options.MaxFileBytes is 0 (1 MiB).
+const DefaultMaxFileBytes = 1 << 20
+
+// Options tune a run. The zero value is ready to use.
+type Options struct {
+	// Now is the clock for created_date, which is its UTC date; nil means
+	// time.Now.
+	Now func() time.Time
+	// MaxFileBytes is the size in bytes above which a file is skipped;
+	// 0 or less means DefaultMaxFileBytes.
+	MaxFileBytes int64
+}
+
+// The errors.jsonl error types that Run reports (docs/contract.md#errors-jsonl).
+const (
+	ErrValidation = "validation_error" // bad input: no report path, no search terms
+	ErrFile       = "file_error"       // I/O: project root, reports directory, writing the report
+	ErrAgent      = "agent_error"      // nothing to search (no text file), or ctx cancelled
+	ErrTimeout    = "timeout_error"    // ctx's deadline passed before the report was written
+)
+
+// Error is a failure of Run, as reported on stdout in the specialist
+// signals (docs/contract.md#specialists): ERROR_CONTEXT carries Type,
+// Message and Details; TASK_ERROR carries Type and Message.
+type Error struct {
+	Type    string         // one of ErrValidation, ErrFile, ErrAgent, ErrTimeout
+	Message string         // one lowercase line, no final punctuation
+	Details map[string]any // extra context for ERROR_CONTEXT, including a recovery_hint; may be nil
+	Err     error          // the underlying error, or nil
+}
+
+// Error returns "<type>: <message>".
+func (e *Error) Error() string { return e.Type + ": " + e.Message }
+
+// Unwrap returns the underlying error, such as context.Canceled or an
+// *fs.PathError.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Run researches in.Topic in the files under in.ProjectRoot ("" means the
+// working directory) and writes the report at in.ReportPath atomically: a
+// temp file in the same directory, fsync, rename, fsync of the directory.
+// The reports directory must already exist. in.ResearchComplexity C
+// (1–4; 0 or less means 2, more than 4 means 4) sets the number of
+// findings sought, 3 + C; fewer are reported when fewer units match.
+// When no unit holds any topic term, Run searches with the project's words
+// nearest to those terms in spelling instead, or, when none is near,
+// writes a report whose one finding says no file mentions the topic; both
+// have confidence low and say so in the Summary
+// (docs/local-specialist.md#confidence).
+//
+// On success Run prints "REPORT_CREATED: <in.ReportPath>" on stdout and
+// returns nil. On failure it writes no report, prints
+// `ERROR_CONTEXT: {"error_type":…,"message":…,"details":{…}}` and
+// "TASK_ERROR: <error_type> - <message>", and returns an *Error whose Type
+// is ErrValidation (report path missing, topic empty or made only of stop
+// words), ErrFile (project root or reports directory missing, a listing or
+// write error), ErrAgent (no text file to search, or ctx cancelled) or
+// ErrTimeout (ctx's deadline passed). ctx is checked between files:
+// cancellation stops the scan and nothing is written. Write errors on
+// stdout are ignored.
+func Run(ctx context.Context, in specialist.Input, stdout io.Writer, opt Options) error {
+	err := research(ctx, in, opt)
+	if err == nil {
+		fmt.Fprintf(stdout, "REPORT_CREATED: %s\n", in.ReportPath)
+		return nil
+	}
+	var e *Error
+	if !errors.As(err, &e) {
+		e = &Error{Type: ErrFile, Message: err.Error(), Err: err}
+	}
+	details := e.Details
+	if details == nil {
+		details = map[string]any{}
+	}
+	ec, _ := json.Marshal(struct {
+		Type    string         `json:"error_type"`
+		Message string         `json:"message"`
+		Details map[string]any `json:"details"`
+	}{e.Type, e.Message, details}) // cannot fail: strings, ints and string slices
+	fmt.Fprintf(stdout, "ERROR_CONTEXT: %s\nTASK_ERROR: %s - %s\n", ec, e.Type, oneLine(e.Message))
+	return e
+}
+
+// research does the work of Run and returns nil or an *Error.
+func research(ctx context.Context, in specialist.Input, opt Options) error {
+	if err := ctx.Err(); err != nil {
+		return cancelled(err)
+	}
+	if strings.TrimSpace(in.ReportPath) == "" {
+		return &Error{Type: ErrValidation, Message: "missing report path in the input contract",
+			Details: map[string]any{"required_fields": []string{"report_path", "topic"},
+				"recovery_hint": "set " + specialist.EnvReportPath + " or report_path in the input JSON"}}
+	}
+	if strings.TrimSpace(in.Topic) == "" {
+		return &Error{Type: ErrValidation, Message: "missing topic in the input contract",
+			Details: map[string]any{"required_fields": []string{"report_path", "topic"},
+				"recovery_hint": "set " + specialist.EnvTopic + " or topic in the input JSON"}}
+	}
+	var tk tokenizer
+	q := newQuery(in.Topic, &tk)
+	if len(q.terms) == 0 {
+		return &Error{Type: ErrValidation, Message: "the topic has no search terms (only stop words or one-letter words)",
+			Details: map[string]any{"topic": in.Topic,
+				"recovery_hint": "name the subject with words the project's files use"}}
+	}
+	if opt.MaxFileBytes <= 0 {
+		opt.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	reportPath, err := filepath.Abs(in.ReportPath)
+	if err != nil {
+		return fileError("resolve the report path", err, in.ReportPath)
+	}
+	reportDir := filepath.Dir(reportPath)
+	if fi, err := os.Stat(reportDir); err != nil {
+		return fileError("reports directory", err, reportDir)
+	} else if !fi.IsDir() {
+		return &Error{Type: ErrFile, Message: "reports directory " + reportDir + " is not a directory",
+			Details: map[string]any{"report_path": in.ReportPath}}
+	}
+	root := in.ProjectRoot
+	if root == "" {
+		root = "."
+	}
+	if root, err = filepath.Abs(root); err != nil {
+		return fileError("resolve the project root", err, in.ProjectRoot)
+	}
+
+	files, err := Files(ctx, root)
+	if err != nil {
+		if ctx.Err() != nil {
+			return cancelled(ctx.Err())
+		}
+		return fileError("list the project's files", err, root)
+	}
+	skip := excluded(root, reportPath, in.SpecDir, in.RequestFile)
+	c, err := readCorpus(ctx, root, files, skip, opt.MaxFileBytes, q, &tk)
+	if err != nil {
+		return cancelled(err) // reading skips unreadable files; only ctx fails it
+	}
+	if c.files == 0 {
+		return &Error{Type: ErrAgent, Message: "no text file to search under the project root",
+			Details: map[string]any{"project_root": root, "files_listed": len(files),
+				"recovery_hint": "run the local specialist in a project directory with text files"}}
+	}
+	n := findingCount(in.ResearchComplexity)
+	r := c.rank(n)
+	var fb *fallback
+	if len(r.hits) == 0 {
+		// No unit holds a topic term: search with the project's words
+		// nearest in spelling, and say so (docs/local-specialist.md#confidence).
+		fb = newFallback(c)
+		if fb.near = c.nearTerms(&tk); len(fb.near) > 0 {
+			nq := nearQuery(q, fb.near)
+			nc := c.requery(nq, &tk)
+			if nr := nc.rank(n); len(nr.hits) > 0 {
+				q, c, r = nq, nc, nr
+				r.confidence = "low"
+			} else {
+				fb.near = nil
+			}
+		}
+	}
+	date := opt.Now().UTC().Format("2006-01-02")
+	var report []byte
+	if len(r.hits) == 0 {
+		report = renderUnmatched(in, c, fb, date)
+	} else {
+		report = render(in, q, c, r, fb, reportDir, root, date)
+	}
+	if err := ctx.Err(); err != nil {
+		return cancelled(err)
+	}
+	if err := atomicfile.WriteFile(reportPath, report, 0o644); err != nil {
+		return fileError("write the report", err, reportPath)
+	}
+	return nil
+}
+
+// complexity returns the research complexity used: c clamped to 1–4, with
+// 2 for an unset (0) or negative value.
+func complexity(c int) int {
+	switch {
+	case c <= 0:
+		return 2
+	case c > 4:
+		return 4
+	}
+	return c
+}
+
+// findingCount is the number of findings sought: 3 + complexity.
+func findingCount(c int) int { return 3 + complexity(c) }
+
+func cancelled(err error) *Error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &Error{Type: ErrTimeout, Message: "deadline passed before the report was written", Err: err,
+			Details: map[string]any{"recovery_hint": "raise specialist.timeout or narrow the topic"}}
+	}
+	return &Error{Type: ErrAgent, Message: "cancelled before the report was written", Err: err}
+}
+
+func fileError(what string, err error, path string) *Error {
+	return &Error{Type: ErrFile, Message: what + ": " + err.Error(), Err: err,
+		Details: map[string]any{"path": path}}
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,0 +1,627 @@
+package local
+
+import (
+	"cmp"
+	"context"
+	"math"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/kljensen/snowball/english"
+
+	"github.com/specd-dev/specd/internal/specialist/local/codeunit"
+)
+
+// Ranking parameters (docs/local-specialist.md#ranking).
+const (
+	k1          = 1.2 // BM25 term-frequency saturation
+	windowLines = 12  // lines per window of a file that has no better units
+	stride      = 6   // lines between window starts
+	excerptMax  = 6   // longest excerpt of a finding, in lines
+	quoteMin    = 16  // a topic this long quoted verbatim in a string literal marks the request itself
+)
+
+// The fields of a unit, each with its weight and length normalisation
+// (BM25F): a query word in a unit's name counts most, then in its
+// signature and doc comment, then in the names it calls, then in its body.
+const (
+	fName = iota
+	fSig
+	fDoc
+	fCalls
+	fBody
+	fPath
+	nFields
+)
+
+var (
+	fieldWeight = [nFields]float64{fName: 3, fSig: 1.5, fDoc: 1.5, fCalls: 1, fBody: 0.6, fPath: 0.8}
+	fieldB      = [nFields]float64{fName: 0.3, fSig: 0.5, fDoc: 0.6, fCalls: 0.5, fBody: 0.75, fPath: 0.3}
+)
+
+// rolePrior scales a unit's score by its file's role: code answers, tests
+// and docs support (docs/local-specialist.md#ranking). A topic that asks
+// about tests or docs lifts that role to 1.
+var rolePrior = [...]float64{codeunit.Code: 1, codeunit.Test: 0.45, codeunit.Doc: 0.6, codeunit.Other: 0.5}
+
+// query is the topic's search terms.
+type query struct {
+	text    string         // the topic, lowercased, white space collapsed
+	terms   []string       // stems, distinct, in topic order
+	spelled []string       // each term as the topic first spells it, lowercased
+	index   map[string]int // stem → position in terms
+	prior   [4]float64     // rolePrior, lifted for the roles the topic asks about
+}
+
+func newQuery(topic string, tk *tokenizer) query {
+	q := query{index: map[string]int{}, prior: rolePrior, text: normText(topic)}
+	tk.each(topic, func(word, stem string) {
+		switch stem {
+		case "test", "tests", "testdata":
+			q.prior[codeunit.Test] = 1
+		case "doc", "docs", "document", "readm", "readme", "guid":
+			q.prior[codeunit.Doc] = 1
+		}
+		if _, ok := q.index[stem]; !ok {
+			q.index[stem] = len(q.terms)
+			q.terms = append(q.terms, stem)
+			q.spelled = append(q.spelled, strings.ToLower(word))
+		}
+	})
+	return q
+}
+
+// doc is a searched file.
+type doc struct {
+	path  string   // slash-relative to the project root
+	lines []string // without terminators (and without a CR before LF)
+	role  codeunit.Role
+}
+
+// unit is a codeunit.Unit of a searched file with its term counts.
+type unit struct {
+	codeunit.Unit
+	doc    int              // index in corpus.docs
+	tf     [nFields][]int32 // per field: count of each term; nil when none
+	flen   [nFields]int32   // per field: tokens
+	quotes bool             // a string literal quotes the topic: the request itself
+}
+
+// corpus is the searched files cut into units, reduced to what ranking needs.
+type corpus struct {
+	q         query
+	files     int               // text files searched
+	lines     int               // lines searched
+	docs      []doc             // all searched files
+	cut       [][]codeunit.Unit // per doc: all its units, for requery
+	units     []unit            // units with a term
+	nUnits    int               // all units, matching or not
+	totalLen  [nFields]int
+	df        []int // per term: units holding it
+	termFiles []int // per term: files holding it
+	kinds     map[string]int
+}
+
+// readCorpus reads the text files among files (paths relative to root),
+// skipping those skip reports, and cuts them into units (codeunit).
+// Unreadable and non-text files are skipped silently; the only error is
+// ctx's.
+func readCorpus(ctx context.Context, root string, files []string, skip func(abs string) bool, maxBytes int64, q query, tk *tokenizer) (*corpus, error) {
+	T := len(q.terms)
+	c := &corpus{q: q, df: make([]int, T), termFiles: make([]int, T), kinds: map[string]int{}}
+	var other []int // docs for universal-ctags
+	for _, f := range files {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		abs := filepath.Join(root, filepath.FromSlash(f))
+		if !printablePath(f) || skip(abs) {
+			continue
+		}
+		data, ok := readText(abs, maxBytes)
+		if !ok {
+			continue
+		}
+		c.files++
+		lines := strings.Split(string(data), "\n")
+		if lines[len(lines)-1] == "" {
+			lines = lines[:len(lines)-1]
+		}
+		for i, l := range lines {
+			lines[i] = strings.TrimSuffix(l, "\r")
+		}
+		c.lines += len(lines)
+		d := len(c.docs)
+		c.docs = append(c.docs, doc{path: f, lines: lines, role: codeunit.RoleOf(f)})
+		c.cut = append(c.cut, nil)
+		var us []codeunit.Unit
+		switch strings.ToLower(path.Ext(f)) {
+		case ".go":
+			var err error
+			if us, err = codeunit.Go(data); err != nil {
+				us = nil
+			}
+		case ".md", ".markdown":
+			us = codeunit.Markdown(lines)
+		default:
+			if codeunit.Taggable(f) {
+				other = append(other, d)
+				continue
+			}
+		}
+		if us == nil {
+			us = codeunit.Windows(lines, windowLines, stride)
+		}
+		c.cut[d] = us
+		c.add(d, us, tk)
+	}
+	if len(other) > 0 {
+		paths := make([]string, len(other))
+		for i, d := range other {
+			paths[i] = c.docs[d].path
+		}
+		tags := codeunit.Ctags(ctx, root, paths) // nil without universal-ctags
+		for _, d := range other {
+			us := codeunit.FromTags(tags[c.docs[d].path], len(c.docs[d].lines), c.docs[d].lines)
+			if us == nil {
+				us = codeunit.Windows(c.docs[d].lines, windowLines, stride)
+			}
+			c.cut[d] = us
+			c.add(d, us, tk)
+		}
+	}
+	return c, ctx.Err()
+}
+
+// add counts the query's terms in the units of doc d.
+func (c *corpus) add(d int, us []codeunit.Unit, tk *tokenizer) {
+	T := len(c.q.terms)
+	inFile := make([]bool, T)
+	var pathTF []int32
+	pathLen := int32(0)
+	tk.each(strings.TrimSuffix(c.docs[d].path, path.Ext(c.docs[d].path)), func(_, stem string) {
+		pathLen++
+		if t, ok := c.q.index[stem]; ok {
+			if pathTF == nil {
+				pathTF = make([]int32, T)
+			}
+			pathTF[t]++
+		}
+	})
+	for _, cu := range us {
+		u := unit{Unit: cu, doc: d}
+		count := func(f int, s string) {
+			tk.each(s, func(_, stem string) {
+				u.flen[f]++
+				if t, ok := c.q.index[stem]; ok {
+					if u.tf[f] == nil {
+						u.tf[f] = make([]int32, T)
+					}
+					u.tf[f][t]++
+				}
+			})
+		}
+		count(fName, cu.Name)
+		count(fSig, cu.Sig)
+		count(fDoc, cu.Doc)
+		count(fBody, cu.Body)
+		for _, call := range cu.Calls {
+			count(fCalls, call)
+		}
+		u.tf[fPath], u.flen[fPath] = pathTF, pathLen
+		c.nUnits++
+		c.kinds[cu.Kind]++
+		matched := false
+		seen := make([]bool, T)
+		for f := range nFields {
+			c.totalLen[f] += int(u.flen[f])
+			for t, n := range u.tf[f] {
+				if n > 0 && f != fPath {
+					seen[t] = true
+				}
+			}
+		}
+		for t, s := range seen {
+			if s {
+				matched = true
+				c.df[t]++
+				inFile[t] = true
+			}
+		}
+		if !matched {
+			continue
+		}
+		if len(c.q.text) >= quoteMin {
+			for _, s := range cu.Strings {
+				if strings.Contains(normText(s), c.q.text) {
+					u.quotes = true
+				}
+			}
+		}
+		c.units = append(c.units, u)
+	}
+	for t, in := range inFile {
+		if in {
+			c.termFiles[t]++
+		}
+	}
+}
+
+// hit is a chosen unit and its excerpt.
+type hit struct {
+	*unit
+	score    float64
+	coverage float64 // share of the query's idf mass the unit matches, 0–1
+	matched  []int   // terms in the unit, in topic order
+	from, to int     // excerpt lines, 0-based, inclusive
+	seeAlso  []*unit // tests and docs that mention the unit's name
+}
+
+// ranking is the outcome of rank.
+type ranking struct {
+	hits       []hit
+	confidence string  // high, medium or low (docs/local-specialist.md#confidence)
+	known      float64 // share of the query's terms found in some unit, 0–1
+}
+
+// rank scores the matching units with BM25F, scales each by its role's
+// prior and by its coverage of the query, and picks up to n: best first
+// (score desc, path asc, line asc), one finding per unit, no unit that
+// quotes the topic verbatim, no two overlapping windows of one file.
+func (c *corpus) rank(n int) ranking {
+	var r ranking
+	T := len(c.q.terms)
+	N := float64(max(c.nUnits, 1))
+	idf := make([]float64, T)
+	var avg [nFields]float64
+	for f := range nFields {
+		avg[f] = max(float64(c.totalLen[f])/N, 1)
+	}
+	known, mass := 0, 0.0
+	for t, df := range c.df {
+		idf[t] = math.Log(1 + (N-float64(df)+0.5)/(float64(df)+0.5))
+		if df > 0 {
+			known++
+		}
+		mass += idf[t]
+	}
+	if T > 0 {
+		r.known = float64(known) / float64(T)
+	}
+	hits := make([]hit, 0, len(c.units))
+	for i := range c.units {
+		u := &c.units[i]
+		if u.quotes {
+			continue
+		}
+		h := hit{unit: u}
+		cov := 0.0
+		for t := range T {
+			w := 0.0
+			inUnit := false
+			for f := range nFields {
+				if u.tf[f] == nil || u.tf[f][t] == 0 {
+					continue
+				}
+				if f != fPath {
+					inUnit = true
+				}
+				norm := 1 - fieldB[f] + fieldB[f]*float64(u.flen[f])/avg[f]
+				w += fieldWeight[f] * float64(u.tf[f][t]) / norm
+			}
+			if w == 0 {
+				continue
+			}
+			h.score += idf[t] * w * (k1 + 1) / (w + k1)
+			if inUnit {
+				h.matched = append(h.matched, t)
+				cov += idf[t]
+			}
+		}
+		if mass > 0 {
+			h.coverage = cov / mass
+		}
+		h.score *= c.q.prior[c.docs[u.doc].role] * (0.5 + 0.5*h.coverage)
+		if len(h.matched) > 0 {
+			hits = append(hits, h)
+		}
+	}
+	slices.SortFunc(hits, func(x, y hit) int {
+		if x.score != y.score {
+			return cmp.Compare(y.score, x.score)
+		}
+		if p := strings.Compare(c.docs[x.doc].path, c.docs[y.doc].path); p != 0 {
+			return p
+		}
+		return cmp.Compare(x.Line, y.Line)
+	})
+	for _, h := range hits {
+		if len(r.hits) == n {
+			break
+		}
+		if h.Kind == "lines" && slices.ContainsFunc(r.hits, func(p hit) bool {
+			return p.doc == h.doc && h.Start <= p.End && p.Start <= h.End
+		}) {
+			continue
+		}
+		h.from, h.to = h.Line-1, min(h.Line-1+excerptMax-1, h.End-1)
+		if h.Kind == "lines" { // a window: from its first to its last line with a term
+			h.from, h.to = c.termLines(&h)
+		}
+		r.hits = append(r.hits, h)
+	}
+	c.seeAlso(r.hits, hits)
+	r.confidence = confidence(r)
+	return r
+}
+
+// termLines returns the first and last 0-based lines of a window that
+// hold a query term, at most excerptMax lines apart.
+func (c *corpus) termLines(h *hit) (from, to int) {
+	d := &c.docs[h.doc]
+	from, to = -1, -1
+	for i := h.Start - 1; i < h.End && i < len(d.lines); i++ {
+		has := false
+		c.tkLine(d.lines[i], func(int) { has = true })
+		if has {
+			if from < 0 {
+				from = i
+			}
+			if i-from < excerptMax {
+				to = i
+			}
+		}
+	}
+	if from < 0 {
+		return h.Start - 1, min(h.Start-1+excerptMax-1, h.End-1)
+	}
+	return from, to
+}
+
+// tkLine calls fn with the index of each query term in line.
+func (c *corpus) tkLine(line string, fn func(t int)) {
+	var tk tokenizer
+	tk.each(line, func(_, stem string) {
+		if t, ok := c.q.index[stem]; ok {
+			fn(t)
+		}
+	})
+}
+
+// seeAlso attaches to each code finding up to two tests or docs among the
+// ranked units that mention its name, as support that does not take a
+// finding's place.
+func (c *corpus) seeAlso(picked, ranked []hit) {
+	for i := range picked {
+		p := &picked[i]
+		if c.docs[p.doc].role != codeunit.Code || p.Name == "" || p.Kind == "lines" || p.Kind == "section" {
+			continue
+		}
+		name := p.Name[strings.LastIndexByte(p.Name, '.')+1:]
+		if len(name) < 3 {
+			continue
+		}
+		for _, h := range ranked {
+			if len(p.seeAlso) == 2 {
+				break
+			}
+			role := c.docs[h.doc].role
+			if (role != codeunit.Test && role != codeunit.Doc) || !mentions(h.Body+" "+h.Name, name) {
+				continue
+			}
+			if slices.ContainsFunc(picked, func(x hit) bool { return x.unit == h.unit }) {
+				continue
+			}
+			p.seeAlso = append(p.seeAlso, h.unit)
+		}
+	}
+}
+
+// mentions reports whether s holds name as a whole identifier.
+func mentions(s, name string) bool {
+	for i := 0; ; {
+		j := strings.Index(s[i:], name)
+		if j < 0 {
+			return false
+		}
+		j += i
+		before, _ := utf8.DecodeLastRuneInString(s[:j])
+		after, _ := utf8.DecodeRuneInString(s[j+len(name):])
+		if !isIdent(before) && !isIdent(after) {
+			return true
+		}
+		i = j + len(name)
+	}
+}
+
+func isIdent(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// confidence is the rule of docs/local-specialist.md#confidence (a
+// ranking made with near words instead of the topic's own is set low by
+// research, whatever this says): low when nothing matched, when fewer than half of the topic's terms occur in the
+// project, or when the best finding covers less than 40 % of the topic's
+// idf mass; high when the best finding covers at least 70 % of it and
+// every term occurs in the project; medium otherwise.
+func confidence(r ranking) string {
+	if len(r.hits) == 0 || r.known < 0.5 || r.hits[0].coverage < 0.3 {
+		return "low"
+	}
+	if r.hits[0].coverage >= 0.6 && r.known == 1 {
+		return "high"
+	}
+	return "medium"
+}
+
+// tokenizer splits text into search tokens, remembering stems.
+type tokenizer struct {
+	stems map[string]string // lowercased word → stem, "" for a dropped word
+	parts []string          // scratch for ident
+}
+
+// each calls fn for each search token of s, in order: word is the word as
+// written, stem its normalised form. Words are maximal runs of letters,
+// digits and underscores; one that is an identifier made of several parts
+// (camelCase, snake_case: "ExecuteC", "load_file") yields itself whole,
+// lowercased, unstemmed and marked with a leading "=" so that it never
+// meets a stem, then each part ("ReportPath" → Report, Path; "HTTPServer"
+// → HTTP, Server; "utf8Valid" → utf8, Valid). Parts are lowercased and
+// stemmed with the Snowball English stemmer; stop words and words under 2
+// characters are dropped.
+func (tk *tokenizer) each(s string, fn func(word, stem string)) {
+	if tk.stems == nil {
+		tk.stems = map[string]string{}
+	}
+	start := -1
+	for i := 0; i < len(s); {
+		c := s[i]
+		var r rune
+		size := 1
+		if c < utf8.RuneSelf {
+			r = rune(c)
+		} else {
+			r, size = utf8.DecodeRuneInString(s[i:])
+		}
+		if c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c >= utf8.RuneSelf && isIdent(r) {
+			if start < 0 {
+				start = i
+			}
+		} else if start >= 0 {
+			tk.ident(s[start:i], fn)
+			start = -1
+		}
+		i += size
+	}
+	if start >= 0 {
+		tk.ident(s[start:], fn)
+	}
+}
+
+// emit normalises one word and calls fn unless it is dropped.
+func (tk *tokenizer) emit(w string, fn func(word, stem string)) {
+	if len(w) < 2 || (len(w) <= utf8.UTFMax && utf8.RuneCountInString(w) < 2) {
+		return
+	}
+	st, ok := tk.stems[w]
+	if !ok {
+		lw := strings.ToLower(w)
+		if st, ok = tk.stems[lw]; !ok {
+			st = lw
+			if stopWords[lw] {
+				st = ""
+			} else if isLetters(lw) {
+				st = english.Stem(lw, true)
+			}
+			if len(st) < 2 || stopWords[st] {
+				st = ""
+			}
+			tk.stems[lw] = st
+		}
+		tk.stems[w] = st
+	}
+	if st != "" {
+		fn(strings.TrimPrefix(w, "="), st)
+	}
+}
+
+// ident emits an identifier's parts, preceded by the whole identifier
+// when it has more than one part.
+func (tk *tokenizer) ident(w string, fn func(word, stem string)) {
+	if simple(w) {
+		tk.emit(w, fn)
+		return
+	}
+	parts := tk.parts[:0]
+	start := -1
+	var prev, prev2 rune
+	prevAt := 0
+	for i, r := range w {
+		if r == '_' {
+			if start >= 0 {
+				parts = append(parts, w[start:i])
+				start = -1
+			}
+			continue
+		}
+		switch {
+		case start < 0:
+			start, prev2 = i, 0
+		case unicode.IsUpper(r) && (unicode.IsLower(prev) || unicode.IsDigit(prev)):
+			parts = append(parts, w[start:i]) // fooBar, utf8Valid
+			start, prev2 = i, 0
+		case unicode.IsLower(r) && unicode.IsUpper(prev) && unicode.IsUpper(prev2) && prevAt > start &&
+			!(r == 's' && !lowerAt(w, i+1)): // URLs and IDs are plurals, not URL+s
+			parts = append(parts, w[start:prevAt]) // HTTPServer: split before the S
+			start, prev2 = prevAt, 0
+		default:
+			prev2 = prev
+		}
+		prev, prevAt = r, i
+	}
+	if start >= 0 {
+		parts = append(parts, w[start:])
+	}
+	tk.parts = parts
+	if len(parts) > 1 {
+		tk.emit("="+strings.ToLower(w), fn)
+	}
+	for _, p := range parts {
+		tk.emit(p, fn)
+	}
+}
+
+// simple reports whether w is one lowercase ASCII word, or one capitalised
+// word, or all digits: a word with a single part.
+func simple(w string) bool {
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if c == '_' || c >= utf8.RuneSelf || i > 0 && 'A' <= c && c <= 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+// isLetters reports whether w is made of ASCII letters only (what the
+// stemmer is for).
+func isLetters(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i] < 'a' || w[i] > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+// lowerAt reports whether s has a lowercase letter at byte offset i.
+func lowerAt(s string, i int) bool {
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	return unicode.IsLower(r)
+}
+
+// normText lowercases s and collapses its white space, for quoting checks.
+func normText(s string) string { return strings.Join(strings.Fields(strings.ToLower(s)), " ") }
+
+// stopWords are dropped from topics and files alike: English function
+// words, the words topics use to ask for research, and Go's commonest
+// keywords.
+var stopWords = map[string]bool{}
+
+func init() {
+	for w := range strings.FieldsSeq(`a about above after again against all also am an and any are as at
+		be because been before being below between both but by can cannot could did do does doing done
+		down during each either etc few for from further had has have having he her here hers herself
+		him himself his how however i if in into is it its itself just let me more most my myself no nor
+		not now of off on once only or other ought our ours ourselves out over own per same she should so
+		some such than that the their theirs them themselves then there these they this those through
+		thus to too under until up upon us very via was we were what when where whether which while who
+		whom whose why will with within without would yet you your yours yourself yourselves
+		research researching investigate investigating analyze analyse analysis explain describe overview
+		topic topics use uses used using
+		func return nil err else var const`) {
+		stopWords[w] = true
+	}
+}

@@ -1,0 +1,248 @@
+// This file holds one run's checkpoint, reports/.run.json, and the
+// requests other processes make of a run through files: the run lock that
+// makes one process its owner, reopening a finished run (`specd rerun`),
+// and cancel requests (`specd cancel`) (docs/contract.md#run-state,
+// docs/operating.md#cancel).
+package specs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/user"
+	"path/filepath"
+	"time"
+
+	"github.com/gofrs/flock"
+
+	"github.com/specd-dev/specd/internal/atomicfile"
+)
+
+// ErrRunLocked is returned while another process owns the run (its run lock
+// is held): a daemon or `specd submit --wait` is running it.
+var ErrRunLocked = errors.New("plan is being run by another process")
+
+// RunLockFile is the permanent flock file in reports/ that makes one process
+// the owner of a plan's run (docs/decisions.md#lock-files-are-permanent).
+const RunLockFile = ".run.lock"
+
+// LockRun takes specDir's run lock without waiting and returns its release;
+// ErrRunLocked when another process holds it, or an error naming the file.
+func LockRun(specDir string) (unlock func(), err error) {
+	lk := flock.New(filepath.Join(specDir, ReportsDir, RunLockFile))
+	if err := os.MkdirAll(filepath.Dir(lk.Path()), 0o755); err != nil {
+		return nil, err
+	}
+	locked, err := lk.TryLock()
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", lk.Path(), err)
+	}
+	if !locked {
+		return nil, ErrRunLocked
+	}
+	return func() { lk.Unlock() }, nil
+}
+
+// LoadRun reads reports/.run.json of a topic directory; a missing file is an
+// error satisfying errors.Is(err, fs.ErrNotExist).
+func LoadRun(specDir string) (RunState, error) {
+	var rs RunState
+	p := filepath.Join(specDir, ReportsDir, RunStateFile)
+	b, err := ReadRegular(p, MaxRunStateBytes)
+	if err != nil {
+		return rs, err
+	}
+	if err := json.Unmarshal(b, &rs); err != nil {
+		return rs, fmt.Errorf("%s: %w", p, err)
+	}
+	return rs, nil
+}
+
+// RunHead is the part of .run.json the daemon's loop needs to decide whether
+// a run has anything left to do.
+type RunHead struct {
+	State      State  `json:"state"`
+	PlanSHA256 string `json:"plan_sha256"`
+	PlanWarned string `json:"plan_warned"`
+	PlanError  string `json:"plan_error"`
+}
+
+// MaxRunStateBytes is the largest .run.json specd reads (bytes); one of 50 topics
+// with their stderr tails takes tens of KB.
+const MaxRunStateBytes = 4 << 20
+
+// PeekRun reads the RunHead of reports/.run.json and the file's modification
+// time (ns since the epoch). It runs for every run directory at start-up,
+// so it reads the file with ReadRegularMtime (four system calls).
+// Errors as LoadRun.
+func PeekRun(specDir string) (RunHead, int64, error) {
+	var h RunHead
+	p := filepath.Join(specDir, ReportsDir, RunStateFile)
+	b, mtime, err := ReadRegularMtime(p, MaxRunStateBytes)
+	if err != nil {
+		return h, 0, err
+	}
+	if err := json.Unmarshal(b, &h); err != nil {
+		return h, 0, fmt.Errorf("%s: %w", p, err)
+	}
+	return h, mtime, nil
+}
+
+// SaveRun replaces reports/.run.json of a topic directory with rs (temp +
+// fsync + rename).
+func SaveRun(specDir string, rs *RunState) error {
+	b, err := json.MarshalIndent(rs, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(filepath.Join(specDir, ReportsDir, RunStateFile), append(b, '\n'), 0o644)
+}
+
+// ReopenRun marks a finished run of specDir as unfinished, so that the next
+// RunPlan (the daemon's, or the caller's) resumes it (docs/operating.md#crash-safety).
+// With force empty (`specd rerun`), the topics without a valid report run
+// again and completed ones are kept. With force, the topics it names (by
+// index) run again even with a valid report, each with its guidance passed
+// to the specialist as SPECD_GUIDANCE (`specd gaps resolve --research`).
+// It holds the run lock for the rewrite and fails with ErrRunLocked while
+// the run is in progress, and with an error naming the directory when the
+// run has not finished, its plan was rejected, or there is nothing to do.
+func ReopenRun(specDir string, force map[int]string) error {
+	unlock, err := LockRun(specDir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	rs, err := LoadRun(specDir)
+	if err != nil {
+		return fmt.Errorf("%s has no run to reopen: %w", filepath.Base(specDir), err)
+	}
+	switch {
+	case rs.State != StateFinished:
+		return fmt.Errorf("%s has not finished: it resumes by itself", filepath.Base(specDir))
+	case rs.PlanError != "":
+		return fmt.Errorf("%s: the plan was rejected (%s); fix the plan instead", filepath.Base(specDir), rs.PlanError)
+	case len(force) == 0 && rs.Completed == rs.Expected:
+		return fmt.Errorf("%s: nothing to rerun: every topic completed", filepath.Base(specDir))
+	}
+	for i := range force {
+		if i < 0 || i >= len(rs.Topics) {
+			return fmt.Errorf("%s has no topic %d (it has 0 to %d)", filepath.Base(specDir), i, len(rs.Topics)-1)
+		}
+	}
+	for i := range rs.Topics {
+		t := &rs.Topics[i]
+		g, forced := force[t.Index]
+		if forced {
+			t.Rerun, t.Guidance = true, g
+		}
+		if forced || t.Outcome != OutcomeCompleted {
+			// Runs again: a fresh topic, attempts counted anew.
+			*t = TopicState{Index: t.Index, Topic: t.Topic, Report: t.Report, Outcome: OutcomeQueued, ExitCode: -1, Rerun: t.Rerun, Guidance: t.Guidance, Reruns: t.Reruns + 1}
+		}
+	}
+	rs.State, rs.CancelledBy = StateRunning, ""
+	return SaveRun(specDir, &rs)
+}
+
+// CancelFile is the request file `specd cancel` writes into a run's
+// reports/ directory and the daemon takes (reads, applies, removes)
+// (docs/operating.md#cancel).
+const CancelFile = ".cancel"
+
+// CancelRequest is the content of reports/.cancel.
+type CancelRequest struct {
+	Topics      []int  `json:"topics,omitempty"` // 0-based topic indexes; empty: every topic of the run
+	By          string `json:"by"`               // who asks, e.g. "specd cancel (user ana, pid 4242)"
+	RequestedAt string `json:"requested_at"`     // RFC 3339 UTC
+}
+
+// Cancellable checks that the run of specDir can be cancelled, before a
+// request is made: it has started (.run.json exists), has not finished,
+// and has each of topics (0-based indexes). Errors name the run's
+// directory and say what to do.
+func Cancellable(specDir string, topics []int) error {
+	name := filepath.Base(specDir)
+	rs, err := LoadRun(specDir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s has not started: nothing to cancel (remove or fix its plan to keep it from running)", name)
+	case err != nil:
+		return err
+	case rs.State == StateFinished:
+		return fmt.Errorf("%s has finished: nothing to cancel", name)
+	}
+	for _, i := range topics {
+		if i >= len(rs.Topics) {
+			return fmt.Errorf("%s has no topic %d (it has 0 to %d)", name, i, len(rs.Topics)-1)
+		}
+	}
+	return nil
+}
+
+// CancelledBy names the process that asks for a cancel, for the run
+// state, OVERVIEW.md and errors.jsonl: "specd cancel (user NAME, pid N)".
+func CancelledBy() string {
+	who := fmt.Sprintf("uid %d", os.Getuid())
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		who = "user " + u.Username
+	}
+	return fmt.Sprintf("specd cancel (%s, pid %d)", who, os.Getpid())
+}
+
+// ErrNotTaken is returned by Cancel when no daemon took the request in time.
+var ErrNotTaken = errors.New("the daemon did not take the cancel request")
+
+// RequestCancel asks the daemon running specDir's run to cancel topics (all when
+// empty): it writes reports/.cancel (temp + fsync + rename) and waits until
+// the daemon has taken it, polling every 50 ms, for at most wait. Errors:
+// ErrNotTaken (the request file is removed again), ctx's error, or an I/O
+// error naming the file. It does not wait for the specialists to stop.
+func RequestCancel(ctx context.Context, specDir string, topics []int, by string, wait time.Duration) error {
+	p := filepath.Join(specDir, ReportsDir, CancelFile)
+	b, err := json.Marshal(CancelRequest{Topics: topics, By: by, RequestedAt: time.Now().UTC().Format(time.RFC3339)})
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(p, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			os.Remove(p)
+			return fmt.Errorf("%w within %s", ErrNotTaken, wait)
+		}
+		select {
+		case <-ctx.Done():
+			os.Remove(p)
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// TakeCancel reads and removes specDir's pending cancel request. ok is
+// false when there is none; err says why a request file that was there
+// (and is now removed) could not be read.
+func TakeCancel(specDir string) (req CancelRequest, ok bool, err error) {
+	p := filepath.Join(specDir, ReportsDir, CancelFile)
+	data, err := ReadRegular(p, 64<<10)
+	if errors.Is(err, fs.ErrNotExist) {
+		return req, false, nil
+	}
+	if err == nil {
+		err = json.Unmarshal(data, &req)
+	}
+	os.Remove(p)
+	if err != nil {
+		return req, true, fmt.Errorf("%s: %w", p, err)
+	}
+	return req, true, nil
+}
