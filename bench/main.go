@@ -8,7 +8,7 @@
 //   - throughput: N plans × 4 topics with a trivial specialist, against
 //     `xargs -P <max_parallel>` running the same command over the same tasks;
 //   - 8 topics whose specialist sleeps 1 s (ideal: 1 s);
-//   - start-up scan of 10,000 topic directories against a filepath.WalkDir
+//   - start-up scan of 10,000 run directories against a filepath.WalkDir
 //     of the same tree, and the idle daemon's RSS and CPU over -idle;
 //   - the 8 sleeping topics through the specd binary in Temporal mode over
 //     two workers against local mode (bench/temporal.go; SPECD_TEMPORAL).
@@ -47,7 +47,7 @@ printf -- '---\nreport_type: research\ntopic: "%s"\nfindings_count: 1\nrecommend
 func main() {
 	nPlans := flag.Int("plans", 1000, "plans of 4 topics for the throughput case")
 	idle := flag.Duration("idle", 60*time.Second, "how long to watch the idle daemon")
-	nDirs := flag.Int("dirs", 10000, "topic directories for the scan and idle case")
+	nDirs := flag.Int("dirs", 10000, "run directories for the scan and idle case")
 	daemonRoot := flag.String("daemon", "", "internal: run a daemon on this root (the idle case)")
 	cases := flag.String("cases", "latency,throughput,sleepers,idle,temporal", "comma-separated cases to run: latency, throughput, sleepers, idle, temporal (needs SPECD_TEMPORAL)")
 	flag.Parse()
@@ -106,18 +106,18 @@ func must(err error) {
 }
 
 // tree makes a project root with a spec tree.
-func tree() (root, specsDir string) {
+func tree() (root, treeDir string) {
 	root, err := os.MkdirTemp("", "specd-bench-")
 	must(err)
-	specsDir = filepath.Join(root, ".opencode", "specs")
-	must(os.MkdirAll(specsDir, 0o755))
-	return root, specsDir
+	treeDir = filepath.Join(root, ".opencode", "specs")
+	must(os.MkdirAll(treeDir, 0o755))
+	return root, treeDir
 }
 
 // dropPlan writes plan i with n topics to a temp file and renames it into
 // place, returning the moment of the rename.
-func dropPlan(specsDir string, i, n int) time.Time {
-	dir := filepath.Join(specsDir, fmt.Sprintf("%04d_bench", i))
+func dropPlan(treeDir string, i, n int) time.Time {
+	dir := filepath.Join(treeDir, fmt.Sprintf("%04d_bench", i))
 	must(os.MkdirAll(filepath.Join(dir, "reports"), 0o755))
 	p := &plans.Plan{Generated: "2026-11-22T10:00:00Z", Status: plans.StatusComplete}
 	for k := 0; k < n; k++ {
@@ -130,8 +130,8 @@ func dropPlan(specsDir string, i, n int) time.Time {
 	return t
 }
 
-func start(root, specsDir string, cfg config.Config, done func(specs.RunState)) (stop func()) {
-	d, err := daemon.New(daemon.Options{Root: root, SpecsDir: specsDir, Config: cfg, Log: zerolog.Nop(), OnRunFinished: done})
+func start(root, treeDir string, cfg config.Config, done func(specs.RunState)) (stop func()) {
+	d, err := daemon.New(daemon.Options{Root: root, TreeDir: treeDir, Config: cfg, Log: zerolog.Nop(), OnRunFinished: done})
 	must(err)
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
@@ -168,16 +168,16 @@ func percentiles(ms []float64) (float64, float64) {
 }
 
 func latency(n int) (p50, p99, b50, b99 float64) {
-	root, specsDir := tree()
+	root, treeDir := tree()
 	defer os.RemoveAll(root)
 	stamps := filepath.Join(root, "stamps")
 	must(os.MkdirAll(stamps, 0o755))
 	os.Setenv("STAMP_DIR", stamps)
 	finished := make(chan specs.RunState, n)
-	stop := start(root, specsDir, benchConfig("sh", "-c", stamp), func(rs specs.RunState) { finished <- rs })
+	stop := start(root, treeDir, benchConfig("sh", "-c", stamp), func(rs specs.RunState) { finished <- rs })
 	var specd, base []float64
 	for i := 1; i <= n; i++ {
-		t0 := dropPlan(specsDir, i, 1)
+		t0 := dropPlan(treeDir, i, 1)
 		rs := <-finished
 		specd = append(specd, float64(readStamp(filepath.Join(stamps, rs.WorkflowID)).Sub(t0).Microseconds())/1000)
 	}
@@ -197,10 +197,10 @@ func latency(n int) (p50, p99, b50, b99 float64) {
 }
 
 func throughput(n, caps int) (specdSec, xargsSec float64) {
-	root, specsDir := tree()
+	root, treeDir := tree()
 	defer os.RemoveAll(root)
 	for i := 1; i <= n; i++ {
-		dropPlan(specsDir, i, 4)
+		dropPlan(treeDir, i, 4)
 	}
 	cfg := benchConfig("sh", "-c", writeReport)
 	cfg.MaxParallel = caps
@@ -208,7 +208,7 @@ func throughput(n, caps int) (specdSec, xargsSec float64) {
 	left.Store(int64(n))
 	all := make(chan struct{})
 	t0 := time.Now()
-	stop := start(root, specsDir, cfg, func(specs.RunState) {
+	stop := start(root, treeDir, cfg, func(specs.RunState) {
 		if left.Add(-1) == 0 {
 			close(all)
 		}
@@ -233,13 +233,13 @@ func throughput(n, caps int) (specdSec, xargsSec float64) {
 }
 
 func sleepers() float64 {
-	root, specsDir := tree()
+	root, treeDir := tree()
 	defer os.RemoveAll(root)
 	cfg := benchConfig("sh", "-c", "sleep 1; "+writeReport)
 	cfg.MaxParallel = 8
 	done := make(chan specs.RunState, 1)
-	stop := start(root, specsDir, cfg, func(rs specs.RunState) { done <- rs })
-	t0 := dropPlan(specsDir, 1, 8)
+	stop := start(root, treeDir, cfg, func(rs specs.RunState) { done <- rs })
+	t0 := dropPlan(treeDir, 1, 8)
 	rs := <-done
 	d := time.Since(t0).Seconds()
 	stop()
@@ -253,18 +253,18 @@ func sleepers() float64 {
 // runs: start-up scan time (process start → READY=1) against a WalkDir of
 // the same tree, then RSS and CPU share while idle.
 func idleCase(nDirs int, idle time.Duration) (scanMS, walkMS, rssMB, cpuPct float64) {
-	root, specsDir := tree()
+	root, treeDir := tree()
 	defer os.RemoveAll(root)
 	finished := []byte(`{"schema_version":1,"state":"finished","verdict":"SUCCESS"}`)
 	for i := 1; i <= nDirs; i++ {
-		dir := filepath.Join(specsDir, fmt.Sprintf("%05d_done", i), "reports")
+		dir := filepath.Join(treeDir, fmt.Sprintf("%05d_done", i), "reports")
 		must(os.MkdirAll(dir, 0o755))
 		must(os.WriteFile(filepath.Join(dir, plans.FileName), []byte("[0] t -> 001_t.md\nStatus: PLAN_COMPLETE\n"), 0o644))
 		must(os.WriteFile(filepath.Join(dir, specs.RunStateFile), finished, 0o644))
 	}
 	t0 := time.Now()
 	n := 0
-	must(filepath.WalkDir(specsDir, func(string, fs.DirEntry, error) error { n++; return nil }))
+	must(filepath.WalkDir(treeDir, func(string, fs.DirEntry, error) error { n++; return nil }))
 	walkMS = float64(time.Since(t0).Microseconds()) / 1000
 
 	sock := filepath.Join(root, "notify.sock")
@@ -300,7 +300,7 @@ func idleCase(nDirs int, idle time.Duration) (scanMS, walkMS, rssMB, cpuPct floa
 
 func runDaemon(root string) {
 	cfg := config.Default()
-	d, err := daemon.New(daemon.Options{Root: root, SpecsDir: filepath.Join(root, ".opencode", "specs"), Config: cfg, Log: zerolog.Nop()})
+	d, err := daemon.New(daemon.Options{Root: root, TreeDir: filepath.Join(root, ".opencode", "specs"), Config: cfg, Log: zerolog.Nop()})
 	must(err)
 	ctx, stop := signalContext()
 	defer stop()

@@ -69,16 +69,16 @@ func temporalCase() (temporalSec, localSec float64, ok bool) {
 	}
 	once := func(name string, extra ...string) float64 {
 		root := filepath.Join(tmp, name)
-		specsDir := filepath.Join(root, ".opencode", "specs")
-		must(os.MkdirAll(specsDir, 0o755))
+		treeDir := filepath.Join(root, ".opencode", "specs")
+		must(os.MkdirAll(treeDir, 0o755))
 		cfg := fmt.Sprintf("specialist:\n  preset: command\n  command: [sh, -c, %q]\n  retries: 0\n  start_rate: 1000\nmax_parallel: 8\n", "sleep 1; "+writeReport)
 		must(os.WriteFile(filepath.Join(root, ".opencode", "specd.yaml"), []byte(cfg), 0o644))
 		cmd := exec.Command(specd, append([]string{"run", "--root", root, "--log-level", "error"}, extra...)...)
 		must(cmd.Start())
 		defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
 		time.Sleep(time.Second) // the daemon's first scan and connection
-		t0 := dropPlan(specsDir, 1, 8)
-		state := filepath.Join(specsDir, "0001_bench", "reports", specs.RunStateFile)
+		t0 := dropPlan(treeDir, 1, 8)
+		state := filepath.Join(treeDir, "0001_bench", "reports", specs.RunStateFile)
 		for {
 			var rs specs.RunState
 			if b, err := os.ReadFile(state); err == nil && json.Unmarshal(b, &rs) == nil && rs.State == specs.StateFinished {

@@ -41,8 +41,8 @@ func (r *run) stopOnConfigError(index int, res barrier.Attempt) bool {
 
 // retryDetails is the details object of a retry's errors.jsonl entry, with
 // error_class when the CLI's output gave one.
-func retryDetails(specDir string, index, attempt int, res barrier.Attempt) map[string]any {
-	d := map[string]any{"spec_dir": specDir, "topic_index": index, "attempt": attempt + 1}
+func retryDetails(runDir string, index, attempt int, res barrier.Attempt) map[string]any {
+	d := map[string]any{"spec_dir": runDir, "topic_index": index, "attempt": attempt + 1}
 	if res.Class != "" {
 		d["error_class"] = res.Class
 	}

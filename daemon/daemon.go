@@ -1,5 +1,5 @@
 // Package daemon is specd's engine, in pipeline order: it watches the spec
-// tree (through package watch), decides what each topic directory needs in
+// tree (through package watch), decides what each run directory needs in
 // one event loop (reconciler.go, with package lifecycle), runs a plan (run.go) with one specialist attempt
 // after another per topic (topic.go, through package runner), and passes
 // the hard barrier and writes the outputs (outputs.go, through package
@@ -28,10 +28,10 @@ import (
 	"github.com/specd-dev/specd/systemd"
 )
 
-// Options configures a Daemon. Root and SpecsDir must be absolute.
+// Options configures a Daemon. Root and TreeDir must be absolute.
 type Options struct {
 	Root          string         // the project directory; specialists run here
-	SpecsDir      string         // the spec tree, e.g. <Root>/.opencode/specs
+	TreeDir      string         // the spec tree, e.g. <Root>/.opencode/specs
 	Config        config.Config  // from config.Load
 	Log           zerolog.Logger // the daemon's logger; runs add run/topic fields
 	Runner        runner.Runner  // nil: runner.Process
@@ -76,7 +76,7 @@ type Daemon struct {
 
 // New checks the options and returns a Daemon; it starts nothing.
 func New(opts Options) (*Daemon, error) {
-	if !filepath.IsAbs(opts.Root) || !filepath.IsAbs(opts.SpecsDir) {
+	if !filepath.IsAbs(opts.Root) || !filepath.IsAbs(opts.TreeDir) {
 		return nil, errors.New("daemon: root and specs dir must be absolute paths")
 	}
 	if err := opts.Config.Validate(); err != nil {
@@ -95,7 +95,7 @@ func New(opts Options) (*Daemon, error) {
 	d := &Daemon{
 		opts:    opts,
 		runner:  opts.Runner,
-		errors:  jsonl.Open(jsonl.File(opts.SpecsDir)),
+		errors:  jsonl.Open(jsonl.File(opts.TreeDir)),
 		sem:     make(chan struct{}, opts.Config.MaxParallel),
 		starts:  rate.NewLimiter(rate.Limit(opts.Config.Specialist.StartRate), max(1, int(opts.Config.Specialist.StartRate))),
 		notify:  opts.Notifier,

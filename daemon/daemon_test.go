@@ -66,7 +66,7 @@ func fakeConfig(t *testing.T) config.Config {
 func newDaemon(t *testing.T, tr tree, c config.Config, onDone func(specs.RunState)) *daemon.Daemon {
 	t.Helper()
 	d, err := daemon.New(daemon.Options{
-		Root: tr.root, SpecsDir: tr.specs, Config: c, Now: fixedNow,
+		Root: tr.root, TreeDir: tr.specs, Config: c, Now: fixedNow,
 		Log: zerolog.New(zerolog.NewTestWriter(t)), OnRunFinished: onDone,
 	})
 	if err != nil {

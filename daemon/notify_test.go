@@ -137,7 +137,7 @@ func TestReloadOnSIGHUP(t *testing.T) {
 	rec := make(recorder, 100)
 	done := make(chan specs.RunState, 2)
 	d, err := daemon.New(daemon.Options{
-		Root: tr.root, SpecsDir: tr.specs, Config: c, Now: fixedNow, Notifier: rec,
+		Root: tr.root, TreeDir: tr.specs, Config: c, Now: fixedNow, Notifier: rec,
 		Log:           zerolog.New(zerolog.NewTestWriter(t)),
 		OnRunFinished: func(rs specs.RunState) { done <- rs },
 		Reload: func() (config.Config, error) {

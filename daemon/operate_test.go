@@ -368,7 +368,7 @@ func TestReloadSnapshot(t *testing.T) {
 	newCfg.Specialist.Retries, newCfg.Specialist.RetryBackoff = 1, 0
 	reloaded := make(chan struct{})
 	done := make(chan specs.RunState, 1)
-	d, err := daemon.New(daemon.Options{Root: tr.root, SpecsDir: tr.specs, Config: oldCfg, Now: fixedNow,
+	d, err := daemon.New(daemon.Options{Root: tr.root, TreeDir: tr.specs, Config: oldCfg, Now: fixedNow,
 		Log: testLog(t), OnRunFinished: func(rs specs.RunState) { done <- rs },
 		Reload: func() (config.Config, error) { close(reloaded); return newCfg, nil }})
 	if err != nil {

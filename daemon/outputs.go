@@ -17,7 +17,7 @@ import (
 
 // barrier is the hard barrier (docs/contract.md#hard-barrier): every topic
 // has its one outcome by now (finishTopic classified each once);
-// barrier.Judge counts them and applies the threshold; barrier logs and
+// barrier.Verdict counts them and applies the threshold; barrier logs and
 // records its entries and writes the outputs.
 func (r *run) barrier() (specs.RunState, error) {
 	start := time.Now()
@@ -31,7 +31,7 @@ func (r *run) barrier() (specs.RunState, error) {
 		r.trace(r.traceLine(i, "FAILED"))
 		r.log.Warn().Int("topic", t.Index).Str("report", t.Report).Str("outcome", string(t.Outcome)).Msg(t.Reason)
 	}
-	for _, e := range barrier.Judge(&r.rs, r.results) {
+	for _, e := range barrier.Verdict(&r.rs, r.results) {
 		if e.Source == "cancel" {
 			r.log.Warn().Msg(e.Message)
 		}
@@ -70,9 +70,9 @@ func (r *run) barrier() (specs.RunState, error) {
 // specs.Artifacts lists them). Runs that finish together commit one after
 // the other. A tree that is not a repository is skipped.
 func (r *run) commit() {
-	paths := specs.Artifacts(r.d.opts.SpecsDir, r.specDir, filepath.Join(r.d.opts.Root, r.rs.Plan),
-		jsonl.File(r.d.opts.SpecsDir), memory.File(r.d.opts.SpecsDir))
-	msg := fmt.Sprintf("specd: %s %s (%d/%d)\n\nworkflow_id: %s\n", filepath.Base(r.specDir), r.rs.Verdict, r.rs.Completed, r.rs.Expected, r.rs.WorkflowID)
+	paths := specs.Artifacts(r.d.opts.TreeDir, r.runDir, filepath.Join(r.d.opts.Root, r.rs.Plan),
+		jsonl.File(r.d.opts.TreeDir), memory.File(r.d.opts.TreeDir))
+	msg := fmt.Sprintf("specd: %s %s (%d/%d)\n\nworkflow_id: %s\n", filepath.Base(r.runDir), r.rs.Verdict, r.rs.Completed, r.rs.Expected, r.rs.WorkflowID)
 	r.d.gitMu.Lock()
 	defer r.d.gitMu.Unlock()
 	done, err := gitcommit.Commit(context.Background(), r.d.opts.Root, paths, msg)
@@ -97,7 +97,7 @@ func (r *run) commit() {
 func (r *run) sourceQuality() {
 	start := time.Now()
 	scorer := sources.Scorer{Registry: r.d.registry(), Now: r.d.now()}
-	memPath := memory.File(r.d.opts.SpecsDir)
+	memPath := memory.File(r.d.opts.TreeDir)
 	var sums []sources.Summary
 	for i := range r.rs.Topics {
 		t := &r.rs.Topics[i]
@@ -124,7 +124,7 @@ func (r *run) sourceQuality() {
 		return
 	}
 	line := sources.LogLine(r.d.now(), sums, time.Since(start))
-	if err := sources.AppendLog(sources.LogFile(r.d.opts.SpecsDir), line); err != nil {
+	if err := sources.AppendLog(sources.LogFile(r.d.opts.TreeDir), line); err != nil {
 		r.log.Error().Err(err).Msg("cannot append the validation log")
 	}
 }
@@ -132,7 +132,7 @@ func (r *run) sourceQuality() {
 // writeOverview writes OVERVIEW.md (specs.WriteOverview, from metadata
 // only) and records the context-reduction estimate.
 func (r *run) writeOverview(metas map[int]specs.ReportMeta) error {
-	out, err := specs.WriteOverview(r.specDir, r.rs, metas)
+	out, err := specs.WriteOverview(r.runDir, r.rs, metas)
 	if err != nil {
 		return err
 	}

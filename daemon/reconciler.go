@@ -44,11 +44,11 @@ var ErrAlreadyRunning = errors.New("another specd daemon is running on this spec
 // next start. It returns nil then. Errors: ErrAlreadyRunning (wrapped with
 // the lock path), and set-up failures naming the directory.
 func (d *Daemon) Run(ctx context.Context) error {
-	specsDir := d.opts.SpecsDir
-	if err := os.MkdirAll(filepath.Join(specsDir, specs.InboxDir), 0o755); err != nil {
+	treeDir := d.opts.TreeDir
+	if err := os.MkdirAll(filepath.Join(treeDir, specs.InboxDir), 0o755); err != nil {
 		return err
 	}
-	lk := flock.New(filepath.Join(specsDir, specs.DaemonLock))
+	lk := flock.New(filepath.Join(treeDir, specs.DaemonLock))
 	ok, err := lk.TryLock()
 	if err != nil {
 		return fmt.Errorf("lock %s: %w", lk.Path(), err)
@@ -70,13 +70,13 @@ func (d *Daemon) Run(ctx context.Context) error {
 	defer lk.Unlock()
 
 	log := d.opts.Log
-	tree, err := watch.New(specsDir, log)
+	tree, err := watch.New(treeDir, log)
 	if err != nil {
-		return fmt.Errorf("watch %s: %w", specsDir, err)
+		return fmt.Errorf("watch %s: %w", treeDir, err)
 	}
 	defer tree.Close()
-	if kind, ok := watch.NetworkFS(specsDir); ok {
-		log.Warn().Str("fs", kind).Msgf("%s is on a network filesystem: inotify does not see changes made elsewhere; they are found by the rescan every %s", specsDir, d.config().RescanInterval.Std())
+	if kind, ok := watch.NetworkFS(treeDir); ok {
+		log.Warn().Str("fs", kind).Msgf("%s is on a network filesystem: inotify does not see changes made elsewhere; they are found by the rescan every %s", treeDir, d.config().RescanInterval.Std())
 	}
 
 	hup := make(chan os.Signal, 1)
@@ -90,11 +90,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	l.fullScan()
 	cfg := d.config()
 	up := liveness.Status{PID: os.Getpid(), StartedAt: time.Now().UTC(), State: liveness.StateReady, MaxParallel: cfg.MaxParallel, Preset: cfg.Specialist.Preset}
-	if err := liveness.Write(specsDir, up); err != nil {
+	if err := liveness.Write(treeDir, up); err != nil {
 		log.Warn().Err(err).Msg("cannot write the daemon status file; specd status cannot show uptime")
 	}
 	d.notify.Notify("READY=1\n" + d.stats.status())
-	log.Info().Str("specs_dir", specsDir).Int("max_parallel", cfg.MaxParallel).
+	log.Info().Str("specs_dir", treeDir).Int("max_parallel", cfg.MaxParallel).
 		Str("preset", cfg.Specialist.Preset).Msg("specd ready")
 
 	tick := time.NewTicker(cfg.RescanInterval.Std())
@@ -164,7 +164,7 @@ func (l *loop) drain(up liveness.Status, heart <-chan time.Time, pingWatchdog bo
 	d, log := l.d, l.d.opts.Log
 	timeout := d.config().ShutdownTimeout.Std()
 	up.State, up.DrainUntil = liveness.StateDraining, time.Now().UTC().Add(timeout)
-	if err := liveness.Write(d.opts.SpecsDir, up); err != nil {
+	if err := liveness.Write(d.opts.TreeDir, up); err != nil {
 		log.Warn().Err(err).Msg("cannot write the daemon status file")
 	}
 	done := make(chan struct{})
@@ -276,28 +276,28 @@ func (l *loop) schedule(dir string) {
 // large tree stays small between its rescans.
 func (l *loop) fullScan() {
 	defer debug.FreeOSMemory()
-	specsDir := l.d.opts.SpecsDir
-	if _, err := l.tree.AddDir(specsDir); err != nil {
-		l.d.opts.Log.Error().Err(err).Str("dir", specsDir).Msg("cannot watch")
+	treeDir := l.d.opts.TreeDir
+	if _, err := l.tree.AddDir(treeDir); err != nil {
+		l.d.opts.Log.Error().Err(err).Str("dir", treeDir).Msg("cannot watch")
 	}
-	l.reconcile(filepath.Join(specsDir, specs.InboxDir))
-	names, err := specs.TopicDirs(specsDir)
+	l.reconcile(filepath.Join(treeDir, specs.InboxDir))
+	names, err := specs.RunDirs(treeDir)
 	if err != nil {
-		l.d.opts.Log.Error().Err(err).Str("dir", specsDir).Msg("cannot scan")
+		l.d.opts.Log.Error().Err(err).Str("dir", treeDir).Msg("cannot scan")
 		return
 	}
 	for _, n := range names {
-		l.topicDir(filepath.Join(specsDir, n), true)
+		l.topicDir(filepath.Join(treeDir, n), true)
 	}
 }
 
 // reconcile decides what one directory needs: intake for the inbox, a run
-// for a topic directory with a ready, unfinished plan.
+// for a run directory with a ready, unfinished plan.
 func (l *loop) reconcile(dir string) {
 	if l.ctx.Err() != nil {
 		return
 	}
-	if filepath.Base(dir) == specs.InboxDir && filepath.Dir(dir) == l.d.opts.SpecsDir {
+	if filepath.Base(dir) == specs.InboxDir && filepath.Dir(dir) == l.d.opts.TreeDir {
 		if _, err := l.tree.AddDir(dir); err != nil {
 			l.d.opts.Log.Error().Err(err).Str("dir", dir).Msg("cannot watch")
 		}
@@ -307,7 +307,7 @@ func (l *loop) reconcile(dir string) {
 	l.topicDir(dir, false)
 }
 
-// topicDir is reconcile for a topic directory; isDir says the caller has
+// topicDir is reconcile for a run directory; isDir says the caller has
 // seen that dir is a directory (not a symlink: specd does not follow links
 // out of its tree). reports/ is watched before the look, so that a change
 // after the look sends an event.
@@ -433,7 +433,7 @@ func (l *loop) intake(inbox string) {
 	}
 	for _, path := range ready {
 		name := filepath.Base(path)
-		dir, err := intake.TakeInbox(l.d.opts.SpecsDir, path, l.d.now())
+		dir, err := intake.TakeInbox(l.d.opts.TreeDir, path, l.d.now())
 		if err != nil {
 			l.d.opts.Log.Error().Err(err).Str("file", path).Msg("request rejected")
 			l.d.logError(jsonl.Entry{

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,12 +32,12 @@ var (
 
 // run is one plan's run in progress.
 type run struct {
-	d       *Daemon
-	specDir string
-	rel     string // specDir relative to the root, slash-separated
-	log     zerolog.Logger
-	depth   string   // the plan's Analysis Depth
-	paths   []string // absolute report path per topic; "" when the plan's path was refused
+	d      *Daemon
+	runDir string
+	rel    string // runDir relative to the root, slash-separated
+	log    zerolog.Logger
+	depth  string   // the plan's Analysis Depth
+	paths  []string // absolute report path per topic; "" when the plan's path was refused
 
 	mkdirs   sync.Once // reports/.logs/ and .results/ exist (dirs)
 	mkdirErr error
@@ -62,7 +61,7 @@ type run struct {
 	stop atomic.Pointer[string]
 }
 
-// RunPlan runs the plan of one topic directory through the whole pipeline:
+// RunPlan runs the plan of one run directory through the whole pipeline:
 // specialists, hard barrier, threshold, errors.jsonl, OVERVIEW.md, trace
 // log and .run.json (docs/architecture.md). It holds the plan's run lock
 // while it works, so no topic runs twice concurrently across processes.
@@ -75,8 +74,8 @@ type run struct {
 // returned). Other errors: ErrNoPlan, ErrNotReady, and I/O
 // errors naming the file. A malformed plan is not an error of RunPlan: it
 // ends the run FAILED with PlanError set.
-func (d *Daemon) RunPlan(ctx context.Context, specDir string) (specs.RunState, error) {
-	return d.runPlan(ctx, ctx, specDir, 0)
+func (d *Daemon) RunPlan(ctx context.Context, runDir string) (specs.RunState, error) {
+	return d.runPlan(ctx, ctx, runDir, 0)
 }
 
 // errSettling is runPlan's answer for a plan that is younger than settle
@@ -87,12 +86,12 @@ var errSettling = errors.New("plan may still be being written")
 // shutdown, kill at a cold one) and the daemon's debounce: a plan younger
 // than settle that does not say it is whole (plans.Plan.Complete) is left
 // alone with errSettling (docs/contract.md#readiness).
-func (d *Daemon) runPlan(start, kill context.Context, specDir string, settle time.Duration) (specs.RunState, error) {
-	planPath, ok := specs.FindPlan(specDir)
+func (d *Daemon) runPlan(start, kill context.Context, runDir string, settle time.Duration) (specs.RunState, error) {
+	planPath, ok := specs.FindPlan(runDir)
 	if !ok {
 		return specs.RunState{}, ErrNoPlan
 	}
-	unlock, err := specs.LockRun(specDir)
+	unlock, err := specs.LockRun(runDir)
 	if err != nil {
 		return specs.RunState{}, err
 	}
@@ -103,16 +102,16 @@ func (d *Daemon) runPlan(start, kill context.Context, specDir string, settle tim
 		return specs.RunState{}, err
 	}
 	hash := lifecycle.Sum(data)
-	rel, _ := filepath.Rel(d.opts.Root, specDir)
+	rel, _ := filepath.Rel(d.opts.Root, runDir)
 	planRel, _ := filepath.Rel(d.opts.Root, planPath)
-	r := &run{d: d, specDir: specDir, rel: filepath.ToSlash(rel),
-		log:   d.opts.Log.With().Str("run", filepath.Base(specDir)).Logger(),
+	r := &run{d: d, runDir: runDir, rel: filepath.ToSlash(rel),
+		log:   d.opts.Log.With().Str("run", filepath.Base(runDir)).Logger(),
 		metas: map[int]specs.ReportMeta{}, kills: map[int]context.CancelFunc{}, cancel: map[int]string{}}
 	plan, perr := plans.Parse(bytes.NewReader(data), filepath.ToSlash(planRel))
 	if settle > 0 && time.Since(time.Unix(0, mtime)) < settle && !plan.Complete() {
 		return specs.RunState{}, errSettling
 	}
-	prev, prevErr := specs.LoadRun(specDir)
+	prev, prevErr := specs.LoadRun(runDir)
 	act := lifecycle.Next(prev, prevErr == nil, plan, perr == nil, hash)
 	switch act {
 	case lifecycle.Keep:
@@ -125,7 +124,7 @@ func (d *Daemon) runPlan(start, kill context.Context, specDir string, settle tim
 		SchemaVersion: 1,
 		// Derived from the directory number and the plan, not the clock, so
 		// that the same plan gives the same OVERVIEW.md (no churn in git).
-		WorkflowID: fmt.Sprintf("specd_%s_%s", topicNumber(specDir), hash[:12]),
+		WorkflowID: fmt.Sprintf("specd_%s_%s", specs.RunLabel(runDir), hash[:12]),
 		SpecDir:    r.rel,
 		Plan:       filepath.ToSlash(planRel),
 		PlanSHA256: hash,
@@ -148,7 +147,7 @@ func (d *Daemon) runPlan(start, kill context.Context, specDir string, settle tim
 		prev = specs.RunState{}
 	}
 	r.log = r.log.With().Str("workflow_id", r.rs.WorkflowID).Logger()
-	r.rs.Request, r.rs.Complexity = intake.ReadRequest(specDir)
+	r.rs.Request, r.rs.Complexity = intake.ReadRequest(runDir)
 
 	if perr != nil {
 		return r.rejectPlan(perr)
@@ -171,29 +170,29 @@ func (d *Daemon) runPlan(start, kill context.Context, specDir string, settle tim
 func (r *run) planChanged(prev specs.RunState, act lifecycle.Action, perr error, hash string) (specs.RunState, error) {
 	if act == lifecycle.Record {
 		prev.PlanSHA256 = hash
-		return prev, specs.SaveRun(r.specDir, &prev)
+		return prev, specs.SaveRun(r.runDir, &prev)
 	}
 	what := "its topics changed"
 	if perr != nil {
 		what = "it no longer parses: " + perr.Error()
 	}
-	msg := fmt.Sprintf("plan of finished run %s changed after the run started (%s); the run's reports are from the plan it ran", filepath.Base(r.specDir), what)
+	msg := fmt.Sprintf("plan of finished run %s changed after the run started (%s); the run's reports are from the plan it ran", filepath.Base(r.runDir), what)
 	r.log.Warn().Str("plan", prev.Plan).Msg(msg)
 	r.d.logError(jsonl.Entry{
 		WorkflowID: prev.WorkflowID, ErrorType: jsonl.TypeState, Source: "plans", Severity: "warning",
 		Message:      msg,
 		Details:      map[string]any{"spec_dir": r.rel, "plan": prev.Plan, "plan_sha256": hash, "ran_plan_sha256": prev.PlanSHA256},
-		RecoveryHint: "Run `specd rerun " + topicNumber(r.specDir) + "` to run the changed plan (topics with a valid report are kept), or restore the plan.",
+		RecoveryHint: "Run `specd rerun " + r.number() + "` to run the changed plan (topics with a valid report are kept), or restore the plan.",
 	})
 	prev.PlanWarned = hash
-	return prev, specs.SaveRun(r.specDir, &prev)
+	return prev, specs.SaveRun(r.runDir, &prev)
 }
 
 // notReady warns about a plan whose Status: specd does not know, once
 // per plan version (docs/contract.md#readiness); PLAN_CREATED waits quietly.
 func (r *run) notReady(plan *plans.Plan, hash string) {
 	err := plans.CheckStatus(plan.Status)
-	if err == nil || !r.d.warnOnce(r.specDir, hash) {
+	if err == nil || !r.d.warnOnce(r.runDir, hash) {
 		return
 	}
 	msg := fmt.Sprintf("plan %s waits: %v", r.rs.Plan, err)
@@ -222,7 +221,7 @@ func (r *run) rejectPlan(perr error) (specs.RunState, error) {
 		Details:      map[string]any{"spec_dir": r.rel, "plan": r.rs.Plan},
 		RecoveryHint: "Fix the plan file at the line named in the message; specd reads it again when it changes.",
 	})
-	if err := specs.SaveRun(r.specDir, &r.rs); err != nil {
+	if err := specs.SaveRun(r.runDir, &r.rs); err != nil {
 		return r.rs, err
 	}
 	r.d.finished(r.rs)
@@ -240,9 +239,9 @@ func (r *run) execute(start, kill context.Context, plan *plans.Plan, prev specs.
 	r.depth = plan.AnalysisDepth
 	r.addTopics(plan.Topics, prev)
 	r.rs.Phases = append(r.rs.Phases, specs.Phase{Name: "plan", DurationMS: time.Since(t0).Milliseconds()})
-	r.d.setActive(r.specDir, r)
-	defer r.d.setActive(r.specDir, nil)
-	r.d.takeCancel(r.specDir) // a request that came before the run started
+	r.d.setActive(r.runDir, r)
+	defer r.d.setActive(r.runDir, nil)
+	r.d.takeCancel(r.runDir) // a request that came before the run started
 	// The first checkpoint is written after the first spawn (or 100 ms
 	// in, when no topic can start at once), not before it: its fsync holds
 	// the file system's journal while the runner creates the topic's files.
@@ -274,7 +273,7 @@ func (r *run) execute(start, kill context.Context, plan *plans.Plan, prev specs.
 			break
 		}
 	}
-	r.d.setActive(r.specDir, nil) // no cancel request reaches the barrier
+	r.d.setActive(r.runDir, nil) // no cancel request reaches the barrier
 	flushed()
 	r.rs.Phases = append(r.rs.Phases, specs.Phase{Name: "specialists", DurationMS: time.Since(t0).Milliseconds()})
 	if c := r.rs.Count(); c.Running+c.Queued > 0 {
@@ -314,7 +313,7 @@ func (r *run) addTopics(topics []plans.Topic, prev specs.RunState) {
 				ts.Outcome, ts.PID = specs.OutcomeQueued, 0
 			}
 		}
-		p, err := specs.ResolveReportPath(r.specDir, planDir, t.ReportPath)
+		p, err := specs.ResolveReportPath(r.runDir, planDir, t.ReportPath)
 		r.paths = append(r.paths, p)
 		switch {
 		case err != nil:
@@ -433,13 +432,7 @@ func (r *run) cancelTopics(topics []int, by string) int {
 	return n
 }
 
-func (r *run) number() string { return topicNumber(r.specDir) }
-
-// topicNumber is the "NNN" of a topic directory NNN_slug, as written.
-func topicNumber(specDir string) string {
-	n, _, _ := strings.Cut(filepath.Base(specDir), "_")
-	return n
-}
+func (r *run) number() string { return specs.RunLabel(r.runDir) }
 
 // changed records that a topic's state changed: the writer that
 // writeChanges started rewrites .run.json. Changes that come while it
@@ -500,7 +493,7 @@ func (r *run) writeChanges() (stop func()) {
 func (r *run) checkpoint() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return specs.SaveRun(r.specDir, &r.rs)
+	return specs.SaveRun(r.runDir, &r.rs)
 }
 
 // traceLine formats one trace line for topic i (docs/contract.md#outputs).
@@ -518,7 +511,7 @@ func (r *run) trace(line string) {
 	defer r.mu.Unlock()
 	header := !r.traced
 	r.traced = true
-	if err := specs.AppendTrace(filepath.Join(r.specDir, specs.ReportsDir, specs.TraceFile), line, header, r.rs.StartedAt, len(r.rs.Topics)); err != nil {
+	if err := specs.AppendTrace(filepath.Join(r.runDir, specs.ReportsDir, specs.TraceFile), line, header, r.rs.StartedAt, len(r.rs.Topics)); err != nil {
 		r.log.Error().Err(err).Msg("trace log")
 	}
 }

@@ -59,7 +59,7 @@ func (r *run) runTopic(start, kill context.Context, i int) (res barrier.Attempt,
 		Topic:              t.Topic,
 		TopicIndex:         t.Index,
 		TopicCount:         len(r.rs.Topics),
-		SpecDir:            r.specDir,
+		SpecDir:            r.runDir,
 		ResearchComplexity: r.rs.Complexity,
 		WorkflowID:         r.rs.WorkflowID,
 		ProjectRoot:        r.d.opts.Root,
@@ -69,7 +69,7 @@ func (r *run) runTopic(start, kill context.Context, i int) (res barrier.Attempt,
 	}
 	jsonResult, mdResult := delivery.ResultPaths(r.paths[i])
 	in.ResultPath = jsonResult
-	if p := filepath.Join(r.specDir, specs.RequestFile); fileExists(p) {
+	if p := filepath.Join(r.runDir, specs.RequestFile); fileExists(p) {
 		in.RequestFile = p
 	}
 	log := r.log.With().Int("topic", t.Index).Str("report", t.Report).Logger()
@@ -151,7 +151,7 @@ func (r *run) runTopic(start, kill context.Context, i int) (res barrier.Attempt,
 			r.d.stats.running.Add(-1)
 			stdout := runner.Tail(stem+".stdout", maxSignalBytes)
 			res.Signals = specialist.ParseSignals(stdout)
-			res.Class, res.ClassLine = preset.Classify(res.ExitCode, runner.Tail(stem+".stderr", classifyBytes), stdout[max(0, len(stdout)-classifyBytes):])
+			res.Class, res.ClassLine = preset.ErrorType(res.ExitCode, runner.Tail(stem+".stderr", classifyBytes), stdout[max(0, len(stdout)-classifyBytes):])
 		}
 		if res.Skipped {
 			log.Info().Msg("an earlier specialist of this topic finished it; not started again")
@@ -206,7 +206,7 @@ func cancelled(by string) barrier.Attempt {
 func (r *run) dirs() error {
 	r.mkdirs.Do(func() {
 		for _, d := range []string{specs.LogsDir, specs.ResultsDir} {
-			if err := os.Mkdir(filepath.Join(r.specDir, specs.ReportsDir, d), 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			if err := os.Mkdir(filepath.Join(r.runDir, specs.ReportsDir, d), 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 				r.mkdirErr = err
 			}
 		}
@@ -216,17 +216,17 @@ func (r *run) dirs() error {
 
 // maxSignalBytes bounds how much of a specialist's stdout is scanned for
 // signals (the tail is kept: signals come last); classifyBytes how much of
-// the end of its stdout and stderr preset.Classify reads.
+// the end of its stdout and stderr preset.ErrorType reads.
 const (
 	maxSignalBytes = 4 << 20
 	classifyBytes  = 64 << 10
 )
 
 // finishTopic classifies topic i once, from its report file and how its
-// last attempt ended (Classify), records the outcome and checkpoints.
+// last attempt ended (Outcome), records the outcome and checkpoints.
 func (r *run) finishTopic(i int, res barrier.Attempt) {
 	t := r.topic(i)
-	outcome, reason, meta := barrier.Classify(res, r.paths[i], t.Topic)
+	outcome, reason, meta := barrier.Outcome(res, r.paths[i], t.Topic)
 	var tail []string
 	if outcome != specs.OutcomeCompleted {
 		tail = stderrTail(r.logStem(i) + ".stderr")
@@ -279,7 +279,7 @@ func stderrTail(path string) []string {
 // reports/.logs/NNN (NNN = index+1, three digits); .stdout, .stderr, .lock
 // and .thinking.md follow it.
 func (r *run) logStem(i int) string {
-	return filepath.Join(r.specDir, specs.ReportsDir, specs.LogsDir, fmt.Sprintf("%03d", r.rs.Topics[i].Index+1))
+	return filepath.Join(r.runDir, specs.ReportsDir, specs.LogsDir, fmt.Sprintf("%03d", r.rs.Topics[i].Index+1))
 }
 
 // infraFailure names an infrastructure failure worth a retry (spawn error,

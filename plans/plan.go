@@ -26,6 +26,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agnivade/levenshtein"
 )
 
 // MaxBytes bounds the size of a plan file readers accept (64 MiB).
@@ -174,7 +176,7 @@ func CheckStatus(status string) error {
 	}
 	closest, best := StatusComplete, -1
 	for _, k := range []string{StatusCreated, StatusComplete} {
-		if d := distance(strings.ToUpper(status), k); best < 0 || d < best {
+		if d := levenshtein.ComputeDistance(strings.ToUpper(status), k); best < 0 || d < best {
 			closest, best = k, d
 		}
 	}
@@ -183,27 +185,6 @@ func CheckStatus(status string) error {
 		shown = `""`
 	}
 	return fmt.Errorf("Status %s is not %s or %s (did you mean %s?)", shown, StatusCreated, StatusComplete, closest)
-}
-
-// distance is the Levenshtein edit distance between a and b, in bytes.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 var (

@@ -10,9 +10,9 @@ import (
 )
 
 func TestFindTopicDir(t *testing.T) {
-	specsDir := t.TempDir()
+	treeDir := t.TempDir()
 	for _, d := range []string{"007_token_refresh", "012_sessions", "1000_big", "notnumbered"} {
-		if err := os.Mkdir(filepath.Join(specsDir, d), 0o755); err != nil {
+		if err := os.Mkdir(filepath.Join(treeDir, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -31,32 +31,32 @@ func TestFindTopicDir(t *testing.T) {
 		{"notnumbered", ""},
 		{"-1", ""},
 	} {
-		got, err := FindTopicDir(specsDir, tc.arg)
+		got, err := FindRunDir(treeDir, tc.arg)
 		switch {
 		case tc.want == "" && err == nil:
-			t.Errorf("FindTopicDir(%q) = %s, want an error", tc.arg, got)
+			t.Errorf("FindRunDir(%q) = %s, want an error", tc.arg, got)
 		case tc.want == "" && !strings.Contains(err.Error(), `"`+tc.arg+`"`):
-			t.Errorf("FindTopicDir(%q): error %q does not name the argument", tc.arg, err)
+			t.Errorf("FindRunDir(%q): error %q does not name the argument", tc.arg, err)
 		case tc.want != "" && err != nil:
-			t.Errorf("FindTopicDir(%q): %v", tc.arg, err)
-		case tc.want != "" && got != filepath.Join(specsDir, tc.want):
-			t.Errorf("FindTopicDir(%q) = %s, want %s", tc.arg, got, tc.want)
+			t.Errorf("FindRunDir(%q): %v", tc.arg, err)
+		case tc.want != "" && got != filepath.Join(treeDir, tc.want):
+			t.Errorf("FindRunDir(%q) = %s, want %s", tc.arg, got, tc.want)
 		}
 	}
-	if _, err := FindTopicDir(filepath.Join(specsDir, "missing"), "7"); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := FindRunDir(filepath.Join(treeDir, "missing"), "7"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing tree: %v, want fs.ErrNotExist", err)
 	}
 }
 
 func TestFindTopic(t *testing.T) {
-	specsDir := t.TempDir()
+	treeDir := t.TempDir()
 	states := map[string]RunState{
 		"001_old":  {Topics: []TopicState{{Index: 0, Topic: "Token refresh"}, {Index: 1, Topic: "Session storage"}}},
 		"002_new":  {Topics: []TopicState{{Index: 0, Topic: "Rate limits"}, {Index: 1, Topic: "Token  refresh\n"}}},
 		"003_none": {}, // not started: no state to read
 	}
 	for name := range states {
-		if err := os.Mkdir(filepath.Join(specsDir, name), 0o755); err != nil {
+		if err := os.Mkdir(filepath.Join(treeDir, name), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -64,8 +64,8 @@ func TestFindTopic(t *testing.T) {
 		if name == "003_none" {
 			continue // not started: no .run.json
 		}
-		os.MkdirAll(filepath.Join(specsDir, name, ReportsDir), 0o755)
-		if err := SaveRun(filepath.Join(specsDir, name), &rs); err != nil {
+		os.MkdirAll(filepath.Join(treeDir, name, ReportsDir), 0o755)
+		if err := SaveRun(filepath.Join(treeDir, name), &rs); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -81,14 +81,14 @@ func TestFindTopic(t *testing.T) {
 		{"token refresh", "", 0, "case matters"},
 		{"Audit log", "", 0, "no run has it"},
 	} {
-		dir, index, err := FindTopic(specsDir, tc.topic)
+		dir, index, err := FindTopic(treeDir, tc.topic)
 		if tc.dir == "" {
 			if err == nil || !strings.Contains(err.Error(), tc.topic) {
 				t.Errorf("%q (%s): %s %d, %v; want an error naming the topic", tc.topic, tc.comment, dir, index, err)
 			}
 			continue
 		}
-		if err != nil || dir != filepath.Join(specsDir, tc.dir) || index != tc.index {
+		if err != nil || dir != filepath.Join(treeDir, tc.dir) || index != tc.index {
 			t.Errorf("%q (%s): %s %d, %v; want %s %d", tc.topic, tc.comment, dir, index, err, tc.dir, tc.index)
 		}
 	}

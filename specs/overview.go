@@ -21,11 +21,11 @@ import (
 type OverviewInput struct {
 	Request     string             // the research request; white space is collapsed to one line
 	Date        string             // YYYY-MM-DD, the run's date: the only date in the file
-	SpecDirName string             // the topic directory's name, e.g. 007_token_refresh
+	SpecDirName string             // the run directory's name, e.g. 007_token_refresh
 	Run         RunState           // verdict, counts, workflow id and topics (Topic, Report, Outcome, Reason, Sources)
 	Reports     map[int]ReportMeta // front matter of the completed reports only, by topic index
 	Files       []string           // names present in reports/ (OVERVIEW.md too when the caller lists it); sorted on output
-	HasRequest  bool               // whether the topic directory holds REQUEST.md, shown in the directory structure
+	HasRequest  bool               // whether the run directory holds REQUEST.md, shown in the directory structure
 }
 
 // StatusLine is the OVERVIEW status from rs.Verdict, rs.Completed,
@@ -312,13 +312,13 @@ func ValidateOverview(path string) error {
 	return nil
 }
 
-// WriteOverview renders reports/OVERVIEW.md of the run in specDir from the
+// WriteOverview renders reports/OVERVIEW.md of the run in runDir from the
 // run's state and the completed reports' metadata only (RenderOverview),
 // listing the files reports/ holds and whether REQUEST.md exists, and
 // writes it with temp + fsync + rename. It returns the rendered bytes.
 // Errors: reading reports/, or the write, naming the path.
-func WriteOverview(specDir string, rs RunState, metas map[int]ReportMeta) ([]byte, error) {
-	reports := filepath.Join(specDir, ReportsDir)
+func WriteOverview(runDir string, rs RunState, metas map[int]ReportMeta) ([]byte, error) {
+	reports := filepath.Join(runDir, ReportsDir)
 	files := []string{Overview}
 	ents, err := os.ReadDir(reports)
 	if err != nil {
@@ -329,9 +329,9 @@ func WriteOverview(specDir string, rs RunState, metas map[int]ReportMeta) ([]byt
 			files = append(files, e.Name())
 		}
 	}
-	fi, err := os.Lstat(filepath.Join(specDir, RequestFile))
+	fi, err := os.Lstat(filepath.Join(runDir, RequestFile))
 	out := RenderOverview(OverviewInput{
-		Request: rs.Request, Date: rs.Date, SpecDirName: filepath.Base(specDir),
+		Request: rs.Request, Date: rs.Date, SpecDirName: filepath.Base(runDir),
 		Run: rs, Reports: metas, Files: files, HasRequest: err == nil && fi.Mode().IsRegular(),
 	})
 	return out, atomicfile.WriteFile(filepath.Join(reports, Overview), out, 0o644)
@@ -341,15 +341,15 @@ func WriteOverview(specDir string, rs RunState, metas map[int]ReportMeta) ([]byt
 // (docs/contract.md#outputs): the plan (planPath), REQUEST.md, the reports
 // and OVERVIEW.md (every regular *.md in reports/ but dot files), the
 // trace log, the tree's .counter, errors.jsonl (errorsFile) and the agent
-// memory file (memoryFile). Paths are absolute when specDir and specsDir
+// memory file (memoryFile). Paths are absolute when runDir and treeDir
 // are; files that do not exist are the committer's to skip.
-func Artifacts(specsDir, specDir, planPath, errorsFile, memoryFile string) []string {
-	reports := filepath.Join(specDir, ReportsDir)
+func Artifacts(treeDir, runDir, planPath, errorsFile, memoryFile string) []string {
+	reports := filepath.Join(runDir, ReportsDir)
 	paths := []string{
 		planPath,
-		filepath.Join(specDir, RequestFile),
+		filepath.Join(runDir, RequestFile),
 		filepath.Join(reports, TraceFile),
-		filepath.Join(specsDir, CounterFile),
+		filepath.Join(treeDir, CounterFile),
 		errorsFile,
 		memoryFile,
 	}

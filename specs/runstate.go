@@ -29,10 +29,10 @@ var ErrRunLocked = errors.New("plan is being run by another process")
 // the owner of a plan's run (docs/decisions.md#lock-files-are-permanent).
 const RunLockFile = ".run.lock"
 
-// LockRun takes specDir's run lock without waiting and returns its release;
+// LockRun takes runDir's run lock without waiting and returns its release;
 // ErrRunLocked when another process holds it, or an error naming the file.
-func LockRun(specDir string) (unlock func(), err error) {
-	lk := flock.New(filepath.Join(specDir, ReportsDir, RunLockFile))
+func LockRun(runDir string) (unlock func(), err error) {
+	lk := flock.New(filepath.Join(runDir, ReportsDir, RunLockFile))
 	if err := os.MkdirAll(filepath.Dir(lk.Path()), 0o755); err != nil {
 		return nil, err
 	}
@@ -46,11 +46,11 @@ func LockRun(specDir string) (unlock func(), err error) {
 	return func() { lk.Unlock() }, nil
 }
 
-// LoadRun reads reports/.run.json of a topic directory; a missing file is an
+// LoadRun reads reports/.run.json of a run directory; a missing file is an
 // error satisfying errors.Is(err, fs.ErrNotExist).
-func LoadRun(specDir string) (RunState, error) {
+func LoadRun(runDir string) (RunState, error) {
 	var rs RunState
-	p := filepath.Join(specDir, ReportsDir, RunStateFile)
+	p := filepath.Join(runDir, ReportsDir, RunStateFile)
 	b, err := ReadRegular(p, MaxRunStateBytes)
 	if err != nil {
 		return rs, err
@@ -78,9 +78,9 @@ const MaxRunStateBytes = 4 << 20
 // time (ns since the epoch). It runs for every run directory at start-up,
 // so it reads the file with ReadRegularMtime (four system calls).
 // Errors as LoadRun.
-func PeekRun(specDir string) (RunHead, int64, error) {
+func PeekRun(runDir string) (RunHead, int64, error) {
 	var h RunHead
-	p := filepath.Join(specDir, ReportsDir, RunStateFile)
+	p := filepath.Join(runDir, ReportsDir, RunStateFile)
 	b, mtime, err := ReadRegularMtime(p, MaxRunStateBytes)
 	if err != nil {
 		return h, 0, err
@@ -91,17 +91,17 @@ func PeekRun(specDir string) (RunHead, int64, error) {
 	return h, mtime, nil
 }
 
-// SaveRun replaces reports/.run.json of a topic directory with rs (temp +
+// SaveRun replaces reports/.run.json of a run directory with rs (temp +
 // fsync + rename).
-func SaveRun(specDir string, rs *RunState) error {
+func SaveRun(runDir string, rs *RunState) error {
 	b, err := json.MarshalIndent(rs, "", "  ")
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(filepath.Join(specDir, ReportsDir, RunStateFile), append(b, '\n'), 0o644)
+	return atomicfile.WriteFile(filepath.Join(runDir, ReportsDir, RunStateFile), append(b, '\n'), 0o644)
 }
 
-// ReopenRun marks a finished run of specDir as unfinished, so that the next
+// ReopenRun marks a finished run of runDir as unfinished, so that the next
 // RunPlan (the daemon's, or the caller's) resumes it (docs/operating.md#crash-safety).
 // With force empty (`specd rerun`), the topics without a valid report run
 // again and completed ones are kept. With force, the topics it names (by
@@ -110,27 +110,27 @@ func SaveRun(specDir string, rs *RunState) error {
 // It holds the run lock for the rewrite and fails with ErrRunLocked while
 // the run is in progress, and with an error naming the directory when the
 // run has not finished, its plan was rejected, or there is nothing to do.
-func ReopenRun(specDir string, force map[int]string) error {
-	unlock, err := LockRun(specDir)
+func ReopenRun(runDir string, force map[int]string) error {
+	unlock, err := LockRun(runDir)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	rs, err := LoadRun(specDir)
+	rs, err := LoadRun(runDir)
 	if err != nil {
-		return fmt.Errorf("%s has no run to reopen: %w", filepath.Base(specDir), err)
+		return fmt.Errorf("%s has no run to reopen: %w", filepath.Base(runDir), err)
 	}
 	switch {
 	case rs.State != StateFinished:
-		return fmt.Errorf("%s has not finished: it resumes by itself", filepath.Base(specDir))
+		return fmt.Errorf("%s has not finished: it resumes by itself", filepath.Base(runDir))
 	case rs.PlanError != "":
-		return fmt.Errorf("%s: the plan was rejected (%s); fix the plan instead", filepath.Base(specDir), rs.PlanError)
+		return fmt.Errorf("%s: the plan was rejected (%s); fix the plan instead", filepath.Base(runDir), rs.PlanError)
 	case len(force) == 0 && rs.Completed == rs.Expected:
-		return fmt.Errorf("%s: nothing to rerun: every topic completed", filepath.Base(specDir))
+		return fmt.Errorf("%s: nothing to rerun: every topic completed", filepath.Base(runDir))
 	}
 	for i := range force {
 		if i < 0 || i >= len(rs.Topics) {
-			return fmt.Errorf("%s has no topic %d (it has 0 to %d)", filepath.Base(specDir), i, len(rs.Topics)-1)
+			return fmt.Errorf("%s has no topic %d (it has 0 to %d)", filepath.Base(runDir), i, len(rs.Topics)-1)
 		}
 	}
 	for i := range rs.Topics {
@@ -145,7 +145,7 @@ func ReopenRun(specDir string, force map[int]string) error {
 		}
 	}
 	rs.State, rs.CancelledBy = StateRunning, ""
-	return SaveRun(specDir, &rs)
+	return SaveRun(runDir, &rs)
 }
 
 // CancelFile is the request file `specd cancel` writes into a run's
@@ -160,13 +160,13 @@ type CancelRequest struct {
 	RequestedAt string `json:"requested_at"`     // RFC 3339 UTC
 }
 
-// Cancellable checks that the run of specDir can be cancelled, before a
+// Cancellable checks that the run of runDir can be cancelled, before a
 // request is made: it has started (.run.json exists), has not finished,
 // and has each of topics (0-based indexes). Errors name the run's
 // directory and say what to do.
-func Cancellable(specDir string, topics []int) error {
-	name := filepath.Base(specDir)
-	rs, err := LoadRun(specDir)
+func Cancellable(runDir string, topics []int) error {
+	name := filepath.Base(runDir)
+	rs, err := LoadRun(runDir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("%s has not started: nothing to cancel (remove or fix its plan to keep it from running)", name)
@@ -196,13 +196,13 @@ func CancelledBy() string {
 // ErrNotTaken is returned by Cancel when no daemon took the request in time.
 var ErrNotTaken = errors.New("the daemon did not take the cancel request")
 
-// RequestCancel asks the daemon running specDir's run to cancel topics (all when
+// RequestCancel asks the daemon running runDir's run to cancel topics (all when
 // empty): it writes reports/.cancel (temp + fsync + rename) and waits until
 // the daemon has taken it, polling every 50 ms, for at most wait. Errors:
 // ErrNotTaken (the request file is removed again), ctx's error, or an I/O
 // error naming the file. It does not wait for the specialists to stop.
-func RequestCancel(ctx context.Context, specDir string, topics []int, by string, wait time.Duration) error {
-	p := filepath.Join(specDir, ReportsDir, CancelFile)
+func RequestCancel(ctx context.Context, runDir string, topics []int, by string, wait time.Duration) error {
+	p := filepath.Join(runDir, ReportsDir, CancelFile)
 	b, err := json.Marshal(CancelRequest{Topics: topics, By: by, RequestedAt: time.Now().UTC().Format(time.RFC3339)})
 	if err != nil {
 		return err
@@ -228,11 +228,11 @@ func RequestCancel(ctx context.Context, specDir string, topics []int, by string,
 	}
 }
 
-// TakeCancel reads and removes specDir's pending cancel request. ok is
+// TakeCancel reads and removes runDir's pending cancel request. ok is
 // false when there is none; err says why a request file that was there
 // (and is now removed) could not be read.
-func TakeCancel(specDir string) (req CancelRequest, ok bool, err error) {
-	p := filepath.Join(specDir, ReportsDir, CancelFile)
+func TakeCancel(runDir string) (req CancelRequest, ok bool, err error) {
+	p := filepath.Join(runDir, ReportsDir, CancelFile)
 	data, err := ReadRegular(p, 64<<10)
 	if errors.Is(err, fs.ErrNotExist) {
 		return req, false, nil

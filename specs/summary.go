@@ -103,7 +103,7 @@ func RenderSummary(w io.Writer, rs RunState) error {
 
 	p("")
 	p("Next Steps")
-	num, _, _ := strings.Cut(path.Base(rs.SpecDir), "_")
+	num := RunLabel(rs.SpecDir)
 	switch {
 	case rs.PlanError != "":
 		p("  - Fix the plan (%s); specd reads it again when it changes.", rs.Plan)

@@ -39,9 +39,9 @@ const maxCountedDigits = 4
 
 var numbered = regexp.MustCompile(`^([0-9]+)_`)
 
-// TopicNumber returns the number prefix of a topic directory name such as
+// RunNumber returns the number prefix of a run directory name such as
 // "012_x" (12) or "1000_x" (1000), and false when the name has none.
-func TopicNumber(name string) (int, bool) {
+func RunNumber(name string) (int, bool) {
 	m := numbered.FindStringSubmatch(name)
 	if m == nil || len(m[1]) > 18 {
 		return 0, false
@@ -50,11 +50,21 @@ func TopicNumber(name string) (int, bool) {
 	return n, err == nil
 }
 
-// TopicDirs lists the numbered topic directories directly under specsDir,
+// RunLabel returns the number prefix of a run directory, as written:
+// "007" for ".opencode/specs/007_token_refresh" (either separator), or the
+// whole base name when it has no "_". It is how logs, errors.jsonl and
+// messages name a run (`specd status 007`).
+func RunLabel(runDir string) string {
+	base := runDir[strings.LastIndexAny(runDir, `/\`)+1:]
+	n, _, _ := strings.Cut(base, "_")
+	return n
+}
+
+// RunDirs lists the numbered run directories directly under treeDir,
 // sorted by number then name. Symlinked directories are skipped: specd
 // never follows a link out of its tree.
-func TopicDirs(specsDir string) ([]string, error) {
-	ents, err := os.ReadDir(specsDir)
+func RunDirs(treeDir string) ([]string, error) {
+	ents, err := os.ReadDir(treeDir)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +77,7 @@ func TopicDirs(specsDir string) ([]string, error) {
 		if !e.IsDir() { // DirEntry of a symlink reports the link, not the target
 			continue
 		}
-		if n, ok := TopicNumber(e.Name()); ok {
+		if n, ok := RunNumber(e.Name()); ok {
 			dirs = append(dirs, dir{e.Name(), n})
 		}
 	}
@@ -84,7 +94,7 @@ func TopicDirs(specsDir string) ([]string, error) {
 	return names, nil
 }
 
-// Allocate creates the next topic directory NNN_slug under specsDir and
+// Allocate creates the next run directory NNN_slug under treeDir and
 // returns its absolute path and number (docs/contract.md#layout):
 // it takes the flock on .counter.lock, reads .counter (missing or garbled
 // means 0), takes max(counter, highest NNN_ directory of at most 4 digits)
@@ -92,32 +102,32 @@ func TopicDirs(specsDir string) ([]string, error) {
 // (retrying with the next number if another writer won), writes .counter
 // atomically, and unlocks. Numbers have three digits at least. Safe across
 // processes. Errors name the file involved.
-func Allocate(specsDir, slug string) (dir string, num int, err error) {
-	if err := os.MkdirAll(specsDir, 0o755); err != nil {
+func Allocate(treeDir, slug string) (dir string, num int, err error) {
+	if err := os.MkdirAll(treeDir, 0o755); err != nil {
 		return "", 0, err
 	}
-	lk := flock.New(filepath.Join(specsDir, CounterLock))
+	lk := flock.New(filepath.Join(treeDir, CounterLock))
 	if err := lk.Lock(); err != nil {
 		return "", 0, fmt.Errorf("lock %s: %w", lk.Path(), err)
 	}
 	defer lk.Unlock()
 
-	counterPath := filepath.Join(specsDir, CounterFile)
+	counterPath := filepath.Join(treeDir, CounterFile)
 	last := 0
 	if b, err := os.ReadFile(counterPath); err == nil {
 		last, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 	}
-	names, err := TopicDirs(specsDir)
+	names, err := RunDirs(treeDir)
 	if err != nil {
 		return "", 0, err
 	}
 	for _, n := range names {
-		if v, _ := TopicNumber(n); len(numbered.FindStringSubmatch(n)[1]) <= maxCountedDigits && v > last {
+		if v, _ := RunNumber(n); len(numbered.FindStringSubmatch(n)[1]) <= maxCountedDigits && v > last {
 			last = v
 		}
 	}
 	for num = last + 1; ; num++ {
-		dir = filepath.Join(specsDir, fmt.Sprintf("%03d_%s", num, slug))
+		dir = filepath.Join(treeDir, fmt.Sprintf("%03d_%s", num, slug))
 		err := os.Mkdir(dir, 0o755)
 		if errors.Is(err, fs.ErrExist) {
 			continue
@@ -187,16 +197,16 @@ type PathError struct {
 func (e *PathError) Error() string { return fmt.Sprintf("report path %q: %s", e.Raw, e.Reason) }
 
 // ResolveReportPath turns a report path as written in a plan into the
-// absolute path of a file directly inside specDir/reports/
+// absolute path of a file directly inside runDir/reports/
 // (docs/contract.md#path-safety). raw may be a bare file name (always placed in
 // reports/), a path relative to planDir, or an absolute path; an absolute
-// path from another machine whose tail is <specDir name>/reports/<file> is
-// rebased onto specDir. It returns a *PathError for a path containing "..",
+// path from another machine whose tail is <runDir name>/reports/<file> is
+// rebased onto runDir. It returns a *PathError for a path containing "..",
 // one that resolves anywhere but directly in reports/, a reports/ that is a
 // symlink or not a directory, and an existing file that is a symlink or not
-// a regular file. specDir must be absolute.
-func ResolveReportPath(specDir, planDir, raw string) (string, error) {
-	reports := filepath.Join(specDir, ReportsDir)
+// a regular file. runDir must be absolute.
+func ResolveReportPath(runDir, planDir, raw string) (string, error) {
+	reports := filepath.Join(runDir, ReportsDir)
 	fail := func(reason string) (string, error) { return "", &PathError{Raw: raw, Reason: reason} }
 	if raw == "" {
 		return fail("empty")
@@ -209,7 +219,7 @@ func ResolveReportPath(specDir, planDir, raw string) (string, error) {
 	var p string
 	switch {
 	case filepath.IsAbs(raw):
-		tail := "/" + filepath.Base(specDir) + "/" + ReportsDir + "/"
+		tail := "/" + filepath.Base(runDir) + "/" + ReportsDir + "/"
 		if i := strings.LastIndex(raw, tail); i >= 0 && !strings.Contains(raw[i+len(tail):], "/") {
 			p = filepath.Join(reports, raw[i+len(tail):])
 		} else {
@@ -221,7 +231,7 @@ func ResolveReportPath(specDir, planDir, raw string) (string, error) {
 		p = filepath.Join(planDir, raw)
 	}
 	if filepath.Dir(p) != reports || filepath.Base(p) == "." || strings.HasPrefix(filepath.Base(p), ".") {
-		return fail("resolves outside " + filepath.Base(specDir) + "/" + ReportsDir + "/")
+		return fail("resolves outside " + filepath.Base(runDir) + "/" + ReportsDir + "/")
 	}
 	if fi, err := os.Lstat(reports); err != nil || !fi.IsDir() {
 		if err == nil {
@@ -238,19 +248,19 @@ func ResolveReportPath(specDir, planDir, raw string) (string, error) {
 	return p, nil
 }
 
-// FindPlan returns the plan file of a topic directory: reports/.invocation-plan.txt,
+// FindPlan returns the plan file of a run directory: reports/.invocation-plan.txt,
 // or the same name one level up (both occur in real trees), and false when
 // neither exists as a regular file.
-func FindPlan(specDir string) (string, bool) {
-	p, _, ok := StatPlan(specDir)
+func FindPlan(runDir string) (string, bool) {
+	p, _, ok := StatPlan(runDir)
 	return p, ok
 }
 
 // StatPlan is FindPlan that also returns the plan's Lstat information.
-func StatPlan(specDir string) (string, fs.FileInfo, bool) {
+func StatPlan(runDir string) (string, fs.FileInfo, bool) {
 	for _, p := range []string{
-		filepath.Join(specDir, ReportsDir, PlanFile),
-		filepath.Join(specDir, PlanFile),
+		filepath.Join(runDir, ReportsDir, PlanFile),
+		filepath.Join(runDir, PlanFile),
 	} {
 		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
 			return p, fi, true

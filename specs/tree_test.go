@@ -160,9 +160,9 @@ func TestFindPlanAndTopicDirs(t *testing.T) {
 		os.MkdirAll(filepath.Join(root, d), 0o755)
 	}
 	os.Symlink(filepath.Join(root, "001_a"), filepath.Join(root, "003_link"))
-	names, err := TopicDirs(root)
+	names, err := RunDirs(root)
 	if err != nil || strings.Join(names, ",") != "001_a,002_b,10_c" {
-		t.Errorf("TopicDirs = %v, %v", names, err)
+		t.Errorf("RunDirs = %v, %v", names, err)
 	}
 	os.WriteFile(filepath.Join(root, "001_a", PlanFile), nil, 0o644)
 	if p, ok := FindPlan(filepath.Join(root, "001_a")); !ok || filepath.Base(filepath.Dir(p)) != "001_a" {

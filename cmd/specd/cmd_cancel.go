@@ -63,7 +63,7 @@ func runCancel(cmd *cobra.Command, g *globalOptions, o cancelOptions, arg string
 	if err := specs.Cancellable(dir, o.topics); err != nil {
 		return err
 	}
-	live, err := liveness.Check(p.SpecsDir)
+	live, err := liveness.Check(p.TreeDir)
 	if err != nil {
 		return err
 	}

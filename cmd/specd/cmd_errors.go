@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/jsonl"
 )
 
@@ -61,7 +62,7 @@ func runErrors(cmd *cobra.Command, g *globalOptions, o errorsOptions) error {
 	if err != nil {
 		return err
 	}
-	path := jsonl.File(p.SpecsDir)
+	path := jsonl.File(p.TreeDir)
 	entries, skipped, err := jsonl.Read(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -102,14 +103,14 @@ var errorTypes = []string{
 	jsonl.TypeFile, jsonl.TypeState, jsonl.TypeExecution,
 }
 
-// parseSince reads --since: a Go duration before now (not negative), or
-// an RFC 3339 time.
+// parseSince reads --since: a duration before now (not negative, as
+// config.ParseDuration reads it: 24h, 14d), or an RFC 3339 time.
 func parseSince(s string, now time.Time) (time.Time, error) {
-	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+	if d, err := config.ParseDuration(s); err == nil && d >= 0 {
 		return now.Add(-d), nil
 	}
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
 		return t, nil
 	}
-	return time.Time{}, fmt.Errorf("--since %q: want a duration such as 24h or an RFC 3339 time", s)
+	return time.Time{}, fmt.Errorf("--since %q: want a duration such as 24h or 14d, or an RFC 3339 time", s)
 }

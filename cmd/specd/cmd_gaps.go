@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/memory"
 	"github.com/specd-dev/specd/specs"
 )
@@ -37,7 +38,7 @@ func runGaps(cmd *cobra.Command, g *globalOptions, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	rows, err := memory.List(memory.File(p.SpecsDir))
+	rows, err := memory.List(memory.File(p.TreeDir))
 	if err != nil {
 		return err
 	}
@@ -103,8 +104,8 @@ func runGapsResolve(cmd *cobra.Command, g *globalOptions, o resolveOptions, id s
 	var d time.Duration
 	if o.deferFor != "" {
 		var err error
-		if d, err = memory.ParseDefer(o.deferFor); err != nil {
-			return usageError{Err: err}
+		if d, err = config.ParseDuration(o.deferFor); err != nil || d <= 0 {
+			return usageError{Err: fmt.Errorf("--defer %q: want a positive duration such as 14d or 36h", o.deferFor)}
 		}
 	}
 	p, err := g.tree()
@@ -118,7 +119,7 @@ func runGapsResolve(cmd *cobra.Command, g *globalOptions, o resolveOptions, id s
 	case o.deferFor != "":
 		how = memory.Deferred
 	}
-	row, err := memory.Resolve(memory.File(p.SpecsDir), id, how, d, time.Now())
+	row, err := memory.Resolve(memory.File(p.TreeDir), id, how, d, time.Now())
 	if err != nil {
 		return err
 	}
@@ -131,7 +132,7 @@ func runGapsResolve(cmd *cobra.Command, g *globalOptions, o resolveOptions, id s
 	if !o.research {
 		return nil
 	}
-	dir, index, err := specs.FindTopic(p.SpecsDir, row.Topic)
+	dir, index, err := specs.FindTopic(p.TreeDir, row.Topic)
 	if err != nil {
 		return err
 	}

@@ -65,7 +65,7 @@ func runInit(cmd *cobra.Command, g *globalOptions, o initOptions) error {
 	if err != nil {
 		return err
 	}
-	plan, err := setup.Prepare(setup.Options{Root: p.Root, SpecsDir: p.SpecsDir, Agent: o.agentCLI, DryRun: o.dryRun})
+	plan, err := setup.Prepare(setup.Options{Root: p.Root, TreeDir: p.TreeDir, Agent: o.agentCLI, DryRun: o.dryRun})
 	if err != nil {
 		return usageError{Err: err}
 	}

@@ -75,7 +75,7 @@ func runLogs(cmd *cobra.Command, g *globalOptions, o logsOptions, arg string) er
 	}
 	ctx := cmd.Context()
 	finished := func() bool { return progress.ReadRun(dir).Finished() }
-	err = await.During(ctx, p.SpecsDir, func(ctx context.Context) error {
+	err = await.During(ctx, p.TreeDir, func(ctx context.Context) error {
 		return progress.Follow(ctx, out, streams, 250*time.Millisecond, finished)
 	})
 	switch {

@@ -83,7 +83,7 @@ func runStatus(cmd *cobra.Command, g *globalOptions, o statusOptions, args []str
 	if len(args) == 1 {
 		return statusOne(cmd, p, args[0], o.wait, o.asJSON)
 	}
-	s, err := progress.Read(p.SpecsDir, time.Now())
+	s, err := progress.Read(p.TreeDir, time.Now())
 	if err != nil {
 		return err
 	}
@@ -105,13 +105,13 @@ func runStatus(cmd *cobra.Command, g *globalOptions, o statusOptions, args []str
 // asJSON its run state; with wait it first waits for a daemon to finish
 // it (await.ByDaemon).
 func statusOne(cmd *cobra.Command, p project, arg string, wait, asJSON bool) error {
-	dir, err := specs.FindTopicDir(p.SpecsDir, arg)
+	dir, err := specs.FindRunDir(p.TreeDir, arg)
 	if err != nil {
 		return err
 	}
 	r := progress.ReadRun(dir)
 	if wait {
-		if r, err = await.ByDaemon(cmd.Context(), p.SpecsDir, dir); err != nil {
+		if r, err = await.ByDaemon(cmd.Context(), p.TreeDir, dir); err != nil {
 			return err
 		}
 	}
@@ -127,7 +127,7 @@ func statusOne(cmd *cobra.Command, p project, arg string, wait, asJSON bool) err
 	if asJSON {
 		return writeJSON(out, *r.State)
 	}
-	s, err := progress.Read(p.SpecsDir, time.Now())
+	s, err := progress.Read(p.TreeDir, time.Now())
 	if err != nil {
 		return err
 	}
@@ -148,7 +148,7 @@ func statusOne(cmd *cobra.Command, p project, arg string, wait, asJSON bool) err
 // no daemon holds the tree, with the project's config and the log on
 // stderr) and prints its summary.
 func awaitRun(cmd *cobra.Command, g *globalOptions, p project, dir string) error {
-	rs, err := await.Run(cmd.Context(), await.RunOptions{SpecsDir: p.SpecsDir, Dir: dir, Daemon: func() (daemon.Options, error) {
+	rs, err := await.Run(cmd.Context(), await.RunOptions{TreeDir: p.TreeDir, Dir: dir, Daemon: func() (daemon.Options, error) {
 		cfg, err := p.Config()
 		if err != nil {
 			return daemon.Options{}, err
@@ -157,7 +157,7 @@ func awaitRun(cmd *cobra.Command, g *globalOptions, p project, dir string) error
 		if err != nil {
 			return daemon.Options{}, err
 		}
-		return daemon.Options{Root: p.Root, SpecsDir: p.SpecsDir, Config: cfg, Log: log}, nil
+		return daemon.Options{Root: p.Root, TreeDir: p.TreeDir, Config: cfg, Log: log}, nil
 	}})
 	if err != nil {
 		return err

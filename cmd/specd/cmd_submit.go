@@ -25,7 +25,7 @@ func newSubmitCommand(g *globalOptions) *cobra.Command {
 	var o submitOptions
 	c := &cobra.Command{
 		Use:   "submit REQUEST",
-		Short: "Create a numbered topic directory with REQUEST.md and a plan",
+		Short: "Create a numbered run directory with REQUEST.md and a plan",
 		Long: `Submit a research request: allocate <specs-dir>/NNN_slug/, write REQUEST.md and
 reports/.invocation-plan.txt (Status: PLAN_COMPLETE), and print the directory.
 Each --topic becomes one specialist; without --topic the request is one topic.
@@ -75,7 +75,7 @@ func runSubmit(cmd *cobra.Command, g *globalOptions, o submitOptions, request st
 	if err == nil && len(o.topics) > cfg.MaxTopics {
 		return fmt.Errorf("%d topics, more than max_topics (%d): each topic is one specialist run; raise max_topics in %s if you mean it", len(o.topics), cfg.MaxTopics, config.FileName)
 	}
-	dir, err := intake.Submit(p.SpecsDir, intake.Request{Text: request, Topics: o.topics, Complexity: o.complexity, AnalysisDepth: o.depth}, time.Now())
+	dir, err := intake.Submit(p.TreeDir, intake.Request{Text: request, Topics: o.topics, Complexity: o.complexity, AnalysisDepth: o.depth}, time.Now())
 	if err != nil {
 		return err
 	}

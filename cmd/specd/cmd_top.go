@@ -54,9 +54,9 @@ func runTop(cmd *cobra.Command, g *globalOptions, args []string, interval time.D
 	if err != nil {
 		return err
 	}
-	src := progress.Source{SpecsDir: p.SpecsDir}
+	src := progress.Source{TreeDir: p.TreeDir}
 	if len(args) == 1 {
-		dir, err := specs.FindTopicDir(p.SpecsDir, args[0])
+		dir, err := specs.FindRunDir(p.TreeDir, args[0])
 		if err != nil {
 			return err
 		}

@@ -32,14 +32,14 @@ func (g *globalOptions) tree() (project, error) {
 	return p, err
 }
 
-// runDir is tree, then the topic directory of run arg ("7", "007" or its
-// name: specs.FindTopicDir).
+// runDir is tree, then the run directory of run arg ("7", "007" or its
+// name: specs.FindRunDir).
 func (g *globalOptions) runDir(arg string) (project, string, error) {
 	p, err := g.tree()
 	if err != nil {
 		return p, "", err
 	}
-	dir, err := specs.FindTopicDir(p.SpecsDir, arg)
+	dir, err := specs.FindRunDir(p.TreeDir, arg)
 	return p, dir, err
 }
 

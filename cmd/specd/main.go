@@ -55,8 +55,9 @@ func main() {
 func run(args []string) int { return execute(args, os.Stdout, os.Stderr) }
 
 // execute runs the command line with the commands' output on stdout and
-// stderr, and maps its error to the exit status: the one place where exit
-// statuses are decided.
+// stderr, prints its error, and returns the exit status service.Status
+// gives it (the one mapping of errors to exit statuses, shared with
+// specd-temporal).
 func execute(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -67,21 +68,17 @@ func execute(args []string, stdout, stderr io.Writer) int {
 	cmd, err := root.ExecuteContextC(ctx)
 	var ue usageError
 	switch {
-	case err == nil:
-		return exitOK
+	case err == nil, errors.Is(err, errReported):
 	case errors.As(err, &ue):
 		path := "specd"
 		if cmd != nil {
 			path = cmd.CommandPath()
 		}
 		fmt.Fprintf(stderr, "specd: %v\nRun '%s --help' for usage.\n", err, path)
-		return exitUsage
-	case errors.Is(err, errReported):
-		return exitFailure
 	default:
 		fmt.Fprintf(stderr, "specd: %v\n", err)
-		return exitFailure
 	}
+	return service.Status(err)
 }
 
 func newRootCommand() *cobra.Command {

@@ -33,15 +33,15 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // two SIGTERMs stop the running specialists at once.
 func TestSignals(t *testing.T) {
 	root := t.TempDir()
-	specsDir := filepath.Join(root, ".opencode", "specs")
+	treeDir := filepath.Join(root, ".opencode", "specs")
 	counts := filepath.Join(root, "counts")
-	os.MkdirAll(specsDir, 0o755)
+	os.MkdirAll(treeDir, 0o755)
 	os.MkdirAll(counts, 0o755)
 	script, _ := filepath.Abs("../../daemon/testdata/fake-specialist.sh")
 	cfg := fmt.Sprintf("specialist:\n  preset: command\n  command: [%q]\n  timeout: 10m\n  grace: 1s\n  retries: 0\n  start_rate: 1000\nmax_parallel: 3\n", script)
 	os.WriteFile(filepath.Join(root, ".opencode", "specd.yaml"), []byte(cfg), 0o644)
 	addPlan := func(name string, n int) string {
-		dir := filepath.Join(specsDir, name)
+		dir := filepath.Join(treeDir, name)
 		os.MkdirAll(filepath.Join(dir, "reports"), 0o755)
 		p := &plans.Plan{Status: plans.StatusComplete}
 		for k := range n {

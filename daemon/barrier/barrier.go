@@ -1,6 +1,6 @@
 // Package barrier is the hard barrier (docs/contract.md#hard-barrier):
-// Classify gives each topic its one outcome from its report file and how
-// its specialist ended, once; Judge, a pure function of the run's topics,
+// Outcome gives each topic its one outcome from its report file and how
+// its specialist ended, once; Verdict, a pure function of the run's topics,
 // counts them, applies the threshold and says what goes into errors.jsonl.
 package barrier
 
@@ -20,7 +20,7 @@ import (
 	"github.com/specd-dev/specd/specs"
 )
 
-// Classify gives a topic its one outcome (docs/contract.md#outcomes), once,
+// Outcome gives a topic its one outcome (docs/contract.md#outcomes), once,
 // after its specialist has exited. The file at
 // reportPath is the truth: a valid report is completed whatever the process
 // printed or how it ended. Otherwise, in order: cancelled, missing (not
@@ -30,7 +30,7 @@ import (
 // The report is read only when res.Report does not hold the attempt's
 // check of it already. It returns the outcome, a one-line reason ("" when completed) and the
 // report's metadata when completed.
-func Classify(res Attempt, reportPath, topic string) (specs.Outcome, string, specs.ReportMeta) {
+func Outcome(res Attempt, reportPath, topic string) (specs.Outcome, string, specs.ReportMeta) {
 	meta, verr := res.Report.Meta, res.Report.Err
 	if !res.Report.Checked {
 		meta, verr = specs.ValidateReport(reportPath, topic)
@@ -82,12 +82,12 @@ func Classify(res Attempt, reportPath, topic string) (specs.Outcome, string, spe
 type Attempt struct {
 	runner.Result
 	Signals       specialist.Signals // what it printed on stdout (docs/contract.md#specialists)
-	Class         string             // error class of a non-zero exit (preset.Classify): rate_limit, auth, config, state or ""
+	Class         string             // error class of a non-zero exit (preset.ErrorType): rate_limit, auth, config, state or ""
 	ClassLine     string             // the printed line Class was read from
 	NotStarted    string             // why specd did not start it (a limit)
 	Cancelled     string             // who cancelled the topic (`specd cancel`)
 	ResultInvalid string             // why its structured result was refused; "" when it gave none or it became the report
-	Report        Check              // the report as checked after the attempt, so that Classify need not read it again
+	Report        Check              // the report as checked after the attempt, so that Outcome need not read it again
 }
 
 // Check is the result of specs.ValidateReport on a topic's report.
@@ -102,16 +102,16 @@ type Check struct {
 // (docs/contract.md#outcomes): "TASK_ERROR: declined - <reason>".
 const DeclinedType = "declined"
 
-// Judge passes the hard barrier over rs, whose topics all have their final
+// Verdict passes the hard barrier over rs, whose topics all have their final
 // outcome: it sets rs.Completed, rs.Verdict and rs.Rate (specs.Threshold)
 // and returns the errors.jsonl entries, in order: one per topic that did
 // not complete, with its recovery hint; one naming who cancelled, when
 // topics were cancelled; one for a partial success (warning) or a failure
 // (docs/contract.md#errors-jsonl). attempts[i] is topic i's last attempt in
 // this process, nil when it did not run here (its error class and
-// ERROR_CONTEXT are then not known). Judge reads and writes no file.
-func Judge(rs *specs.RunState, attempts []*Attempt) []jsonl.Entry {
-	num, _, _ := strings.Cut(path.Base(rs.SpecDir), "_")
+// ERROR_CONTEXT are then not known). Verdict reads and writes no file.
+func Verdict(rs *specs.RunState, attempts []*Attempt) []jsonl.Entry {
+	num := specs.RunLabel(rs.SpecDir)
 	var out []jsonl.Entry
 	rs.Completed = 0
 	for i, t := range rs.Topics {

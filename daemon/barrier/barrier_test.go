@@ -20,8 +20,8 @@ func topics(outcomes ...specs.Outcome) []specs.TopicState {
 	return ts
 }
 
-// TestJudge: the threshold and the entries, in order, for a few runs.
-func TestJudge(t *testing.T) {
+// TestVerdict: the threshold and the entries, in order, for a few runs.
+func TestVerdict(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		outcomes []specs.Outcome
@@ -36,7 +36,7 @@ func TestJudge(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rs := specs.RunState{SpecDir: ".opencode/specs/007_x", WorkflowID: "w", Expected: len(tc.outcomes), Topics: topics(tc.outcomes...), CancelledBy: "someone"}
-			es := barrier.Judge(&rs, nil)
+			es := barrier.Verdict(&rs, nil)
 			if rs.Verdict != tc.verdict {
 				t.Errorf("verdict %s, want %s", rs.Verdict, tc.verdict)
 			}
@@ -57,20 +57,20 @@ func TestJudge(t *testing.T) {
 	}
 }
 
-// TestJudgeDetails: an attempt's error class, ERROR_CONTEXT and the stderr
+// TestVerdictDetails: an attempt's error class, ERROR_CONTEXT and the stderr
 // tail reach the topic's entry.
-func TestJudgeDetails(t *testing.T) {
+func TestVerdictDetails(t *testing.T) {
 	rs := specs.RunState{SpecDir: "s/001_x", Expected: 1, Topics: topics("crashed")}
 	rs.Topics[0].StderrTail = []string{"boom"}
 	a := &barrier.Attempt{Class: "rate_limit", Signals: specialist.Signals{ErrorContext: []byte(`{"k":"v"}`)}}
-	e := barrier.Judge(&rs, []*barrier.Attempt{a})[0]
+	e := barrier.Verdict(&rs, []*barrier.Attempt{a})[0]
 	if e.Details["error_class"] != "rate_limit" || e.Details["error_context"].(map[string]any)["k"] != "v" || e.Details["stderr_tail"].([]string)[0] != "boom" {
 		t.Errorf("details %v", e.Details)
 	}
 }
 
-// TestClassify: the file is the truth, then how the attempt ended.
-func TestClassify(t *testing.T) {
+// TestOutcome: the file is the truth, then how the attempt ended.
+func TestOutcome(t *testing.T) {
 	dir := t.TempDir()
 	report := filepath.Join(dir, "001_a.md")
 	for _, tc := range []struct {
@@ -84,12 +84,12 @@ func TestClassify(t *testing.T) {
 		{"exit 3", barrier.Attempt{Result: runner.Result{ExitCode: 3}}, specs.OutcomeCrashed},
 		{"declined", barrier.Attempt{Signals: specialist.Signals{TaskError: &specialist.TaskError{ErrorType: barrier.DeclinedType, Message: "read-only"}}}, specs.OutcomeDeclined},
 	} {
-		if got, reason, _ := barrier.Classify(tc.a, report, "a"); got != tc.want || reason == "" {
+		if got, reason, _ := barrier.Outcome(tc.a, report, "a"); got != tc.want || reason == "" {
 			t.Errorf("%s: %s (%q), want %s", tc.name, got, reason, tc.want)
 		}
 	}
 	os.WriteFile(report, []byte("---\nreport_type: research\ntopic: \"a\"\nfindings_count: 1\nrecommendations_count: 0\ncreated_date: 2026-11-22\nstatus: complete\n---\n\n## Summary\nS.\n\n## Findings\n1. A finding in main.go:1.\n\n## Sources\n- main.go\n"), 0o644)
-	if got, _, _ := barrier.Classify(barrier.Attempt{Cancelled: "me", Result: runner.Result{ExitCode: 1}}, report, "a"); got != specs.OutcomeCompleted {
+	if got, _, _ := barrier.Outcome(barrier.Attempt{Cancelled: "me", Result: runner.Result{ExitCode: 1}}, report, "a"); got != specs.OutcomeCompleted {
 		t.Errorf("a valid report: %s, want completed (the file is the truth)", got)
 	}
 }

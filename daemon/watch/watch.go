@@ -1,6 +1,6 @@
 // Package watch keeps the inotify watches of a spec tree and says which
 // directory an event concerns (docs/architecture.md#watch). fsnotify is
-// not recursive: the tree's root, its inbox, and each topic directory and
+// not recursive: the tree's root, its inbox, and each run directory and
 // its reports/ are watched one by one, and only as long as they need it (a
 // finished run needs one watch, on reports/). Events are hints: they say
 // which directory to look at again, never what happened; the daemon's
@@ -22,24 +22,24 @@ import (
 )
 
 // Tree is the set of watches on one spec tree and what is known of each
-// topic directory in it.
+// run directory in it.
 type Tree struct {
 	fs       *fsnotify.Watcher
-	specsDir string
+	treeDir string
 	log      zerolog.Logger
 	watched  map[string]bool   // the root and the inbox, once watched
-	topics   map[string]*Topic // topic directories seen, by name
+	topics   map[string]*Topic // run directories seen, by name
 }
 
-// New starts an inotify instance for the spec tree at specsDir (absolute);
+// New starts an inotify instance for the spec tree at treeDir (absolute);
 // nothing is watched until AddDir or Topic.Watch. Errors are fsnotify's
 // (e.g. the user's inotify instance limit).
-func New(specsDir string, log zerolog.Logger) (*Tree, error) {
+func New(treeDir string, log zerolog.Logger) (*Tree, error) {
 	fw, err := fsnotify.NewBufferedWatcher(4096)
 	if err != nil {
 		return nil, err
 	}
-	return &Tree{fs: fw, specsDir: specsDir, log: log, watched: map[string]bool{}, topics: map[string]*Topic{}}, nil
+	return &Tree{fs: fw, treeDir: treeDir, log: log, watched: map[string]bool{}, topics: map[string]*Topic{}}, nil
 }
 
 // Events are the raw events; pass each to Event.
@@ -76,7 +76,7 @@ const (
 	Cancel               // a cancel request (reports/.cancel) arrived
 )
 
-// Event maps an event to the directory it concerns (a topic directory or
+// Event maps an event to the directory it concerns (a run directory or
 // the inbox) and what to do. Only the names specd acts on count: topic
 // directories and reports/ themselves, the plan file, .run.json (specd
 // rerun rewrites it) and .cancel; inbox requests. specd's own files (logs,
@@ -84,7 +84,7 @@ const (
 // starting run does not wake the loop once per file it creates. A removed
 // or renamed directory is forgotten (inotify dropped its watch).
 func (t *Tree) Event(ev fsnotify.Event) (dir string, a Action) {
-	rel, err := filepath.Rel(t.specsDir, ev.Name)
+	rel, err := filepath.Rel(t.treeDir, ev.Name)
 	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
 		return "", Ignore
 	}
@@ -95,7 +95,7 @@ func (t *Tree) Event(ev fsnotify.Event) (dir string, a Action) {
 	if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
 		t.forget(parts)
 	}
-	dir = filepath.Join(t.specsDir, parts[0])
+	dir = filepath.Join(t.treeDir, parts[0])
 	switch {
 	case len(parts) == 1:
 	case parts[0] == specs.InboxDir:
@@ -123,11 +123,11 @@ func (t *Tree) Event(ev fsnotify.Event) (dir string, a Action) {
 	return dir, Settle
 }
 
-// forget drops what is known of a removed or renamed topic directory, or
+// forget drops what is known of a removed or renamed run directory, or
 // of its reports/ (parts is the event's path below the root).
 func (t *Tree) forget(parts []string) {
 	if len(parts) == 1 {
-		delete(t.watched, filepath.Join(t.specsDir, parts[0]))
+		delete(t.watched, filepath.Join(t.treeDir, parts[0]))
 	}
 	tp := t.topics[parts[0]]
 	switch {
@@ -139,7 +139,7 @@ func (t *Tree) forget(parts []string) {
 	}
 }
 
-// Topic is what the Tree knows of one topic directory. It is kept small:
+// Topic is what the Tree knows of one run directory. It is kept small:
 // a tree holds thousands of finished runs.
 type Topic struct {
 	t              *Tree
@@ -150,12 +150,12 @@ type Topic struct {
 	// keep these modification times (ns), so that looking again costs two
 	// stats and no read.
 	done            bool
-	planUp          bool // the plan is in the topic directory, not reports/
+	planUp          bool // the plan is in the run directory, not reports/
 	runJSON, planMT int64
 }
 
-// Topic returns the state of the topic directory dir (absolute, directly
-// under the root), creating it; nil when dir is not a topic directory
+// Topic returns the state of the run directory dir (absolute, directly
+// under the root), creating it; nil when dir is not a run directory
 // (NNN_slug) or not a directory (gone, a file, or a symlink: specd does not
 // follow links out of its tree). isDir says the caller saw that dir is a
 // directory, which saves a stat.
@@ -164,7 +164,7 @@ func (t *Tree) Topic(dir string, isDir bool) *Topic {
 	if tp := t.topics[name]; tp != nil {
 		return tp
 	}
-	if _, ok := specs.TopicNumber(name); !ok {
+	if _, ok := specs.RunNumber(name); !ok {
 		return nil
 	}
 	if !isDir {
@@ -180,7 +180,7 @@ func (t *Tree) Topic(dir string, isDir bool) *Topic {
 
 // WatchReports watches reports/ unless it is watched already (it may not
 // exist yet: then the next call tries again); it reports whether it added
-// the watch. Every topic directory needs this watch.
+// the watch. Every run directory needs this watch.
 func (tp *Topic) WatchReports() bool {
 	if !tp.reportsWatched {
 		tp.reportsWatched = tp.t.add(filepath.Join(tp.dir, specs.ReportsDir))
@@ -217,14 +217,14 @@ func (t *Tree) add(p string) bool {
 }
 
 // Finish records a finished run with nothing to do: its .run.json and plan
-// modification times (ns) and whether the plan is in the topic directory.
+// modification times (ns) and whether the plan is in the run directory.
 func (tp *Topic) Finish(runJSON, planMT int64, planUp bool) {
 	tp.done, tp.runJSON, tp.planMT, tp.planUp = true, runJSON, planMT, planUp
 }
 
 // Finished reports whether the run was recorded finished (Finish) and its
 // .run.json and plan still have the recorded modification times (and no
-// plan has appeared in reports/ to replace one in the topic directory).
+// plan has appeared in reports/ to replace one in the run directory).
 // When not, it forgets the record. It runs for every finished run at every
 // rescan, so it allocates little: two paths and no FileInfo.
 func (tp *Topic) Finished() bool {

@@ -81,7 +81,7 @@ func TestFinished(t *testing.T) {
 	}
 	defer tree.Close()
 	if tree.Topic(filepath.Join(root, "notatopic"), false) != nil {
-		t.Fatal("a directory without NNN_ is not a topic directory")
+		t.Fatal("a directory without NNN_ is not a run directory")
 	}
 	tp := tree.Topic(dir, false)
 	if tp == nil || tp.Finished() {

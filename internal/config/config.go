@@ -13,6 +13,7 @@ import (
 	"os"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"text/template"
 	"time"
@@ -136,15 +137,31 @@ type Sources struct {
 // Duration is a time.Duration that reads "15m" or "30s" from YAML.
 type Duration time.Duration
 
-// UnmarshalYAML parses a Go duration string such as "90s" or "15m".
+// ParseDuration reads a duration as every flag and setting of specd
+// takes it: a Go duration ("90s", "15m", "36h") or a whole number of days
+// ("14d"). It does not judge the sign; callers that need a positive value
+// say so in their own error. The error quotes s and names both forms.
+func ParseDuration(s string) (time.Duration, error) {
+	if v, ok := strings.CutSuffix(s, "d"); ok {
+		if n, err := strconv.Atoi(v); err == nil {
+			return time.Duration(n) * 24 * time.Hour, nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil {
+		return d, nil
+	}
+	return 0, fmt.Errorf("%q is not a duration such as 30s, 15m, 36h or 14d", s)
+}
+
+// UnmarshalYAML parses a duration as ParseDuration reads it ("90s", "15m", "14d").
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	var s string
 	if err := n.Decode(&s); err != nil {
 		return err
 	}
-	v, err := time.ParseDuration(s)
+	v, err := ParseDuration(s)
 	if err != nil {
-		return fmt.Errorf("line %d: %q is not a duration such as 30s or 15m", n.Line, s)
+		return fmt.Errorf("line %d: %w", n.Line, err)
 	}
 	*d = Duration(v)
 	return nil

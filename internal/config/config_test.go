@@ -80,3 +80,25 @@ func TestLoad(t *testing.T) {
 		}
 	}
 }
+
+func TestParseDuration(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"14d", 14 * 24 * time.Hour, true},
+		{"36h", 36 * time.Hour, true},
+		{"1h30m", 90 * time.Minute, true},
+		{"0d", 0, true},
+		{"-2d", -48 * time.Hour, true},
+		{"soon", 0, false},
+		{"d", 0, false},
+		{"1.5d", 0, false},
+	} {
+		got, err := ParseDuration(tc.in)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("ParseDuration(%q) = %v, %v; want %v, ok %v", tc.in, got, err, tc.want, tc.ok)
+		}
+	}
+}

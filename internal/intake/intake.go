@@ -1,4 +1,4 @@
-// Package intake turns research requests into topic directories: a
+// Package intake turns research requests into run directories: a
 // request file dropped in <specs-dir>/inbox/ or the arguments of `specd
 // submit` become NNN_slug/ with REQUEST.md and a plan the daemon runs
 // (docs/contract.md#intake).
@@ -131,13 +131,13 @@ func (r Request) ComplexityOrDefault() int {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// Submit turns a request into a new topic directory with REQUEST.md and a
+// Submit turns a request into a new run directory with REQUEST.md and a
 // plan in the contract's format, ready to run (docs/contract.md#plan-format):
-// it allocates NNN_slug under specsDir, writes REQUEST.md and
+// it allocates NNN_slug under treeDir, writes REQUEST.md and
 // reports/.invocation-plan.txt atomically, and returns the directory's
 // absolute path. Report file names are NNN_<topic slug>.md, numbered from
 // 001 in topic order. now stamps the plan's Generated line.
-func Submit(specsDir string, r Request, now time.Time) (string, error) {
+func Submit(treeDir string, r Request, now time.Time) (string, error) {
 	if strings.TrimSpace(r.Text) == "" {
 		return "", errors.New("submit: empty request")
 	}
@@ -150,7 +150,7 @@ func Submit(specsDir string, r Request, now time.Time) (string, error) {
 	if len(topics) == 0 {
 		topics = []string{r.Text}
 	}
-	dir, _, err := specs.Allocate(specsDir, specs.Slug(r.Text))
+	dir, _, err := specs.Allocate(treeDir, specs.Slug(r.Text))
 	if err != nil {
 		return "", fmt.Errorf("submit: %w", err)
 	}
@@ -204,11 +204,11 @@ func Pending(inbox string, settle time.Duration, now time.Time) (ready []string,
 	return ready, wait
 }
 
-// TakeInbox moves one inbox file into a new topic directory through Submit
+// TakeInbox moves one inbox file into a new run directory through Submit
 // and returns the directory. The inbox file is removed only after the plan
 // is written; a file that cannot be parsed is renamed to <name>.rejected so
 // it is not read again, and the parse error returned.
-func TakeInbox(specsDir, path string, now time.Time) (string, error) {
+func TakeInbox(treeDir, path string, now time.Time) (string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return "", err
@@ -218,7 +218,7 @@ func TakeInbox(specsDir, path string, now time.Time) (string, error) {
 		_ = os.Rename(path, path+".rejected")
 		return "", err
 	}
-	dir, err := Submit(specsDir, r, now)
+	dir, err := Submit(treeDir, r, now)
 	if err != nil {
 		return dir, err
 	}
@@ -228,10 +228,10 @@ func TakeInbox(specsDir, path string, now time.Time) (string, error) {
 // ReadRequest returns the request text and research_complexity of a topic
 // directory from its REQUEST.md, or the directory's slug in words and the
 // default complexity (2) when it has none or it cannot be read.
-func ReadRequest(specDir string) (text string, complexity int) {
-	_, slug, _ := strings.Cut(filepath.Base(specDir), "_")
+func ReadRequest(runDir string) (text string, complexity int) {
+	_, slug, _ := strings.Cut(filepath.Base(runDir), "_")
 	text = strings.ReplaceAll(slug, "_", " ")
-	b, err := os.ReadFile(filepath.Join(specDir, specs.RequestFile))
+	b, err := os.ReadFile(filepath.Join(runDir, specs.RequestFile))
 	if err != nil {
 		return text, 2
 	}

@@ -43,8 +43,8 @@ func TestParseRequest(t *testing.T) {
 }
 
 func TestSubmitWritesSeedPlan(t *testing.T) {
-	specsDir := filepath.Join(t.TempDir(), ".opencode", "specs")
-	dir, err := intake.Submit(specsDir, intake.Request{Text: "Token refresh?", Topics: []string{"Rotation: how", "Storage"}, Complexity: 3}, time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
+	treeDir := filepath.Join(t.TempDir(), ".opencode", "specs")
+	dir, err := intake.Submit(treeDir, intake.Request{Text: "Token refresh?", Topics: []string{"Rotation: how", "Storage"}, Complexity: 3}, time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
 	if err != nil {
 		t.Fatal(err)
 	}

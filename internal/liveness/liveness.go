@@ -53,13 +53,13 @@ type Status struct {
 	DrainUntil time.Time `json:"drain_until,omitzero"`
 }
 
-// Write replaces the status file of specsDir with s.
-func Write(specsDir string, s Status) error {
+// Write replaces the status file of treeDir with s.
+func Write(treeDir string, s Status) error {
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(filepath.Join(specsDir, File), append(b, '\n'), 0o644)
+	return atomicfile.WriteFile(filepath.Join(treeDir, File), append(b, '\n'), 0o644)
 }
 
 // Daemon is what Check found.
@@ -101,12 +101,12 @@ func Round(d time.Duration) string {
 	}
 }
 
-// Check reports whether a daemon runs on specsDir. It returns an error
+// Check reports whether a daemon runs on treeDir. It returns an error
 // only when neither /proc/locks nor the status file can tell.
-func Check(specsDir string) (Daemon, error) {
+func Check(treeDir string) (Daemon, error) {
 	var d Daemon
-	st, stErr := read(specsDir)
-	pid, held, err := holder(filepath.Join(specsDir, LockFile))
+	st, stErr := read(treeDir)
+	pid, held, err := holder(filepath.Join(treeDir, LockFile))
 	switch {
 	case err == nil:
 		d.Running, d.PID = held, pid
@@ -128,9 +128,9 @@ func Check(specsDir string) (Daemon, error) {
 	return d, nil
 }
 
-func read(specsDir string) (Status, error) {
+func read(treeDir string) (Status, error) {
 	var s Status
-	b, err := os.ReadFile(filepath.Join(specsDir, File))
+	b, err := os.ReadFile(filepath.Join(treeDir, File))
 	if err != nil {
 		return s, err
 	}

@@ -527,18 +527,3 @@ func Resolve(path, id, how string, deferFor time.Duration, today time.Time) (Row
 	}
 	return out, nil
 }
-
-// ParseDefer reads how long `specd gaps resolve --defer` suppresses a gap:
-// "14d" (days) or a Go duration such as "36h"; it must be positive. The
-// error names the flag and the forms it takes.
-func ParseDefer(s string) (time.Duration, error) {
-	if v, ok := strings.CutSuffix(s, "d"); ok {
-		if n, err := strconv.Atoi(v); err == nil && n > 0 {
-			return time.Duration(n) * 24 * time.Hour, nil
-		}
-	}
-	if d, err := time.ParseDuration(s); err == nil && d > 0 {
-		return d, nil
-	}
-	return 0, fmt.Errorf("--defer %q: want a number of days such as 14d, or a duration such as 36h", s)
-}

@@ -75,7 +75,7 @@ If the task needs rights you do not have, print: TASK_ERROR: declined - <reason>
 //
 // (flags of opencode 1.18 and Claude Code 2.1: no prompt, no permission
 // question, the agent's final text on stdout; opencode's error logs on
-// stderr, where Classify reads them). PROMPT is specialist.prompt or
+// stderr, where Outcome reads them). PROMPT is specialist.prompt or
 // defaultPrompt, expanded for the topic; with preset command each argument
 // of specialist.command is expanded. Template errors name the setting.
 func Argv(sp config.Specialist, local string, in specialist.Input) ([]string, error) {
@@ -207,13 +207,13 @@ type cliPattern struct {
 
 var ansiRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("\x1b\\[[0-9;?]*[A-Za-z]") })
 
-// Classify maps how an agent CLI ended to an error class: exitCode is
+// ErrorType maps how an agent CLI ended to an error class: exitCode is
 // its exit status (only a non-zero status is classified; a death by signal
 // or a timeout is not passed here), stderr and stdout the tails of what it
 // printed (Claude Code prints its API errors on stdout). It returns the
 // class ("" when nothing matched) and the last line that matched, without
 // terminal colours, cut to 300 bytes.
-func Classify(exitCode int, stderr, stdout []byte) (class, line string) {
+func ErrorType(exitCode int, stderr, stdout []byte) (class, line string) {
 	if exitCode <= 0 {
 		return "", ""
 	}
@@ -234,7 +234,7 @@ func Classify(exitCode int, stderr, stdout []byte) (class, line string) {
 	return "", ""
 }
 
-// Fix names the setting behind an auth or config error class (Classify)
+// Fix names the setting behind an auth or config error class (Outcome)
 // and how to fix it, as the start of a recovery hint without its final
 // period: the caller adds what to run next.
 func Fix(class string) (setting, hint string) {

@@ -10,10 +10,10 @@ import (
 	"github.com/specd-dev/specd/internal/specialist"
 )
 
-// TestClassifyCLI: lines the CLIs really printed (opencode 1.18.33 with
+// TestErrorType: lines the CLIs really printed (opencode 1.18.33 with
 // --print-logs --log-level ERROR, Claude Code 2.1.330 -p; captured against
 // internal/modelserver) map to their error class.
-func TestClassifyCLI(t *testing.T) {
+func TestErrorType(t *testing.T) {
 	const (
 		ocAuth   = "\x1b[0m\n> build · test-model\n\x1b[0m\ntimestamp=2026-11-23T08:57:56.443Z level=ERROR run=ff2240af message=\"stream error\" providerID=specdtest modelID=test-model error.error=\"AI_APICallError: Invalid API key provided\"\n\x1b[91m\x1b[1mError: \x1b[0mInvalid API key provided\n"
 		ocRate   = "\x1b[0m\n> build · test-model\n\x1b[0m\n\x1b[91m\x1b[1mError: \x1b[0mRate limit exceeded: too many requests\n"
@@ -43,9 +43,9 @@ func TestClassifyCLI(t *testing.T) {
 		{"opencode exit 1 without an API error", 1, ocNormal, "", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			class, line := preset.Classify(tc.exit, []byte(tc.stderr), []byte(tc.stdout))
+			class, line := preset.ErrorType(tc.exit, []byte(tc.stderr), []byte(tc.stdout))
 			if class != tc.class || !strings.Contains(line, tc.line) || strings.Contains(line, "\x1b") {
-				t.Errorf("ClassifyCLI = %q, %q; want %q and a line containing %q", class, line, tc.class, tc.line)
+				t.Errorf("ErrorType = %q, %q; want %q and a line containing %q", class, line, tc.class, tc.line)
 			}
 		})
 	}

@@ -32,13 +32,13 @@ const DefaultInterval = 500 * time.Millisecond
 
 // Source is what a view reads: a spec tree, or one run of it.
 type Source struct {
-	SpecsDir string // the spec tree
-	Run      string // a topic directory name to show only that run; "" for all
+	TreeDir string // the spec tree
+	Run     string // a run directory name to show only that run; "" for all
 }
 
 // Read takes a snapshot of the source at now (see the package-level Read).
 func (src Source) Read(now time.Time) (Snapshot, error) {
-	s, err := Read(src.SpecsDir, now)
+	s, err := Read(src.TreeDir, now)
 	if err != nil || src.Run == "" {
 		return s, err
 	}
@@ -199,7 +199,7 @@ func render(s Snapshot, l look, plain bool, width int) string {
 	finished = finished[:min(len(finished), maxFinishedShown)]
 	labelW := 0
 	label := func(it item) string {
-		num, _, _ := strings.Cut(it.run, "_")
+		num := specs.RunLabel(it.run)
 		return fmt.Sprintf("%s [%d] %s", num, it.t.Index, cut(oneLine(it.t.Topic), titleWidth))
 	}
 	for _, list := range [][]item{running, queued, finished} {

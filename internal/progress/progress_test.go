@@ -248,7 +248,7 @@ func TestWatchPlain(t *testing.T) {
 	root := tree(t)
 	// No daemon: one frame even with an interval, since nothing would change.
 	var b bytes.Buffer
-	if err := WatchPlain(context.Background(), &b, Source{SpecsDir: root}, time.Millisecond); err != nil {
+	if err := WatchPlain(context.Background(), &b, Source{TreeDir: root}, time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	if n := strings.Count(b.String(), "daemon: "); n != 1 {
@@ -256,7 +256,7 @@ func TestWatchPlain(t *testing.T) {
 	}
 	// One run only.
 	b.Reset()
-	if err := WatchPlain(context.Background(), &b, Source{SpecsDir: root, Run: "001_done"}, 0); err != nil {
+	if err := WatchPlain(context.Background(), &b, Source{TreeDir: root, Run: "001_done"}, 0); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(b.String(), "003_live") || !strings.Contains(b.String(), "001_done finished") {
@@ -280,7 +280,7 @@ func TestWatchPlain(t *testing.T) {
 		}
 		return b.Write(p)
 	})
-	if err := WatchPlain(context.Background(), w, Source{SpecsDir: root}, time.Millisecond); err != nil {
+	if err := WatchPlain(context.Background(), w, Source{TreeDir: root}, time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	if frames != 4 {

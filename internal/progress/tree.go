@@ -17,7 +17,7 @@ import (
 	"github.com/specd-dev/specd/specs"
 )
 
-// Run is one topic directory of a spec tree as the views show it.
+// Run is one run directory of a spec tree as the views show it.
 type Run struct {
 	Name  string          // directory name, e.g. "003_token_refresh"
 	Dir   string          // the directory's path
@@ -43,7 +43,7 @@ func (r Run) Running() bool { return r.State != nil && r.State.State == specs.St
 // Finished reports whether the run's state file says it has finished.
 func (r Run) Finished() bool { return r.State != nil && r.State.State == specs.StateFinished }
 
-// ReadRun reads the run of the topic directory dir. A missing .run.json is
+// ReadRun reads the run of the run directory dir. A missing .run.json is
 // not an error: the run's plan then says whether and why it waits.
 func ReadRun(dir string) Run {
 	r := Run{Name: filepath.Base(dir), Dir: dir}
@@ -73,7 +73,7 @@ func ReadRun(dir string) Run {
 }
 
 // Snapshot is a spec tree at one moment: the daemon's liveness and every
-// run, in the order of specs.TopicDirs.
+// run, in the order of specs.RunDirs.
 type Snapshot struct {
 	Now       time.Time
 	Daemon    liveness.Daemon
@@ -84,21 +84,21 @@ type Snapshot struct {
 // ErrNoTree is returned by Read when the spec tree does not exist.
 var ErrNoTree = errors.New("no spec tree")
 
-// Read takes a snapshot of the spec tree specsDir at now. It fails only
+// Read takes a snapshot of the spec tree treeDir at now. It fails only
 // when the tree cannot be listed (ErrNoTree, wrapped, when it is missing);
 // a run that cannot be read is a Run with Err set.
-func Read(specsDir string, now time.Time) (Snapshot, error) {
+func Read(treeDir string, now time.Time) (Snapshot, error) {
 	s := Snapshot{Now: now}
-	names, err := specs.TopicDirs(specsDir)
+	names, err := specs.RunDirs(treeDir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return s, fmt.Errorf("%w: %s does not exist", ErrNoTree, specsDir)
+		return s, fmt.Errorf("%w: %s does not exist", ErrNoTree, treeDir)
 	}
 	if err != nil {
 		return s, err
 	}
-	s.Daemon, s.DaemonErr = liveness.Check(specsDir)
+	s.Daemon, s.DaemonErr = liveness.Check(treeDir)
 	for _, n := range names {
-		s.Runs = append(s.Runs, ReadRun(filepath.Join(specsDir, n)))
+		s.Runs = append(s.Runs, ReadRun(filepath.Join(treeDir, n)))
 	}
 	return s, nil
 }

@@ -17,20 +17,20 @@ var ErrNoDaemon = errors.New("no daemon is running on this tree")
 // tree's lock, or for a hot standby to take over.
 const DaemonGrace = 3 * time.Second
 
-// running reports whether a daemon holds specsDir; when liveness cannot
+// running reports whether a daemon holds treeDir; when liveness cannot
 // tell, it assumes one does (waiting on is the safe side).
-func running(specsDir string) bool {
-	d, err := liveness.Check(specsDir)
+func running(treeDir string) bool {
+	d, err := liveness.Check(treeDir)
 	return err != nil || d.Running
 }
 
-// AwaitDaemon returns nil as soon as a daemon holds specsDir (at once when
+// AwaitDaemon returns nil as soon as a daemon holds treeDir (at once when
 // one does), ErrNoDaemon when none has for grace (checked every poll), or
 // ctx's error.
-func AwaitDaemon(ctx context.Context, specsDir string, grace, poll time.Duration) error {
+func AwaitDaemon(ctx context.Context, treeDir string, grace, poll time.Duration) error {
 	deadline := time.Now().Add(grace)
 	for {
-		if running(specsDir) {
+		if running(treeDir) {
 			return nil
 		}
 		if !time.Now().Before(deadline) {
@@ -45,13 +45,13 @@ func AwaitDaemon(ctx context.Context, specsDir string, grace, poll time.Duration
 }
 
 // WhileDaemon returns a copy of ctx that is cancelled, with the cause
-// ErrNoDaemon (context.Cause), once no daemon has held specsDir for grace,
+// ErrNoDaemon (context.Cause), once no daemon has held treeDir for grace,
 // checked every poll. Call cancel when done to stop the checks.
-func WhileDaemon(ctx context.Context, specsDir string, grace, poll time.Duration) (context.Context, context.CancelFunc) {
+func WhileDaemon(ctx context.Context, treeDir string, grace, poll time.Duration) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	go func() {
 		for {
-			if err := AwaitDaemon(ctx, specsDir, grace, poll); err != nil {
+			if err := AwaitDaemon(ctx, treeDir, grace, poll); err != nil {
 				cancel(err)
 				return
 			}

@@ -171,7 +171,7 @@ func Run(ctx context.Context, o RunOptions, env Env) error {
 	if err := p.RequireTree(); err != nil {
 		switch {
 		case o.Init:
-			inbox, err := setup.MakeTree(p.SpecsDir)
+			inbox, err := setup.MakeTree(p.TreeDir)
 			if err != nil {
 				return err
 			}
@@ -180,7 +180,7 @@ func Run(ctx context.Context, o RunOptions, env Env) error {
 			return fmt.Errorf("no %s here and %s holds no .git/ or .opencode/ (run specd init, or specd run --init)", p.SpecsFlag, p.Root)
 		}
 	}
-	opts := daemon.Options{Root: p.Root, SpecsDir: p.SpecsDir, Config: cfg, Log: log, Reload: p.Config, Standby: o.Standby}
+	opts := daemon.Options{Root: p.Root, TreeDir: p.TreeDir, Config: cfg, Log: log, Reload: p.Config, Standby: o.Standby}
 	if tc.Address != "" {
 		tr, closeRunner, err := env.Temporal.Runner(tc)
 		if err != nil {

@@ -57,21 +57,21 @@ func Status(err error) int {
 // as given on the command line.
 type Global struct {
 	Root     string // "" = the nearest directory upward holding .opencode/ or .git/
-	SpecsDir string // relative to Root unless absolute
+	TreeDir string // relative to Root unless absolute
 	LogLevel string // debug, info, warn or error
 }
 
 // AddFlags defines --root, --specs-dir and --log-level on fs, bound to g.
 func (g *Global) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&g.Root, "root", "", "project directory (default: the nearest directory upward that holds .opencode/ or .git/, else the current one)")
-	fs.StringVar(&g.SpecsDir, "specs-dir", ".opencode/specs", "spec tree, relative to --root (.claude/specs works the same)")
+	fs.StringVar(&g.TreeDir, "specs-dir", ".opencode/specs", "spec tree, relative to --root (.claude/specs works the same)")
 	fs.StringVar(&g.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
 }
 
 // Project is a resolved project: its absolute root and spec tree.
 type Project struct {
 	Root     string
-	SpecsDir string
+	TreeDir string
 	// SpecsFlag is --specs-dir as the user gave it (.opencode/specs by
 	// default), for messages.
 	SpecsFlag string
@@ -95,11 +95,11 @@ func (g Global) Resolve() (Project, error) {
 	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
 		return Project{}, UsageError{fmt.Errorf("--root %s: not a directory", root)}
 	}
-	specs := g.SpecsDir
+	specs := g.TreeDir
 	if !filepath.IsAbs(specs) {
 		specs = filepath.Join(root, specs)
 	}
-	return Project{Root: root, SpecsDir: filepath.Clean(specs), SpecsFlag: g.SpecsDir}, nil
+	return Project{Root: root, TreeDir: filepath.Clean(specs), SpecsFlag: g.TreeDir}, nil
 }
 
 // findRoot returns the nearest directory from dir upward that holds
@@ -130,7 +130,7 @@ func (p Project) Rel(path string) string {
 // error every command that reads a project gives outside one (exit 1):
 // "no .opencode/specs here (run specd init)", with the --specs-dir value.
 func (p Project) RequireTree() error {
-	fi, err := os.Stat(p.SpecsDir)
+	fi, err := os.Stat(p.TreeDir)
 	switch {
 	case err == nil && fi.IsDir():
 		return nil
@@ -153,7 +153,7 @@ func (p Project) IsProject() bool {
 			return true
 		}
 	}
-	parent := filepath.Dir(p.SpecsDir)
+	parent := filepath.Dir(p.TreeDir)
 	if parent == p.Root {
 		return false
 	}

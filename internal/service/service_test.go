@@ -40,11 +40,11 @@ func TestResolve(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(root, ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	p, err := service.Global{Root: root, SpecsDir: ".opencode/specs"}.Resolve()
+	p, err := service.Global{Root: root, TreeDir: ".opencode/specs"}.Resolve()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.SpecsDir != filepath.Join(root, ".opencode", "specs") || !p.IsProject() || p.RequireTree() == nil {
+	if p.TreeDir != filepath.Join(root, ".opencode", "specs") || !p.IsProject() || p.RequireTree() == nil {
 		t.Errorf("Resolve = %+v (project %v, tree error %v)", p, p.IsProject(), p.RequireTree())
 	}
 	_, err = service.Global{Root: filepath.Join(root, "missing")}.Resolve()

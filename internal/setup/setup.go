@@ -24,7 +24,7 @@ import (
 // Options say which project to prepare and how.
 type Options struct {
 	Root     string // the project directory, absolute
-	SpecsDir string // the spec tree, absolute (Root/.opencode/specs by default)
+	TreeDir string // the spec tree, absolute (Root/.opencode/specs by default)
 	// Agent is "" or the agent CLI ("opencode", "claude") whose
 	// research-specialist definition is written; a new config then uses
 	// it (preset: <Agent>, agent: research-specialist).
@@ -78,9 +78,9 @@ func Prepare(opts Options) (Plan, error) {
 func (p Plan) Apply() ([]Step, error) {
 	o := p.opts
 	var steps []Step
-	inbox := filepath.Join(o.SpecsDir, specs.InboxDir)
+	inbox := filepath.Join(o.TreeDir, specs.InboxDir)
 	if !o.DryRun {
-		if _, err := MakeTree(o.SpecsDir); err != nil {
+		if _, err := MakeTree(o.TreeDir); err != nil {
 			return steps, err
 		}
 	}
@@ -124,11 +124,11 @@ func (p Plan) Apply() ([]Step, error) {
 	return steps, nil
 }
 
-// MakeTree creates the spec tree specsDir with its inbox (as `specd run
+// MakeTree creates the spec tree treeDir with its inbox (as `specd run
 // --init` does), leaving what exists, and returns the inbox's path.
 // Errors name the directory.
-func MakeTree(specsDir string) (string, error) {
-	inbox := filepath.Join(specsDir, specs.InboxDir)
+func MakeTree(treeDir string) (string, error) {
+	inbox := filepath.Join(treeDir, specs.InboxDir)
 	if err := os.MkdirAll(inbox, 0o755); err != nil {
 		return "", fmt.Errorf("create %s: %w", inbox, err)
 	}

@@ -16,7 +16,7 @@ import (
 func project(t *testing.T) Options {
 	t.Helper()
 	root := t.TempDir()
-	return Options{Root: root, SpecsDir: filepath.Join(root, ".opencode", "specs")}
+	return Options{Root: root, TreeDir: filepath.Join(root, ".opencode", "specs")}
 }
 
 func apply(t *testing.T, o Options) []Step {
@@ -172,12 +172,12 @@ func TestApplyError(t *testing.T) {
 }
 
 func TestMakeTree(t *testing.T) {
-	specsDir := filepath.Join(t.TempDir(), ".claude", "specs")
-	inbox, err := MakeTree(specsDir)
-	if err != nil || inbox != filepath.Join(specsDir, "inbox") {
+	treeDir := filepath.Join(t.TempDir(), ".claude", "specs")
+	inbox, err := MakeTree(treeDir)
+	if err != nil || inbox != filepath.Join(treeDir, "inbox") {
 		t.Fatalf("MakeTree = %s, %v", inbox, err)
 	}
-	if _, err := MakeTree(specsDir); err != nil {
+	if _, err := MakeTree(treeDir); err != nil {
 		t.Errorf("second MakeTree: %v", err)
 	}
 	blocked := filepath.Join(t.TempDir(), "file")

@@ -31,16 +31,16 @@ const safetyPoll = 2 * time.Second
 
 // RunOptions say which run Run sees through and how to run it here.
 type RunOptions struct {
-	SpecsDir string // the spec tree, absolute
-	Dir      string // the run's topic directory, absolute
+	TreeDir string // the spec tree, absolute
+	Dir      string // the run's run directory, absolute
 	// Daemon returns the options of the daemon that runs the plan in this
-	// process. It is called only when no daemon holds SpecsDir, so its
+	// process. It is called only when no daemon holds TreeDir, so its
 	// errors (a broken config, a bad log level) stop nothing while one does.
 	Daemon func() (daemon.Options, error)
 }
 
 // Run sees the run of o.Dir through to its end and returns its final
-// state. When no daemon holds o.SpecsDir (liveness.Check), it runs the
+// state. When no daemon holds o.TreeDir (liveness.Check), it runs the
 // plan in this process (daemon.RunPlan: ctx's end
 // stops the specialists, checkpoints and returns daemon.ErrInterrupted);
 // when a daemon holds the tree, or takes the run first
@@ -48,7 +48,7 @@ type RunOptions struct {
 // it fails when the daemon stops before the run has finished). Errors:
 // o.Daemon's, daemon.New's, RunPlan's or ByDaemon's.
 func Run(ctx context.Context, o RunOptions) (specs.RunState, error) {
-	if live, err := liveness.Check(o.SpecsDir); err == nil && !live.Running {
+	if live, err := liveness.Check(o.TreeDir); err == nil && !live.Running {
 		opts, err := o.Daemon()
 		if err != nil {
 			return specs.RunState{}, err
@@ -63,7 +63,7 @@ func Run(ctx context.Context, o RunOptions) (specs.RunState, error) {
 		}
 		// A daemon started meanwhile and took the run: wait for it.
 	}
-	r, err := ByDaemon(ctx, o.SpecsDir, o.Dir)
+	r, err := ByDaemon(ctx, o.TreeDir, o.Dir)
 	if err != nil {
 		return specs.RunState{}, err
 	}
@@ -71,7 +71,7 @@ func Run(ctx context.Context, o RunOptions) (specs.RunState, error) {
 }
 
 // ByDaemon waits until a daemon has finished the run of the topic
-// directory dir in the tree specsDir, and returns the run read again
+// directory dir in the tree treeDir, and returns the run read again
 // (progress.ReadRun). It does not run anything itself: it fails at once
 // when .run.json cannot be read (progress.Run.Err), when the plan will not
 // run as it is (progress.Run.Stuck), when no daemon holds the tree for
@@ -79,11 +79,11 @@ func Run(ctx context.Context, o RunOptions) (specs.RunState, error) {
 // the daemon stops before the run has finished; a run that finished
 // meanwhile is returned without an error. The errors say what to do;
 // ctx's end is returned as its error.
-func ByDaemon(ctx context.Context, specsDir, dir string) (progress.Run, error) {
-	return byDaemon(ctx, specsDir, dir, progress.DaemonGrace)
+func ByDaemon(ctx context.Context, treeDir, dir string) (progress.Run, error) {
+	return byDaemon(ctx, treeDir, dir, progress.DaemonGrace)
 }
 
-func byDaemon(ctx context.Context, specsDir, dir string, grace time.Duration) (progress.Run, error) {
+func byDaemon(ctx context.Context, treeDir, dir string, grace time.Duration) (progress.Run, error) {
 	r := progress.ReadRun(dir)
 	switch {
 	case r.Err != nil:
@@ -93,7 +93,7 @@ func byDaemon(ctx context.Context, specsDir, dir string, grace time.Duration) (p
 	case r.Stuck:
 		return r, fmt.Errorf("%s will not run: %s; fix its plan, and a running daemon starts it", r.Name, r.Waiting)
 	}
-	err := during(ctx, specsDir, grace, func(ctx context.Context) error {
+	err := during(ctx, treeDir, grace, func(ctx context.Context) error {
 		_, err := Finished(ctx, dir)
 		return err
 	})
@@ -113,27 +113,27 @@ func byDaemon(ctx context.Context, specsDir, dir string, grace time.Duration) (p
 // for progress.DaemonGrace while f ran.
 var ErrDaemonStopped = errors.New("the daemon stopped")
 
-// During runs f while a daemon works on the tree specsDir: it first waits
+// During runs f while a daemon works on the tree treeDir: it first waits
 // up to progress.DaemonGrace for a daemon to hold the tree (none: the
 // error is progress.ErrNoDaemon and f does not run), then runs f with a
 // context that also ends once no daemon has held the tree for
 // progress.DaemonGrace (a hot standby taking over is not a stop). It
 // returns f's error, or ErrDaemonStopped when the daemon went while f ran
 // (f's error is then dropped), or ctx's error when ctx ends first.
-func During(ctx context.Context, specsDir string, f func(ctx context.Context) error) error {
-	return during(ctx, specsDir, progress.DaemonGrace, f)
+func During(ctx context.Context, treeDir string, f func(ctx context.Context) error) error {
+	return during(ctx, treeDir, progress.DaemonGrace, f)
 }
 
 // daemonSeen is called when During has seen a daemon and starts f;
 // tests replace it to know that moment.
 var daemonSeen = func() {}
 
-func during(ctx context.Context, specsDir string, grace time.Duration, f func(ctx context.Context) error) error {
-	if err := progress.AwaitDaemon(ctx, specsDir, grace, 100*time.Millisecond); err != nil {
+func during(ctx context.Context, treeDir string, grace time.Duration, f func(ctx context.Context) error) error {
+	if err := progress.AwaitDaemon(ctx, treeDir, grace, 100*time.Millisecond); err != nil {
 		return err
 	}
 	daemonSeen()
-	wctx, cancel := progress.WhileDaemon(ctx, specsDir, grace, 500*time.Millisecond)
+	wctx, cancel := progress.WhileDaemon(ctx, treeDir, grace, 500*time.Millisecond)
 	defer cancel()
 	err := f(wctx)
 	if errors.Is(context.Cause(wctx), progress.ErrNoDaemon) {
@@ -142,7 +142,7 @@ func during(ctx context.Context, specsDir string, grace time.Duration, f func(ct
 	return err
 }
 
-// Finished blocks until reports/.run.json of the topic directory dir says
+// Finished blocks until reports/.run.json of the run directory dir says
 // the run has finished, and returns that state. A missing .run.json is
 // waited for. Errors: reports/ cannot be watched, .run.json cannot be
 // read or parsed (it is written by rename, so that is not a half-written

@@ -46,15 +46,15 @@ func TestMain(m *testing.M) {
 // from an event; reaching it is a failure, not a measurement.
 const deadlock = 30 * time.Second
 
-// runDir is a topic directory with reports/ in a fresh spec tree.
-func runDir(t *testing.T) (specsDir, dir string) {
+// runDir is a run directory with reports/ in a fresh spec tree.
+func runDir(t *testing.T) (treeDir, dir string) {
 	t.Helper()
-	specsDir = filepath.Join(t.TempDir(), ".opencode", "specs")
-	dir = filepath.Join(specsDir, "007_token_refresh")
+	treeDir = filepath.Join(t.TempDir(), ".opencode", "specs")
+	dir = filepath.Join(treeDir, "007_token_refresh")
 	if err := os.MkdirAll(filepath.Join(dir, specs.ReportsDir), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return specsDir, dir
+	return treeDir, dir
 }
 
 // writeState writes dir's .run.json as the daemon does (temp + rename).
@@ -185,9 +185,9 @@ func TestTopics(t *testing.T) {
 }
 
 // holdDaemonLock takes the tree's daemon lock, as a running daemon does.
-func holdDaemonLock(t *testing.T, specsDir string) *flock.Flock {
+func holdDaemonLock(t *testing.T, treeDir string) *flock.Flock {
 	t.Helper()
-	lk := flock.New(filepath.Join(specsDir, liveness.LockFile))
+	lk := flock.New(filepath.Join(treeDir, liveness.LockFile))
 	if ok, err := lk.TryLock(); !ok || err != nil {
 		t.Fatalf("lock: %v %v", ok, err)
 	}
@@ -208,34 +208,34 @@ func TestByDaemon(t *testing.T) {
 	ctx := context.Background()
 	const grace = 50 * time.Millisecond
 	t.Run("finished", func(t *testing.T) {
-		specsDir, dir := runDir(t)
+		treeDir, dir := runDir(t)
 		writeState(t, dir, state(specs.StateFinished, specs.OutcomeCompleted))
-		if r, err := byDaemon(ctx, specsDir, dir, time.Hour); err != nil || !r.Finished() {
+		if r, err := byDaemon(ctx, treeDir, dir, time.Hour); err != nil || !r.Finished() {
 			t.Fatalf("%+v, %v", r, err)
 		}
 	})
 	t.Run("stuck plan", func(t *testing.T) {
-		specsDir, dir := runDir(t)
+		treeDir, dir := runDir(t)
 		writePlan(t, dir, strings.Replace(plan, "PLAN_COMPLETE", "PLAN_COMPLET", 1))
-		if _, err := byDaemon(ctx, specsDir, dir, time.Hour); err == nil || !strings.Contains(err.Error(), "will not run") {
+		if _, err := byDaemon(ctx, treeDir, dir, time.Hour); err == nil || !strings.Contains(err.Error(), "will not run") {
 			t.Fatalf("%v, want: will not run", err)
 		}
 	})
 	t.Run("no daemon", func(t *testing.T) {
-		specsDir, dir := runDir(t)
+		treeDir, dir := runDir(t)
 		writePlan(t, dir, plan)
-		_, err := byDaemon(ctx, specsDir, dir, grace)
+		_, err := byDaemon(ctx, treeDir, dir, grace)
 		if !errors.Is(err, progress.ErrNoDaemon) || !strings.Contains(err.Error(), "specd run") {
 			t.Fatalf("%v, want ErrNoDaemon saying to start one", err)
 		}
 	})
 	t.Run("the daemon finishes it", func(t *testing.T) {
-		specsDir, dir := runDir(t)
-		holdDaemonLock(t, specsDir)
+		treeDir, dir := runDir(t)
+		holdDaemonLock(t, treeDir)
 		writeState(t, dir, state(specs.StateRunning, specs.OutcomeRunning))
 		c := make(chan error, 1)
 		go func() {
-			r, err := byDaemon(ctx, specsDir, dir, grace)
+			r, err := byDaemon(ctx, treeDir, dir, grace)
 			if err == nil && !r.Finished() {
 				err = fmt.Errorf("returned %+v, not finished", r)
 			}
@@ -252,15 +252,15 @@ func TestByDaemon(t *testing.T) {
 		}
 	})
 	t.Run("the daemon stops", func(t *testing.T) {
-		specsDir, dir := runDir(t)
-		lk := holdDaemonLock(t, specsDir)
+		treeDir, dir := runDir(t)
+		lk := holdDaemonLock(t, treeDir)
 		writeState(t, dir, state(specs.StateRunning, specs.OutcomeRunning))
 		seen := make(chan struct{})
 		daemonSeen = func() { close(seen) }
 		t.Cleanup(func() { daemonSeen = func() {} })
 		c := make(chan error, 1)
 		go func() {
-			_, err := byDaemon(ctx, specsDir, dir, grace)
+			_, err := byDaemon(ctx, treeDir, dir, grace)
 			c <- err
 		}()
 		<-seen
@@ -278,25 +278,25 @@ func TestByDaemon(t *testing.T) {
 
 func TestRun(t *testing.T) {
 	ctx := context.Background()
-	newTree := func(t *testing.T) (root, specsDir, dir string) {
+	newTree := func(t *testing.T) (root, treeDir, dir string) {
 		t.Helper()
 		root = t.TempDir()
-		specsDir = filepath.Join(root, ".opencode", "specs")
+		treeDir = filepath.Join(root, ".opencode", "specs")
 		if err := os.WriteFile(filepath.Join(root, "retry.go"), []byte("package retry\n\n// Backoff doubles the retry delay: the retry policy.\nfunc Backoff(n int) int { return 1 << n }\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		dir, err := intake.Submit(specsDir, intake.Request{Text: "How is retrying done?", Topics: []string{"Retry backoff policy"}}, time.Now())
+		dir, err := intake.Submit(treeDir, intake.Request{Text: "How is retrying done?", Topics: []string{"Retry backoff policy"}}, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
-		return root, specsDir, dir
+		return root, treeDir, dir
 	}
 	t.Run("here", func(t *testing.T) {
-		root, specsDir, dir := newTree(t)
+		root, treeDir, dir := newTree(t)
 		calls := 0
-		rs, err := Run(ctx, RunOptions{SpecsDir: specsDir, Dir: dir, Daemon: func() (daemon.Options, error) {
+		rs, err := Run(ctx, RunOptions{TreeDir: treeDir, Dir: dir, Daemon: func() (daemon.Options, error) {
 			calls++
-			return daemon.Options{Root: root, SpecsDir: specsDir, Config: config.Default(), Log: zerolog.New(zerolog.NewTestWriter(t))}, nil
+			return daemon.Options{Root: root, TreeDir: treeDir, Config: config.Default(), Log: zerolog.New(zerolog.NewTestWriter(t))}, nil
 		}})
 		if err != nil || calls != 1 {
 			t.Fatalf("Run: %v (daemon options asked %d times)", err, calls)
@@ -309,21 +309,21 @@ func TestRun(t *testing.T) {
 		}
 	})
 	t.Run("options error", func(t *testing.T) {
-		_, specsDir, dir := newTree(t)
+		_, treeDir, dir := newTree(t)
 		bad := errors.New("specd.yaml:2: unknown key")
-		if _, err := Run(ctx, RunOptions{SpecsDir: specsDir, Dir: dir, Daemon: func() (daemon.Options, error) { return daemon.Options{}, bad }}); !errors.Is(err, bad) {
+		if _, err := Run(ctx, RunOptions{TreeDir: treeDir, Dir: dir, Daemon: func() (daemon.Options, error) { return daemon.Options{}, bad }}); !errors.Is(err, bad) {
 			t.Fatalf("%v, want the options' error", err)
 		}
 	})
 	t.Run("the daemon stops before the run finishes", func(t *testing.T) {
-		_, specsDir, dir := newTree(t)
-		lk := holdDaemonLock(t, specsDir)
+		_, treeDir, dir := newTree(t)
+		lk := holdDaemonLock(t, treeDir)
 		writeState(t, dir, state(specs.StateRunning, specs.OutcomeRunning))
 		seen := make(chan struct{})
 		daemonSeen = func() { close(seen) }
 		t.Cleanup(func() { daemonSeen = func() {} })
 		c := started(func() (specs.RunState, error) {
-			return Run(ctx, RunOptions{SpecsDir: specsDir, Dir: dir, Daemon: func() (daemon.Options, error) {
+			return Run(ctx, RunOptions{TreeDir: treeDir, Dir: dir, Daemon: func() (daemon.Options, error) {
 				return daemon.Options{}, errors.New("asked for daemon options while a daemon holds the tree")
 			}})
 		})
@@ -334,10 +334,10 @@ func TestRun(t *testing.T) {
 		}
 	})
 	t.Run("a daemon holds the tree", func(t *testing.T) {
-		_, specsDir, dir := newTree(t)
-		holdDaemonLock(t, specsDir)
+		_, treeDir, dir := newTree(t)
+		holdDaemonLock(t, treeDir)
 		c := started(func() (specs.RunState, error) {
-			return Run(ctx, RunOptions{SpecsDir: specsDir, Dir: dir, Daemon: func() (daemon.Options, error) {
+			return Run(ctx, RunOptions{TreeDir: treeDir, Dir: dir, Daemon: func() (daemon.Options, error) {
 				return daemon.Options{}, errors.New("asked for daemon options while a daemon holds the tree")
 			}})
 		})
@@ -352,25 +352,25 @@ func TestDuring(t *testing.T) {
 	ctx := context.Background()
 	const grace = 50 * time.Millisecond
 	t.Run("no daemon", func(t *testing.T) {
-		specsDir, _ := runDir(t)
+		treeDir, _ := runDir(t)
 		ran := false
-		err := during(ctx, specsDir, grace, func(context.Context) error { ran = true; return nil })
+		err := during(ctx, treeDir, grace, func(context.Context) error { ran = true; return nil })
 		if !errors.Is(err, progress.ErrNoDaemon) || ran {
 			t.Fatalf("%v (f ran: %v), want ErrNoDaemon without running f", err, ran)
 		}
 	})
 	t.Run("f's error", func(t *testing.T) {
-		specsDir, _ := runDir(t)
-		holdDaemonLock(t, specsDir)
+		treeDir, _ := runDir(t)
+		holdDaemonLock(t, treeDir)
 		bad := errors.New("bad")
-		if err := during(ctx, specsDir, grace, func(context.Context) error { return bad }); !errors.Is(err, bad) {
+		if err := during(ctx, treeDir, grace, func(context.Context) error { return bad }); !errors.Is(err, bad) {
 			t.Fatalf("%v, want f's error", err)
 		}
 	})
 	t.Run("the daemon stops", func(t *testing.T) {
-		specsDir, _ := runDir(t)
-		lk := holdDaemonLock(t, specsDir)
-		err := during(ctx, specsDir, grace, func(ctx context.Context) error {
+		treeDir, _ := runDir(t)
+		lk := holdDaemonLock(t, treeDir)
+		err := during(ctx, treeDir, grace, func(ctx context.Context) error {
 			lk.Unlock()
 			<-ctx.Done() // ends once no daemon has held the tree for grace
 			return ctx.Err()
@@ -380,10 +380,10 @@ func TestDuring(t *testing.T) {
 		}
 	})
 	t.Run("ctx ends", func(t *testing.T) {
-		specsDir, _ := runDir(t)
-		holdDaemonLock(t, specsDir)
+		treeDir, _ := runDir(t)
+		holdDaemonLock(t, treeDir)
 		cctx, cancel := context.WithCancel(ctx)
-		err := during(cctx, specsDir, grace, func(ctx context.Context) error {
+		err := during(cctx, treeDir, grace, func(ctx context.Context) error {
 			cancel()
 			<-ctx.Done()
 			return ctx.Err()

@@ -69,8 +69,8 @@ func New(dir string) (*Workspace, error) {
 	return &Workspace{Dir: abs, Config: config.Default()}, nil
 }
 
-// SpecsDir is the workspace's spec tree.
-func (w *Workspace) SpecsDir() string { return filepath.Join(w.Dir, ".opencode", "specs") }
+// TreeDir is the workspace's spec tree.
+func (w *Workspace) TreeDir() string { return filepath.Join(w.Dir, ".opencode", "specs") }
 
 // Copy copies the files git would track under src (local.Files: the spec
 // tree left out) into the workspace, keeping their relative paths, and
@@ -135,13 +135,13 @@ func (w *Workspace) InitGit(ctx context.Context) error {
 // intake.Submit's, daemon.New's, the daemon's, or, when ctx ends first,
 // an error saying the run was interrupted.
 func (w *Workspace) Run(ctx context.Context, log zerolog.Logger, r intake.Request) (specs.RunState, error) {
-	dir, err := intake.Submit(w.SpecsDir(), r, time.Now())
+	dir, err := intake.Submit(w.TreeDir(), r, time.Now())
 	if err != nil {
 		return specs.RunState{}, err
 	}
 	done := make(chan specs.RunState, 1)
 	d, err := daemon.New(daemon.Options{
-		Root: w.Dir, SpecsDir: w.SpecsDir(), Config: w.Config, Log: log,
+		Root: w.Dir, TreeDir: w.TreeDir(), Config: w.Config, Log: log,
 		OnRunFinished: func(rs specs.RunState) {
 			if filepath.Base(rs.SpecDir) == filepath.Base(dir) {
 				select {

@@ -61,7 +61,7 @@ func TestNew(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.Dir != dir || w.SpecsDir() != filepath.Join(dir, ".opencode", "specs") || w.Config.GitCommit {
+	if w.Dir != dir || w.TreeDir() != filepath.Join(dir, ".opencode", "specs") || w.Config.GitCommit {
 		t.Errorf("workspace %+v", w)
 	}
 	if _, err := New(dir); !errors.Is(err, fs.ErrExist) || !strings.Contains(err.Error(), dir) {
@@ -123,7 +123,7 @@ func TestRun(t *testing.T) {
 	if rs.State != specs.StateFinished || rs.Verdict != specs.VerdictSuccess || rs.Completed != 2 {
 		t.Errorf("run %s: %s %d/%d", rs.SpecDir, rs.Verdict, rs.Completed, rs.Expected)
 	}
-	overview := filepath.Join(w.SpecsDir(), "001_retrying_done", specs.ReportsDir, specs.Overview)
+	overview := filepath.Join(w.TreeDir(), "001_retrying_done", specs.ReportsDir, specs.Overview)
 	if _, err := os.Stat(overview); err != nil {
 		t.Errorf("no OVERVIEW.md: %v", err)
 	}
@@ -207,7 +207,7 @@ func TestBuiltInRequestOnOwnSource(t *testing.T) {
 		t.Fatalf("run %s: %s %d/%d", rs.SpecDir, rs.Verdict, rs.Completed, rs.Expected)
 	}
 	for _, tp := range rs.Topics {
-		data, err := os.ReadFile(filepath.Join(w.SpecsDir(), filepath.Base(rs.SpecDir), specs.ReportsDir, tp.Report))
+		data, err := os.ReadFile(filepath.Join(w.TreeDir(), filepath.Base(rs.SpecDir), specs.ReportsDir, tp.Report))
 		if err != nil {
 			t.Fatal(err)
 		}
