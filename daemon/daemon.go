@@ -31,7 +31,7 @@ import (
 // Options configures a Daemon. Root and TreeDir must be absolute.
 type Options struct {
 	Root          string         // the project directory; specialists run here
-	TreeDir      string         // the spec tree, e.g. <Root>/.opencode/specs
+	TreeDir       string         // the spec tree, e.g. <Root>/.opencode/specs
 	Config        config.Config  // from config.Load
 	Log           zerolog.Logger // the daemon's logger; runs add run/topic fields
 	Runner        runner.Runner  // nil: runner.Process

@@ -24,11 +24,11 @@ import (
 // Tree is the set of watches on one spec tree and what is known of each
 // run directory in it.
 type Tree struct {
-	fs       *fsnotify.Watcher
+	fs      *fsnotify.Watcher
 	treeDir string
-	log      zerolog.Logger
-	watched  map[string]bool   // the root and the inbox, once watched
-	topics   map[string]*Topic // run directories seen, by name
+	log     zerolog.Logger
+	watched map[string]bool   // the root and the inbox, once watched
+	topics  map[string]*Topic // run directories seen, by name
 }
 
 // New starts an inotify instance for the spec tree at treeDir (absolute);

@@ -57,7 +57,7 @@ func Status(err error) int {
 // as given on the command line.
 type Global struct {
 	Root     string // "" = the nearest directory upward holding .opencode/ or .git/
-	TreeDir string // relative to Root unless absolute
+	TreeDir  string // relative to Root unless absolute
 	LogLevel string // debug, info, warn or error
 }
 
@@ -70,7 +70,7 @@ func (g *Global) AddFlags(fs *pflag.FlagSet) {
 
 // Project is a resolved project: its absolute root and spec tree.
 type Project struct {
-	Root     string
+	Root    string
 	TreeDir string
 	// SpecsFlag is --specs-dir as the user gave it (.opencode/specs by
 	// default), for messages.

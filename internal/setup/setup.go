@@ -23,7 +23,7 @@ import (
 
 // Options say which project to prepare and how.
 type Options struct {
-	Root     string // the project directory, absolute
+	Root    string // the project directory, absolute
 	TreeDir string // the spec tree, absolute (Root/.opencode/specs by default)
 	// Agent is "" or the agent CLI ("opencode", "claude") whose
 	// research-specialist definition is written; a new config then uses

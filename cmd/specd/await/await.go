@@ -32,7 +32,7 @@ const safetyPoll = 2 * time.Second
 // RunOptions say which run Run sees through and how to run it here.
 type RunOptions struct {
 	TreeDir string // the spec tree, absolute
-	Dir      string // the run's run directory, absolute
+	Dir     string // the run's run directory, absolute
 	// Daemon returns the options of the daemon that runs the plan in this
 	// process. It is called only when no daemon holds TreeDir, so its
 	// errors (a broken config, a bad log level) stop nothing while one does.
