@@ -126,7 +126,7 @@ func dropPlan(treeDir string, i, n int) time.Time {
 	tmp := filepath.Join(dir, "reports", ".plan.tmp")
 	must(os.WriteFile(tmp, plans.Format(p), 0o644))
 	t := time.Now()
-	must(os.Rename(tmp, filepath.Join(dir, "reports", plans.FileName)))
+	must(os.Rename(tmp, filepath.Join(dir, "reports", specs.PlanFile)))
 	return t
 }
 
@@ -259,7 +259,7 @@ func idleCase(nDirs int, idle time.Duration) (scanMS, walkMS, rssMB, cpuPct floa
 	for i := 1; i <= nDirs; i++ {
 		dir := filepath.Join(treeDir, fmt.Sprintf("%05d_done", i), "reports")
 		must(os.MkdirAll(dir, 0o755))
-		must(os.WriteFile(filepath.Join(dir, plans.FileName), []byte("[0] t -> 001_t.md\nStatus: PLAN_COMPLETE\n"), 0o644))
+		must(os.WriteFile(filepath.Join(dir, specs.PlanFile), []byte("[0] t -> 001_t.md\nStatus: PLAN_COMPLETE\n"), 0o644))
 		must(os.WriteFile(filepath.Join(dir, specs.RunStateFile), finished, 0o644))
 	}
 	t0 := time.Now()

@@ -95,7 +95,7 @@ func New(opts Options) (*Daemon, error) {
 	d := &Daemon{
 		opts:    opts,
 		runner:  opts.Runner,
-		errors:  jsonl.Open(jsonl.File(opts.TreeDir)),
+		errors:  jsonl.Open(specs.ErrorsFile(opts.TreeDir)),
 		sem:     make(chan struct{}, opts.Config.MaxParallel),
 		starts:  rate.NewLimiter(rate.Limit(opts.Config.Specialist.StartRate), max(1, int(opts.Config.Specialist.StartRate))),
 		notify:  opts.Notifier,

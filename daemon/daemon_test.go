@@ -86,7 +86,7 @@ func writePlan(t *testing.T, tr tree, name string, topics ...string) string {
 	for i, tp := range topics {
 		p.Topics = append(p.Topics, plans.Topic{Index: i, Title: tp, ReportPath: fmt.Sprintf("%03d_%s.md", i+1, specs.Slug(tp))})
 	}
-	if err := os.WriteFile(filepath.Join(dir, "reports", plans.FileName), plans.Format(p), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "reports", specs.PlanFile), plans.Format(p), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -94,7 +94,7 @@ func writePlan(t *testing.T, tr tree, name string, topics ...string) string {
 
 func readErrors(t *testing.T, tr tree) []jsonl.Entry {
 	t.Helper()
-	es, skipped, err := jsonl.Read(jsonl.File(tr.specs))
+	es, skipped, err := jsonl.Read(specs.ErrorsFile(tr.specs))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		t.Fatal(err)
 	}
@@ -269,7 +269,7 @@ func TestBadInput(t *testing.T) {
 	// Count mismatch: the whole plan is rejected, FAILED, with the line.
 	bad := filepath.Join(tr.specs, "010_bad", "reports")
 	os.MkdirAll(bad, 0o755)
-	os.WriteFile(filepath.Join(bad, plans.FileName), []byte("Expected Invocations: 3\n\nTopics:\n[0] ok: a -> 001_a.md\n\nStatus: PLAN_COMPLETE\n"), 0o644)
+	os.WriteFile(filepath.Join(bad, specs.PlanFile), []byte("Expected Invocations: 3\n\nTopics:\n[0] ok: a -> 001_a.md\n\nStatus: PLAN_COMPLETE\n"), 0o644)
 	rs, err := d.RunPlan(context.Background(), filepath.Dir(bad))
 	if err != nil {
 		t.Fatal(err)
@@ -293,7 +293,7 @@ func TestBadInput(t *testing.T) {
 		"[4] ok: e -> 004_dir.md\n" +
 		"[5] ok: f -> /home/someone/.config/.claude/specs/011_paths/reports/006_f.md\n" +
 		"\nStatus: PLAN_COMPLETE\n"
-	os.WriteFile(filepath.Join(reports, plans.FileName), []byte(plan), 0o644)
+	os.WriteFile(filepath.Join(reports, specs.PlanFile), []byte(plan), 0o644)
 	rs, err = d.RunPlan(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
@@ -402,7 +402,7 @@ func TestDaemonPicksUpDroppedPlan(t *testing.T) {
 	if err := os.WriteFile(tmp, src, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Rename(tmp, filepath.Join(dir, "reports", plans.FileName)); err != nil {
+	if err := os.Rename(tmp, filepath.Join(dir, "reports", specs.PlanFile)); err != nil {
 		t.Fatal(err)
 	}
 	select {

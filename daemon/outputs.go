@@ -71,7 +71,7 @@ func (r *run) barrier() (specs.RunState, error) {
 // the other. A tree that is not a repository is skipped.
 func (r *run) commit() {
 	paths := specs.Artifacts(r.d.opts.TreeDir, r.runDir, filepath.Join(r.d.opts.Root, r.rs.Plan),
-		jsonl.File(r.d.opts.TreeDir), memory.File(r.d.opts.TreeDir))
+		specs.ErrorsFile(r.d.opts.TreeDir), specs.MemoryFile(r.d.opts.TreeDir))
 	msg := fmt.Sprintf("specd: %s %s (%d/%d)\n\nworkflow_id: %s\n", filepath.Base(r.runDir), r.rs.Verdict, r.rs.Completed, r.rs.Expected, r.rs.WorkflowID)
 	r.d.gitMu.Lock()
 	defer r.d.gitMu.Unlock()
@@ -97,7 +97,7 @@ func (r *run) commit() {
 func (r *run) sourceQuality() {
 	start := time.Now()
 	scorer := sources.Scorer{Registry: r.d.registry(), Now: r.d.now()}
-	memPath := memory.File(r.d.opts.TreeDir)
+	memPath := specs.MemoryFile(r.d.opts.TreeDir)
 	var sums []sources.Summary
 	for i := range r.rs.Topics {
 		t := &r.rs.Topics[i]
@@ -124,7 +124,7 @@ func (r *run) sourceQuality() {
 		return
 	}
 	line := sources.LogLine(r.d.now(), sums, time.Since(start))
-	if err := sources.AppendLog(sources.LogFile(r.d.opts.TreeDir), line); err != nil {
+	if err := sources.AppendLog(specs.ValidationLogFile(r.d.opts.TreeDir), line); err != nil {
 		r.log.Error().Err(err).Msg("cannot append the validation log")
 	}
 }

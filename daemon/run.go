@@ -16,7 +16,6 @@ import (
 
 	"github.com/specd-dev/specd/daemon/barrier"
 	"github.com/specd-dev/specd/daemon/lifecycle"
-	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/intake"
 	"github.com/specd-dev/specd/jsonl"
 	"github.com/specd-dev/specd/plans"
@@ -158,7 +157,7 @@ func (d *Daemon) runPlan(start, kill context.Context, runDir string, settle time
 	}
 	if max := d.config().MaxTopics; len(plan.Topics) > max {
 		return r.rejectPlan(fmt.Errorf("%s: %d topics, more than max_topics (%d): each topic is one specialist run; split the plan, or raise max_topics in %s if you mean it",
-			r.rs.Plan, len(plan.Topics), max, config.FileName))
+			r.rs.Plan, len(plan.Topics), max, specs.ConfigFile))
 	}
 	return r.execute(start, kill, plan, prev)
 }

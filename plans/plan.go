@@ -33,10 +33,6 @@ import (
 // MaxBytes bounds the size of a plan file readers accept (64 MiB).
 const MaxBytes = 64 << 20
 
-// FileName is the plan's file name inside NNN_slug/reports/ (or one level
-// up; docs/contract.md#layout).
-const FileName = ".invocation-plan.txt"
-
 // Plan statuses: the first word of a plan's last "Status:" line
 // (docs/contract.md#readiness).
 const (

@@ -284,7 +284,7 @@ func TestParseErrorString(t *testing.T) {
 
 func TestParseFile(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, FileName)
+	path := filepath.Join(dir, ".invocation-plan.txt")
 	if err := os.WriteFile(path, []byte("Topics:\n[0] no arrow\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -67,9 +67,6 @@ func Threshold(completed, expected int) (Verdict, int) {
 	}
 }
 
-// RunStateFile is the name of the run state file inside reports/.
-const RunStateFile = ".run.json"
-
 // RunState is the content of reports/.run.json: the checkpoint of one run,
 // rewritten atomically at each state change, and what `specd status`
 // reads. It is ignored by git, so it may hold wall-clock times.

@@ -25,10 +25,6 @@ import (
 // is held): a daemon or `specd submit --wait` is running it.
 var ErrRunLocked = errors.New("plan is being run by another process")
 
-// RunLockFile is the permanent flock file in reports/ that makes one process
-// the owner of a plan's run (docs/decisions.md#lock-files-are-permanent).
-const RunLockFile = ".run.lock"
-
 // LockRun takes runDir's run lock without waiting and returns its release;
 // ErrRunLocked when another process holds it, or an error naming the file.
 func LockRun(runDir string) (unlock func(), err error) {
@@ -147,11 +143,6 @@ func ReopenRun(runDir string, force map[int]string) error {
 	rs.State, rs.CancelledBy = StateRunning, ""
 	return SaveRun(runDir, &rs)
 }
-
-// CancelFile is the request file `specd cancel` writes into a run's
-// reports/ directory and the daemon takes (reads, applies, removes)
-// (docs/operating.md#cancel).
-const CancelFile = ".cancel"
 
 // CancelRequest is the content of reports/.cancel.
 type CancelRequest struct {

@@ -16,21 +16,6 @@ import (
 	"github.com/specd-dev/specd/internal/atomicfile"
 )
 
-// File and directory names inside the spec tree (docs/contract.md#layout).
-const (
-	CounterFile = ".counter"      // last used topic number, decimal + "\n"
-	CounterLock = ".counter.lock" // permanent flock file: never deleted
-	DaemonLock  = ".specd.lock"   // permanent flock file held by the running daemon
-	InboxDir    = "inbox"
-	ReportsDir  = "reports"
-	RequestFile = "REQUEST.md"
-	Overview    = "OVERVIEW.md"
-	TraceFile   = ".invocation-trace.log"
-	LogsDir     = ".logs"
-	ResultsDir  = ".results" // structured results and their quarantine files, inside reports/
-	PlanFile    = ".invocation-plan.txt"
-)
-
 // maxCountedDigits bounds the numbers that take part in allocation. Real
 // trees hold directories named by Unix time or date (1763171210_x,
 // 20251211_x); they are read like any other, but counting past them would

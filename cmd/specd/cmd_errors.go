@@ -13,6 +13,7 @@ import (
 
 	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/jsonl"
+	"github.com/specd-dev/specd/specs"
 )
 
 // errorsOptions are the flags of specd errors.
@@ -62,7 +63,7 @@ func runErrors(cmd *cobra.Command, g *globalOptions, o errorsOptions) error {
 	if err != nil {
 		return err
 	}
-	path := jsonl.File(p.TreeDir)
+	path := specs.ErrorsFile(p.TreeDir)
 	entries, skipped, err := jsonl.Read(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err

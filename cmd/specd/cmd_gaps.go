@@ -38,7 +38,7 @@ func runGaps(cmd *cobra.Command, g *globalOptions, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	rows, err := memory.List(memory.File(p.TreeDir))
+	rows, err := memory.List(specs.MemoryFile(p.TreeDir))
 	if err != nil {
 		return err
 	}
@@ -119,7 +119,7 @@ func runGapsResolve(cmd *cobra.Command, g *globalOptions, o resolveOptions, id s
 	case o.deferFor != "":
 		how = memory.Deferred
 	}
-	row, err := memory.Resolve(memory.File(p.TreeDir), id, how, d, time.Now())
+	row, err := memory.Resolve(specs.MemoryFile(p.TreeDir), id, how, d, time.Now())
 	if err != nil {
 		return err
 	}

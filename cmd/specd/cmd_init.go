@@ -7,9 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/setup"
 	"github.com/specd-dev/specd/internal/specialist/agents"
+	"github.com/specd-dev/specd/specs"
 	"github.com/specd-dev/specd/systemd"
 )
 
@@ -91,8 +91,8 @@ func runInit(cmd *cobra.Command, g *globalOptions, o initOptions) error {
 			fmt.Fprintf(out, "%supdate %s\n", would, s.Path)
 		case setup.Keep:
 			fmt.Fprintf(out, "kept %s\n", s.Path)
-			if s.Path == config.FileName && o.agentCLI != "" {
-				fmt.Fprintf(out, "to use the agent, set in %s:\n  specialist:\n    preset: %s\n    agent: %s\n", config.FileName, o.agentCLI, agents.Name)
+			if s.Path == specs.ConfigFile && o.agentCLI != "" {
+				fmt.Fprintf(out, "to use the agent, set in %s:\n  specialist:\n    preset: %s\n    agent: %s\n", specs.ConfigFile, o.agentCLI, agents.Name)
 			}
 		}
 	}

@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/intake"
 	"github.com/specd-dev/specd/plans"
+	"github.com/specd-dev/specd/specs"
 )
 
 // submitOptions are the flags of specd submit.
@@ -73,7 +73,7 @@ func runSubmit(cmd *cobra.Command, g *globalOptions, o submitOptions, request st
 		return err
 	}
 	if err == nil && len(o.topics) > cfg.MaxTopics {
-		return fmt.Errorf("%d topics, more than max_topics (%d): each topic is one specialist run; raise max_topics in %s if you mean it", len(o.topics), cfg.MaxTopics, config.FileName)
+		return fmt.Errorf("%d topics, more than max_topics (%d): each topic is one specialist run; raise max_topics in %s if you mean it", len(o.topics), cfg.MaxTopics, specs.ConfigFile)
 	}
 	dir, err := intake.Submit(p.TreeDir, intake.Request{Text: request, Topics: o.topics, Complexity: o.complexity, AnalysisDepth: o.depth}, time.Now())
 	if err != nil {

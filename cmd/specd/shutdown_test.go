@@ -49,7 +49,7 @@ func TestSignals(t *testing.T) {
 		}
 		tmp := filepath.Join(dir, "reports", ".plan.tmp")
 		os.WriteFile(tmp, plans.Format(p), 0o644)
-		if err := os.Rename(tmp, filepath.Join(dir, "reports", plans.FileName)); err != nil {
+		if err := os.Rename(tmp, filepath.Join(dir, "reports", specs.PlanFile)); err != nil {
 			t.Fatal(err)
 		}
 		return dir

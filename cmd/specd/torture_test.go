@@ -63,7 +63,7 @@ func (tr tortureTree) addPlan(t *testing.T, i int) {
 	if err := os.WriteFile(tmp, plans.Format(p), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Rename(tmp, filepath.Join(dir, "reports", plans.FileName)); err != nil {
+	if err := os.Rename(tmp, filepath.Join(dir, "reports", specs.PlanFile)); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -21,9 +21,6 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// FileName is the config file's path relative to the project root.
-const FileName = ".opencode/specd.yaml"
-
 // Preset names for specialist.preset.
 const (
 	PresetLocal    = "local"    // the built-in offline specialist: `specd specialist local`

@@ -51,7 +51,7 @@ func TestSubmitWritesSeedPlan(t *testing.T) {
 	if filepath.Base(dir) != "001_token_refresh" {
 		t.Errorf("dir %s", dir)
 	}
-	p, err := plans.ParseFile(filepath.Join(dir, "reports", plans.FileName))
+	p, err := plans.ParseFile(filepath.Join(dir, "reports", specs.PlanFile))
 	if err != nil {
 		t.Fatal(err)
 	}

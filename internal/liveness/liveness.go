@@ -24,13 +24,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/specd-dev/specd/internal/atomicfile"
+	"github.com/specd-dev/specd/specs"
 )
-
-// File is the status file's name inside the spec tree.
-const File = ".specd.status.json"
-
-// LockFile is the daemon's permanent flock file inside the spec tree.
-const LockFile = ".specd.lock"
 
 // The daemon states of Status.State.
 const (
@@ -59,7 +54,7 @@ func Write(treeDir string, s Status) error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(filepath.Join(treeDir, File), append(b, '\n'), 0o644)
+	return atomicfile.WriteFile(filepath.Join(treeDir, specs.StatusFile), append(b, '\n'), 0o644)
 }
 
 // Daemon is what Check found.
@@ -106,7 +101,7 @@ func Round(d time.Duration) string {
 func Check(treeDir string) (Daemon, error) {
 	var d Daemon
 	st, stErr := read(treeDir)
-	pid, held, err := holder(filepath.Join(treeDir, LockFile))
+	pid, held, err := holder(filepath.Join(treeDir, specs.DaemonLock))
 	switch {
 	case err == nil:
 		d.Running, d.PID = held, pid
@@ -130,7 +125,7 @@ func Check(treeDir string) (Daemon, error) {
 
 func read(treeDir string) (Status, error) {
 	var s Status
-	b, err := os.ReadFile(filepath.Join(treeDir, File))
+	b, err := os.ReadFile(filepath.Join(treeDir, specs.StatusFile))
 	if err != nil {
 		return s, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/specd-dev/specd/internal/liveness"
+	"github.com/specd-dev/specd/specs"
 )
 
 func TestCheck(t *testing.T) {
@@ -22,7 +23,7 @@ func TestCheck(t *testing.T) {
 		t.Errorf("String() = %q", got)
 	}
 
-	lk := flock.New(filepath.Join(dir, liveness.LockFile))
+	lk := flock.New(filepath.Join(dir, specs.DaemonLock))
 	if ok, err := lk.TryLock(); !ok || err != nil {
 		t.Fatal(ok, err)
 	}

@@ -15,7 +15,6 @@ import (
 
 	"github.com/gofrs/flock"
 
-	"github.com/specd-dev/specd/internal/liveness"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -183,7 +182,7 @@ func TestAwaitDaemon(t *testing.T) {
 	if time.Since(start) < 50*time.Millisecond {
 		t.Errorf("gave up before the grace period")
 	}
-	lk := flock.New(filepath.Join(root, liveness.LockFile))
+	lk := flock.New(filepath.Join(root, specs.DaemonLock))
 	if ok, err := lk.TryLock(); !ok || err != nil {
 		t.Fatal(ok, err)
 	}

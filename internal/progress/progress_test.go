@@ -264,7 +264,7 @@ func TestWatchPlain(t *testing.T) {
 	}
 	// With a daemon (this process holds the lock) and an active run,
 	// frames repeat until the run finishes.
-	lk := flock.New(filepath.Join(root, liveness.LockFile))
+	lk := flock.New(filepath.Join(root, specs.DaemonLock))
 	if ok, err := lk.TryLock(); !ok || err != nil {
 		t.Fatal(ok, err)
 	}

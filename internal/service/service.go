@@ -23,6 +23,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/specd-dev/specd/internal/config"
+	"github.com/specd-dev/specd/specs"
 )
 
 // Exit statuses of both binaries (docs/operating.md#exit-status).
@@ -164,7 +165,7 @@ func (p Project) IsProject() bool {
 // Config loads .opencode/specd.yaml of the project (defaults when absent);
 // errors name the key.
 func (p Project) Config() (config.Config, error) {
-	return config.Load(filepath.Join(p.Root, config.FileName))
+	return config.Load(filepath.Join(p.Root, specs.ConfigFile))
 }
 
 // Logger returns the logger at level writing to w: journald with

@@ -16,7 +16,6 @@ import (
 	"strings"
 
 	"github.com/specd-dev/specd/internal/atomicfile"
-	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/specialist/agents"
 	"github.com/specd-dev/specd/specs"
 )
@@ -96,7 +95,7 @@ func (p Plan) Apply() ([]Step, error) {
 		steps = append(steps, Step{Write, path})
 	}
 
-	cfgPath := filepath.Join(o.Root, config.FileName)
+	cfgPath := filepath.Join(o.Root, specs.ConfigFile)
 	_, err := os.Stat(cfgPath)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -105,11 +104,11 @@ func (p Plan) Apply() ([]Step, error) {
 				return steps, err
 			}
 		}
-		steps = append(steps, Step{Write, config.FileName})
+		steps = append(steps, Step{Write, specs.ConfigFile})
 	case err != nil:
 		return steps, fmt.Errorf("stat %s: %w", cfgPath, err)
 	default:
-		steps = append(steps, Step{Keep, config.FileName})
+		steps = append(steps, Step{Keep, specs.ConfigFile})
 	}
 
 	changed, err := Gitignore(filepath.Join(o.Root, ".gitignore"), o.DryRun)

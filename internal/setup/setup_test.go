@@ -10,6 +10,7 @@ import (
 
 	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/specialist/agents"
+	"github.com/specd-dev/specd/specs"
 )
 
 // project is a fresh project directory with the default spec tree path.
@@ -75,11 +76,11 @@ func TestApply(t *testing.T) {
 		agentIs string
 	}{
 		{"fresh", "", nil,
-			[]Step{{Tree, inbox}, {Write, config.FileName}, {Update, ".gitignore"}}, "local", ""},
+			[]Step{{Tree, inbox}, {Write, specs.ConfigFile}, {Update, ".gitignore"}}, "local", ""},
 		{"agent", "claude", nil,
-			[]Step{{Tree, inbox}, {Write, agentPath}, {Write, config.FileName}, {Update, ".gitignore"}}, "claude", agents.Name},
-		{"own config kept", "opencode", map[string]string{config.FileName: "specialist:\n  preset: command\n  command: [./a.sh]\n"},
-			[]Step{{Tree, inbox}, {Write, agents.Path("opencode")}, {Keep, config.FileName}, {Update, ".gitignore"}}, "command", ""},
+			[]Step{{Tree, inbox}, {Write, agentPath}, {Write, specs.ConfigFile}, {Update, ".gitignore"}}, "claude", agents.Name},
+		{"own config kept", "opencode", map[string]string{specs.ConfigFile: "specialist:\n  preset: command\n  command: [./a.sh]\n"},
+			[]Step{{Tree, inbox}, {Write, agents.Path("opencode")}, {Keep, specs.ConfigFile}, {Update, ".gitignore"}}, "command", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := project(t)
@@ -108,7 +109,7 @@ func TestApply(t *testing.T) {
 			if fi, err := os.Stat(filepath.Join(o.Root, inbox)); err != nil || !fi.IsDir() {
 				t.Errorf("no inbox: %v", err)
 			}
-			cfg, err := config.Load(filepath.Join(o.Root, config.FileName))
+			cfg, err := config.Load(filepath.Join(o.Root, specs.ConfigFile))
 			if err != nil {
 				t.Fatalf("the config does not load: %v", err)
 			}
@@ -166,7 +167,7 @@ func TestApplyError(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), ".gitignore") {
 		t.Fatalf("error %v, want one naming .gitignore", err)
 	}
-	if len(steps) != 2 || steps[1] != (Step{Write, config.FileName}) {
+	if len(steps) != 2 || steps[1] != (Step{Write, specs.ConfigFile}) {
 		t.Errorf("steps before the error: %v", steps)
 	}
 }

@@ -163,7 +163,7 @@ temporal:
 		}
 		tmpPlan := filepath.Join(dir, "reports", ".plan.tmp")
 		must(t, os.WriteFile(tmpPlan, plans.Format(p), 0o644))
-		must(t, os.Rename(tmpPlan, filepath.Join(dir, "reports", plans.FileName)))
+		must(t, os.Rename(tmpPlan, filepath.Join(dir, "reports", specs.PlanFile)))
 		return dir
 	}
 	runState := func(dir string) specs.RunState {

@@ -18,7 +18,6 @@ import (
 	"github.com/specd-dev/specd/internal/atomicfile"
 	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/intake"
-	"github.com/specd-dev/specd/internal/liveness"
 	"github.com/specd-dev/specd/internal/progress"
 	"github.com/specd-dev/specd/internal/specialist"
 	"github.com/specd-dev/specd/internal/specialist/local"
@@ -187,7 +186,7 @@ func TestTopics(t *testing.T) {
 // holdDaemonLock takes the tree's daemon lock, as a running daemon does.
 func holdDaemonLock(t *testing.T, treeDir string) *flock.Flock {
 	t.Helper()
-	lk := flock.New(filepath.Join(treeDir, liveness.LockFile))
+	lk := flock.New(filepath.Join(treeDir, specs.DaemonLock))
 	if ok, err := lk.TryLock(); !ok || err != nil {
 		t.Fatalf("lock: %v %v", ok, err)
 	}

@@ -1,0 +1,61 @@
+package specs
+
+import "path/filepath"
+
+// Every name specd gives a file or directory on disk, in one place
+// (docs/contract.md#layout). The spec tree is .opencode/specs (or
+// .claude/specs); the files "beside it" are in its parent, .opencode/.
+
+// Inside the spec tree.
+const (
+	CounterFile = ".counter"           // last used run number, decimal + "\n"
+	CounterLock = ".counter.lock"      // permanent flock file: never deleted
+	DaemonLock  = ".specd.lock"        // permanent flock file held by the running daemon
+	StatusFile  = ".specd.status.json" // the running daemon's liveness and counts (specd status)
+	InboxDir    = "inbox"              // requests dropped for intake
+)
+
+// Inside a run directory NNN_slug.
+const (
+	ReportsDir  = "reports"
+	RequestFile = "REQUEST.md"
+	Overview    = "OVERVIEW.md"
+)
+
+// Inside a run directory's reports/.
+const (
+	PlanFile     = ".invocation-plan.txt"  // the invocation plan (one level up is read too)
+	TraceFile    = ".invocation-trace.log" // one line per topic start and end
+	LogsDir      = ".logs"                 // NNN.stdout, NNN.stderr, NNN.thinking.md of each topic
+	ResultsDir   = ".results"              // structured results and their quarantine files
+	RunStateFile = ".run.json"             // the run's checkpoint (RunState)
+	// RunLockFile is the permanent flock file that makes one process the
+	// owner of a run (docs/decisions.md#lock-files-are-permanent).
+	RunLockFile = ".run.lock"
+	// CancelFile is the request `specd cancel` writes and the daemon takes
+	// (reads, applies, removes) (docs/operating.md#cancel).
+	CancelFile = ".cancel"
+)
+
+// ConfigFile is the project's configuration, relative to the project root.
+const ConfigFile = ".opencode/specd.yaml"
+
+// ErrorsFile returns errors.jsonl of the spec tree treeDir: beside it, so
+// .opencode/errors.jsonl for .opencode/specs and .claude/errors.jsonl for
+// .claude/specs (docs/contract.md#errors-jsonl).
+func ErrorsFile(treeDir string) string { return beside(treeDir, "errors.jsonl") }
+
+// MemoryFile returns the agent memory of the spec tree treeDir,
+// memory/agent-memory.md beside it (docs/contract.md#gap-table).
+func MemoryFile(treeDir string) string { return beside(treeDir, "memory", "agent-memory.md") }
+
+// ValidationLogFile returns the source-quality validation log of the spec
+// tree treeDir, logs/web-research-validation.log beside it
+// (docs/contract.md#source-quality).
+func ValidationLogFile(treeDir string) string {
+	return beside(treeDir, "logs", "web-research-validation.log")
+}
+
+func beside(treeDir string, name ...string) string {
+	return filepath.Join(append([]string{filepath.Dir(filepath.Clean(treeDir))}, name...)...)
+}
