@@ -2,8 +2,10 @@ package daemon_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -401,3 +403,97 @@ func mustAbs(t *testing.T, p string) string {
 }
 
 func testLog(t *testing.T) zerolog.Logger { return zerolog.New(zerolog.NewTestWriter(t)) }
+
+// cancelledRun waits for dir's run to finish and checks what a cancel of
+// the whole run leaves: every topic cancelled, OVERVIEW.md written, the
+// request file taken, and no specialist of the test still running.
+func cancelledRun(t *testing.T, tr tree, dir string, done <-chan specs.RunState) {
+	t.Helper()
+	var rs specs.RunState
+	select {
+	case rs = <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the cancelled run did not finish")
+	}
+	for _, tp := range rs.Topics {
+		if tp.Outcome != specs.OutcomeCancelled {
+			t.Errorf("topic %d: %s (%s), want cancelled", tp.Index, tp.Outcome, tp.Reason)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, specs.ReportsDir, specs.Overview)); err != nil {
+		t.Errorf("OVERVIEW.md: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, specs.ReportsDir, specs.CancelFile)); !os.IsNotExist(err) {
+		t.Errorf("the cancel request file is left behind: %v", err)
+	}
+	b, _ := os.ReadFile(filepath.Join(tr.counts, "pids"))
+	for _, f := range strings.Fields(string(b)) {
+		pid, _ := strconv.Atoi(f)
+		if pid > 0 && syscall.Kill(pid, 0) == nil {
+			t.Errorf("specialist pid %d still runs after the run finished", pid)
+		}
+	}
+}
+
+// TestCancelAsFirstSpecialistStarts: a cancel issued as soon as the run's
+// first specialist has started — before or after the run's first
+// checkpoint, whichever comes first — is taken, not refused as "has not
+// started", and ends every topic cancelled.
+func TestCancelAsFirstSpecialistStarts(t *testing.T) {
+	tr := newTree(t)
+	t.Setenv("FAKE_SLOW", "600")
+	c := fakeConfig(t)
+	c.MaxParallel = 1
+	done := make(chan specs.RunState, 1)
+	d := newDaemon(t, tr, c, func(rs specs.RunState) { done <- rs })
+	startDaemon(t, d)
+	dir := writePlan(t, tr, "001_starting", "slow: a", "slow: b", "slow: c")
+	waitFor(t, "the first specialist", func() bool { return len(invocations(t, tr)) > 0 })
+	if err := specs.Cancellable(dir, nil); err != nil {
+		t.Fatalf("Cancellable as the run starts: %v", err)
+	}
+	if err := specs.RequestCancel(context.Background(), dir, nil, "a test", 30*time.Second); err != nil {
+		t.Fatalf("RequestCancel as the run starts: %v", err)
+	}
+	cancelledRun(t, tr, dir, done)
+	if inv := invocations(t, tr); len(inv) != 1 {
+		t.Errorf("specialist starts %v, want only the first", inv)
+	}
+}
+
+// TestCancelBeforeStart: a cancel of a run whose plan is not complete yet
+// is kept (ErrKept, the request file stays); when the plan completes, the
+// run starts, no specialist runs, and every topic ends cancelled.
+func TestCancelBeforeStart(t *testing.T) {
+	tr := newTree(t)
+	c := fakeConfig(t)
+	done := make(chan specs.RunState, 1)
+	d := newDaemon(t, tr, c, func(rs specs.RunState) { done <- rs })
+	startDaemon(t, d)
+	dir := filepath.Join(tr.specs, "001_waiting")
+	plan := filepath.Join(dir, specs.ReportsDir, specs.PlanFile)
+	os.MkdirAll(filepath.Dir(plan), 0o755)
+	body := "Expected Invocations: 2\n\nTopics:\n[0] ok: a -> 001_a.md\n[1] ok: b -> 002_b.md\n\nStatus: "
+	if err := os.WriteFile(plan, []byte(body+"PLAN_CREATED\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := specs.Cancellable(dir, nil); err != nil {
+		t.Fatalf("Cancellable before the start: %v", err)
+	}
+	if err := specs.RequestCancel(context.Background(), dir, nil, "a test", 300*time.Millisecond); !errors.Is(err, specs.ErrKept) {
+		t.Fatalf("RequestCancel before the start: %v, want ErrKept", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, specs.ReportsDir, specs.CancelFile)); err != nil {
+		t.Fatalf("the kept request: %v", err)
+	}
+	if err := os.WriteFile(plan+".tmp", []byte(body+"PLAN_COMPLETE\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(plan+".tmp", plan); err != nil {
+		t.Fatal(err)
+	}
+	cancelledRun(t, tr, dir, done)
+	if inv := invocations(t, tr); len(inv) != 0 {
+		t.Errorf("specialist starts %v, want none", inv)
+	}
+}

@@ -371,6 +371,10 @@ func planHash(path string) string {
 	return lifecycle.Sum(data)
 }
 
+// lockedRetry is how soon a run whose lock another process holds is
+// looked at again.
+const lockedRetry = 500 * time.Millisecond
+
 // start runs the plan of dir in its own goroutine.
 func (l *loop) start(dir string) {
 	d := l.d
@@ -387,16 +391,19 @@ func (l *loop) start(dir string) {
 		}()
 		debounce := d.config().Debounce.Std()
 		_, err := d.runPlan(l.ctx, l.kill, dir, debounce)
-		switch {
-		case errors.Is(err, errSettling):
-			// Look again once it had time to settle; an event meanwhile
-			// looks earlier.
-			time.AfterFunc(debounce, func() {
+		lookAgain := func(after time.Duration) {
+			time.AfterFunc(after, func() {
 				select {
 				case l.due <- dir:
 				case <-l.ctx.Done():
 				}
 			})
+		}
+		switch {
+		case errors.Is(err, errSettling):
+			// Look again once it had time to settle; an event meanwhile
+			// looks earlier.
+			lookAgain(debounce)
 		case err == nil:
 			// Look again: the plan may have changed while the run finished.
 			select {
@@ -405,7 +412,11 @@ func (l *loop) start(dir string) {
 			}
 		case errors.Is(err, ErrNotReady), errors.Is(err, ErrNoPlan), errors.Is(err, ErrInterrupted):
 		case errors.Is(err, specs.ErrRunLocked):
-			d.opts.Log.Info().Str("run", filepath.Base(dir)).Msg("plan is being run by another process")
+			// Another process (specd submit --wait, or specd rerun while it
+			// reopens the run) holds the run lock. Releasing a lock makes no
+			// file event, so look again soon rather than at the next rescan.
+			d.opts.Log.Debug().Str("run", filepath.Base(dir)).Msg("plan is being run by another process; looking again in 500ms")
+			lookAgain(lockedRetry)
 		default:
 			d.opts.Log.Error().Err(err).Str("run", filepath.Base(dir)).Msg("run failed")
 			d.logError(jsonl.Entry{

@@ -152,15 +152,17 @@ type CancelRequest struct {
 }
 
 // Cancellable checks that the run of runDir can be cancelled, before a
-// request is made: it has started (.run.json exists), has not finished,
-// and has each of topics (0-based indexes). Errors name the run's
+// request is made: it has not finished and, once it has started (its
+// .run.json exists), has each of topics (0-based indexes). A run that has
+// not started yet can be cancelled: the request is kept for its start
+// (RequestCancel, docs/operating.md#cancel). Errors name the run's
 // directory and say what to do.
 func Cancellable(runDir string, topics []int) error {
 	name := filepath.Base(runDir)
 	rs, err := LoadRun(runDir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%s has not started: nothing to cancel (remove or fix its plan to keep it from running)", name)
+		return nil
 	case err != nil:
 		return err
 	case rs.State == StateFinished:
@@ -184,14 +186,23 @@ func CancelledBy() string {
 	return fmt.Sprintf("specd cancel (%s, pid %d)", who, os.Getpid())
 }
 
-// ErrNotTaken is returned by Cancel when no daemon took the request in time.
+// ErrNotTaken is returned by RequestCancel when the run has started but
+// no daemon took the request in time: the request is withdrawn.
 var ErrNotTaken = errors.New("the daemon did not take the cancel request")
 
-// RequestCancel asks the daemon running runDir's run to cancel topics (all when
-// empty): it writes reports/.cancel (temp + fsync + rename) and waits until
-// the daemon has taken it, polling every 50 ms, for at most wait. Errors:
-// ErrNotTaken (the request file is removed again), ctx's error, or an I/O
-// error naming the file. It does not wait for the specialists to stop.
+// ErrKept is returned by RequestCancel when the run has not started and
+// nothing took the request in time: the request stays in reports/.cancel
+// and the daemon applies it when the run starts, before any specialist.
+var ErrKept = errors.New("the cancel request is kept for the run's start")
+
+// RequestCancel asks the daemon running runDir's run to cancel topics (all
+// when empty): it writes reports/.cancel (temp + fsync + rename) and waits
+// until the daemon has taken it, polling every 50 ms, for at most wait.
+// It returns nil once taken. Not taken in time: ErrKept when the run has
+// not started (no .run.json; the request stays, so a cancel issued as a
+// run starts is never lost), else ErrNotTaken (the request is removed).
+// ctx's error withdraws the request too; an I/O error names the file. It
+// does not wait for the specialists to stop (docs/operating.md#cancel).
 func RequestCancel(ctx context.Context, runDir string, topics []int, by string, wait time.Duration) error {
 	p := filepath.Join(runDir, ReportsDir, CancelFile)
 	b, err := json.Marshal(CancelRequest{Topics: topics, By: by, RequestedAt: time.Now().UTC().Format(time.RFC3339)})
@@ -207,6 +218,9 @@ func RequestCancel(ctx context.Context, runDir string, topics []int, by string, 
 			return nil
 		}
 		if time.Now().After(deadline) {
+			if _, err := os.Lstat(filepath.Join(runDir, ReportsDir, RunStateFile)); errors.Is(err, fs.ErrNotExist) {
+				return ErrKept
+			}
 			os.Remove(p)
 			return fmt.Errorf("%w within %s", ErrNotTaken, wait)
 		}

@@ -32,9 +32,16 @@ finishes with the usual hard barrier, OVERVIEW.md and an errors.jsonl entry that
 names who cancelled. --topic I (0-based, repeatable) cancels only those topics;
 the others go on. 'specd rerun NNN' runs the cancelled topics again.
 
-The request is a file (reports/.cancel) that the daemon takes at once; a daemon
-must be running the run (docs/operating.md#cancel). Without --no-wait, cancel waits
-for the run to finish and prints its summary.` + exitHelp,
+The request is a file (reports/.cancel) that the daemon takes at once
+(docs/operating.md#cancel). A run that has not started yet (its plan is still being
+written, waits for PLAN_COMPLETE, or waits for a free slot) or is starting as you ask
+keeps the request: when the run starts, its topics end "cancelled" before any
+specialist runs. Without --no-wait, cancel waits for the run to finish and prints
+its summary.
+
+cancel exits 0 when the cancel took effect, or was kept for the run's start: the
+run's verdict (FAILED when fewer than half of its topics completed) is what
+'specd status NNN' reports, not cancel's exit status.` + exitHelp,
 		Example: `  specd cancel 7
   specd cancel 7 --topic 2 --topic 3`,
 		Args: cobra.ExactArgs(1),
@@ -45,8 +52,8 @@ for the run to finish and prints its summary.` + exitHelp,
 	return c
 }
 
-// runCancel is specd cancel: the run checked (started, not finished, the
-// topics it has, a daemon running), the request handed to the daemon
+// runCancel is specd cancel: the run checked (not finished, the topics it
+// has, a daemon running once it has started), the request handed to the daemon
 // (specs.RequestCancel), then unless --no-wait the wait for the run
 // (await.Finished) or the topics (await.Topics).
 func runCancel(cmd *cobra.Command, g *globalOptions, o cancelOptions, arg string) error {
@@ -67,14 +74,24 @@ func runCancel(cmd *cobra.Command, g *globalOptions, o cancelOptions, arg string
 	if err != nil {
 		return err
 	}
-	if !live.Running {
+	_, err = specs.LoadRun(dir)
+	started := err == nil
+	if !live.Running && started {
 		return fmt.Errorf("no daemon is running on this tree, so nothing of %s is running: its state is stale; start 'specd run' (it resumes the run) and cancel again", name)
 	}
 	ctx := cmd.Context()
-	if err := specs.RequestCancel(ctx, dir, o.topics, specs.CancelledBy(), 10*time.Second); err != nil {
-		if errors.Is(err, specs.ErrNotTaken) {
-			return fmt.Errorf("%s: %w (the daemon, pid %d, is not running this run: another process such as 'specd submit --wait' may own it; stop that one with Ctrl-C)", name, err, live.PID)
-		}
+	wait := 10 * time.Second
+	if !live.Running {
+		wait = 0 // nothing can take it now: keep it for the run's start
+	}
+	err = specs.RequestCancel(ctx, dir, o.topics, specs.CancelledBy(), wait)
+	switch {
+	case errors.Is(err, specs.ErrKept):
+		fmt.Fprintf(cmd.ErrOrStderr(), "specd: %s has not started: the cancel is kept in %s/%s; when the run starts, its topics end cancelled before any specialist runs\n", name, specs.ReportsDir, specs.CancelFile)
+		return nil
+	case errors.Is(err, specs.ErrNotTaken):
+		return fmt.Errorf("%s: %w (the daemon, pid %d, is not running this run: another process such as 'specd submit --wait' may own it; stop that one with Ctrl-C)", name, err, live.PID)
+	case err != nil:
 		return err
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "specd: cancel of %s taken by the daemon (pid %d)\n", name, live.PID)
@@ -96,5 +113,6 @@ func runCancel(cmd *cobra.Command, g *globalOptions, o cancelOptions, arg string
 	if err != nil {
 		return err
 	}
-	return printSummary(cmd, rs)
+	// The cancel took effect: exit 0 whatever the verdict (see the help).
+	return specs.RenderSummary(cmd.OutOrStdout(), rs)
 }

@@ -8,7 +8,7 @@
 set -eu
 mode=${FAKE_MODE:-${SPECD_TOPIC%%:*}}
 count_file=${FAKE_COUNT_DIR:-}/invocations
-[ -n "${FAKE_COUNT_DIR:-}" ] && echo "$SPECD_TOPIC_INDEX" >> "$count_file"
+[ -n "${FAKE_COUNT_DIR:-}" ] && echo "$SPECD_TOPIC_INDEX" >> "$count_file" && echo "$$" >> "$FAKE_COUNT_DIR/pids"
 
 write_report() { # $1 = findings count written, $2 = findings_count claimed
 	tmp="$(dirname "$SPECD_REPORT_PATH")/.tmp.$$"
