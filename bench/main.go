@@ -1,23 +1,30 @@
-// Command bench measures specd against baselines measured the same way on
-// the same machine, in one run, and prints a table (numbers live here, not
-// in timed tests):
+// Command bench measures the specd binary of this checkout against the
+// same binary built from a baseline revision (-baseline, by default the
+// release before the redesign) and against plain Unix baselines, all in
+// one run, and prints a table. Numbers live here, never in timed tests.
 //
-//   - drop-to-spawn latency p50/p99: a plan renamed into place → its
-//     specialist process started, against exec-to-start of the same command
-//     from Go;
-//   - throughput: N plans × 4 topics with a trivial specialist, against
-//     `xargs -P <max_parallel>` running the same command over the same tasks;
+// Both binaries run as `specd run` child processes driven by the same
+// harness, in rounds that alternate baseline and now, so that a busy
+// machine slows both alike; each figure is the median over -rounds.
+//
+//   - drop-to-start latency p50: a plan renamed into place → its specialist
+//     running, minus exec-to-run of the same command from Go (the bare
+//     exec), measured in the same round;
+//   - throughput: -plans plans × 4 quick topics at max_parallel -parallel,
+//     as a ratio to `xargs -P <parallel>` running the same command over the
+//     same tasks in the same round;
 //   - 8 topics whose specialist sleeps 1 s (ideal: 1 s);
-//   - start-up scan of 10,000 run directories against a filepath.WalkDir
-//     of the same tree, and the idle daemon's RSS and CPU over -idle;
-//   - the 8 sleeping topics through the specd binary in Temporal mode over
-//     two workers against local mode (bench/temporal.go; SPECD_TEMPORAL).
+//   - start-up scan of -dirs finished run directories (process start →
+//     READY=1 over NOTIFY_SOCKET), and the idle daemon's RSS and CPU over
+//     -idle;
+//   - the 8 sleeping topics in Temporal mode over two workers against
+//     local mode (bench/temporal.go; needs SPECD_TEMPORAL; this checkout only).
 //
-// Usage: go run ./bench [-plans 1000] [-idle 60s] [-dirs 10000]
+// Usage: go run ./bench [-baseline REV] [-rounds 3] [-plans 60] [-parallel 4]
+// [-dirs 10000] [-idle 15s] [-cases latency,throughput,sleepers,idle,temporal]
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io/fs"
@@ -29,14 +36,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
-	"github.com/rs/zerolog"
-
-	"github.com/specd-dev/specd/daemon"
-	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/plans"
 	"github.com/specd-dev/specd/specs"
 )
@@ -44,58 +46,109 @@ import (
 const writeReport = `p=${1:-$SPECD_REPORT_PATH}; t=${2:-$SPECD_TOPIC}
 printf -- '---\nreport_type: research\ntopic: "%s"\nfindings_count: 1\nrecommendations_count: 0\ncreated_date: 2026-11-22\nstatus: complete\n---\n\n## Summary\nx\n\n## Findings\n1. f\n\n## Sources\n- https://go.dev/doc\n- https://pkg.go.dev/os/exec\n' "$t" > "$p.tmp" && mv "$p.tmp" "$p"`
 
+// stamp is a specialist that writes the time it started (ns) to a file.
+const stamp = `date +%s%N > "$STAMP_DIR/$SPECD_WORKFLOW_ID"`
+
 func main() {
-	nPlans := flag.Int("plans", 1000, "plans of 4 topics for the throughput case")
-	idle := flag.Duration("idle", 60*time.Second, "how long to watch the idle daemon")
-	nDirs := flag.Int("dirs", 10000, "run directories for the scan and idle case")
-	daemonRoot := flag.String("daemon", "", "internal: run a daemon on this root (the idle case)")
-	cases := flag.String("cases", "latency,throughput,sleepers,idle,temporal", "comma-separated cases to run: latency, throughput, sleepers, idle, temporal (needs SPECD_TEMPORAL)")
+	baseline := flag.String("baseline", "4da8c2c", "git revision whose specd is measured beside this checkout's (\"\" for none)")
+	rounds := flag.Int("rounds", 3, "rounds per case, alternating baseline and now; each figure is the median")
+	nPlans := flag.Int("plans", 60, "plans of 4 topics for the throughput case")
+	parallel := flag.Int("parallel", 4, "max_parallel of the throughput case (and xargs -P)")
+	idle := flag.Duration("idle", 15*time.Second, "how long to watch the idle daemon")
+	nDirs := flag.Int("dirs", 10000, "finished run directories for the scan and idle case")
+	cases := flag.String("cases", "latency,throughput,sleepers,idle,temporal", "comma-separated cases: latency, throughput, sleepers, idle, temporal (needs SPECD_TEMPORAL)")
 	flag.Parse()
 	want := map[string]bool{}
 	for _, c := range strings.Split(*cases, ",") {
 		want[strings.TrimSpace(c)] = true
 	}
-	if *daemonRoot != "" {
-		runtime.MemProfileRate = 0 // as specd's main does
-		runDaemon(*daemonRoot)
-		return
-	}
-	fmt.Printf("specd bench on %d CPUs, %s\n\n", runtime.NumCPU(), runtime.Version())
-	fmt.Printf("%-44s %14s %14s %8s\n", "case", "specd", "baseline", "ratio")
-	row := func(name string, v, base float64, unit string) {
-		ratio := "-"
-		if base > 0 {
-			ratio = fmt.Sprintf("%.2f", v/base)
+	tmp, err := os.MkdirTemp("", "specd-bench-")
+	must(err)
+	defer os.RemoveAll(tmp)
+	bins := []binary{{"now", build(tmp, "now", "")}}
+	if *baseline != "" {
+		if b := build(tmp, "base", *baseline); b != "" {
+			bins = append([]binary{{*baseline, b}}, bins...)
 		}
-		fmt.Printf("%-44s %11.1f %-2s %11.1f %-2s %8s\n", name, v, unit, base, unit, ratio)
+	}
+	fmt.Printf("specd bench on %d CPUs, %s, %d rounds (median)\n\n", runtime.NumCPU(), runtime.Version(), *rounds)
+	header := fmt.Sprintf("%-46s", "case")
+	for _, b := range bins {
+		header += fmt.Sprintf(" %16s", b.name)
+	}
+	fmt.Println(header)
+	// each runs f once per binary per round, alternating, and prints one
+	// row per figure f returns: the median over the rounds.
+	each := func(names []string, unit string, f func(bin string) []float64) {
+		got := make([][][]float64, len(bins)) // [bin][round][figure]
+		for r := 0; r < *rounds; r++ {
+			for i, b := range bins {
+				got[i] = append(got[i], f(b.path))
+			}
+		}
+		for k, name := range names {
+			line := fmt.Sprintf("%-46s", name)
+			for i := range bins {
+				var v []float64
+				for _, round := range got[i] {
+					v = append(v, round[k])
+				}
+				line += fmt.Sprintf(" %13.2f %-2s", median(v), unit)
+			}
+			fmt.Println(line)
+		}
 	}
 	if want["latency"] {
-		p50, p99, b50, b99 := latency(100)
-		row("drop-to-spawn p50", p50, b50, "ms")
-		row("drop-to-spawn p99", p99, b99, "ms")
+		each([]string{"drop-to-start p50, over a bare exec"}, "ms", func(bin string) []float64 { return []float64{latency(bin, 100)} })
 	}
 	if want["throughput"] {
-		caps := max(runtime.NumCPU(), 2)
-		s, x := throughput(*nPlans, caps)
-		row(fmt.Sprintf("%d plans x 4 topics, cap %d (wall)", *nPlans, caps), s, x, "s")
+		each([]string{fmt.Sprintf("%d plans x 4 topics, cap %d, / xargs -P %d", *nPlans, *parallel, *parallel)}, "x",
+			func(bin string) []float64 { return []float64{throughput(bin, *nPlans, *parallel)} })
 	}
 	if want["sleepers"] {
-		row("8 topics sleeping 1 s (wall; ideal 1 s)", sleepers(), 1, "s")
+		each([]string{"8 topics sleeping 1 s (wall; ideal 1 s)"}, "s", func(bin string) []float64 { return []float64{sleepers(bin)} })
+	}
+	if want["idle"] {
+		each([]string{fmt.Sprintf("start-up scan of %d dirs", *nDirs), fmt.Sprintf("idle RSS, %d finished runs", *nDirs), fmt.Sprintf("idle CPU over %s", *idle)}, "",
+			func(bin string) []float64 { s, r, c := idleCase(bin, *nDirs, *idle); return []float64{s, r, c} })
+		fmt.Println("  (scan in ms, RSS in MB, CPU in %)")
 	}
 	if want["temporal"] {
 		if tw, lw, ok := temporalCase(); ok {
-			row("Temporal: 8 x 1 s topics, 2 workers (wall)", tw, lw, "s")
-			row("Temporal: added latency per topic", (tw-lw)*1000, 0, "ms")
+			fmt.Printf("Temporal: 8 x 1 s topics, 2 workers: %.2f s (local: %.2f s), +%.0f ms per topic\n", tw, lw, (tw-lw)*1000/8)
 		} else {
 			fmt.Println("Temporal: skipped (SPECD_TEMPORAL does not name the temporal CLI)")
 		}
 	}
-	if want["idle"] {
-		scan, walk, rss, cpu := idleCase(*nDirs, *idle)
-		row(fmt.Sprintf("start-up scan of %d dirs", *nDirs), scan, walk, "ms")
-		row(fmt.Sprintf("idle RSS after %s", *idle), rss, 0, "MB")
-		row(fmt.Sprintf("idle CPU over %s", *idle), cpu, 0, "%")
+}
+
+// binary is a specd binary under test and the name of its column.
+type binary struct{ name, path string }
+
+// build builds cmd/specd of this checkout (rev "") or of rev, checked out
+// with `git worktree add --detach` into tmp, and returns the binary's path,
+// or "" with a note when rev cannot be built.
+func build(tmp, name, rev string) string {
+	src := "."
+	if rev != "" {
+		src = filepath.Join(tmp, name+"-src")
+		if out, err := exec.Command("git", "worktree", "add", "--detach", src, rev).CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "bench: baseline %s not measured: git worktree add: %v\n%s", rev, err, out)
+			return ""
+		}
+		defer exec.Command("git", "worktree", "remove", "--force", src).Run()
 	}
+	bin := filepath.Join(tmp, name, "specd")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/specd")
+	cmd.Dir = src
+	if out, err := cmd.CombinedOutput(); err != nil {
+		if rev == "" {
+			must(fmt.Errorf("go build ./cmd/specd (run the bench from the module root): %v\n%s", err, out))
+		}
+		fmt.Fprintf(os.Stderr, "bench: baseline %s not measured: go build: %v\n%s", rev, err, out)
+		return ""
+	}
+	return bin
 }
 
 func must(err error) {
@@ -105,51 +158,95 @@ func must(err error) {
 	}
 }
 
-// tree makes a project root with a spec tree.
-func tree() (root, treeDir string) {
+func median(v []float64) float64 {
+	slices.Sort(v)
+	return v[len(v)/2]
+}
+
+// project makes a project root with a spec tree and, when cfg is not "",
+// .opencode/specd.yaml holding it.
+func project(cfg string) (root, treeDir string) {
 	root, err := os.MkdirTemp("", "specd-bench-")
 	must(err)
 	treeDir = filepath.Join(root, ".opencode", "specs")
 	must(os.MkdirAll(treeDir, 0o755))
+	if cfg != "" {
+		must(os.WriteFile(filepath.Join(root, specs.ConfigFile), []byte(cfg), 0o644))
+	}
 	return root, treeDir
+}
+
+// commandConfig is a config running script with sh -c, at most parallel
+// at once, with no start-rate limit and no retries.
+func commandConfig(script string, parallel int) string {
+	return fmt.Sprintf("max_parallel: %d\nspecialist:\n  preset: command\n  command: [sh, -c, %q]\n  retries: 0\n  start_rate: 1000000\n", parallel, script)
 }
 
 // dropPlan writes plan i with n topics to a temp file and renames it into
 // place, returning the moment of the rename.
 func dropPlan(treeDir string, i, n int) time.Time {
 	dir := filepath.Join(treeDir, fmt.Sprintf("%04d_bench", i))
-	must(os.MkdirAll(filepath.Join(dir, "reports"), 0o755))
-	p := &plans.Plan{Generated: "2026-11-22T10:00:00Z", Status: plans.StatusComplete}
+	must(os.MkdirAll(filepath.Join(dir, specs.ReportsDir), 0o755))
+	p := &plans.Plan{Generated: "2026-11-22T10:00:00Z", Status: plans.StatusComplete, HasStatus: true}
 	for k := 0; k < n; k++ {
 		p.Topics = append(p.Topics, plans.Topic{Index: k, Title: fmt.Sprintf("topic %d", k), ReportPath: fmt.Sprintf("%03d_t.md", k+1)})
 	}
-	tmp := filepath.Join(dir, "reports", ".plan.tmp")
+	tmp := filepath.Join(dir, specs.ReportsDir, ".plan.tmp")
 	must(os.WriteFile(tmp, plans.Format(p), 0o644))
 	t := time.Now()
-	must(os.Rename(tmp, filepath.Join(dir, "reports", specs.PlanFile)))
+	must(os.Rename(tmp, filepath.Join(dir, specs.ReportsDir, specs.PlanFile)))
 	return t
 }
 
-func start(root, treeDir string, cfg config.Config, done func(specs.RunState)) (stop func()) {
-	d, err := daemon.New(daemon.Options{Root: root, TreeDir: treeDir, Config: cfg, Log: zerolog.Nop(), OnRunFinished: done})
+// daemon is a `specd run` child process on root, started at Started, that
+// has said READY=1 over its NOTIFY_SOCKET when Start returns.
+type daemon struct {
+	cmd     *exec.Cmd
+	Started time.Time
+	Ready   time.Time
+}
+
+func startDaemon(bin, root string, env ...string) *daemon {
+	sock := filepath.Join(root, "notify.sock")
+	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
 	must(err)
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- d.Run(ctx) }()
-	return func() { cancel(); must(<-errc) }
+	defer conn.Close()
+	cmd := exec.Command(bin, "run", "--root", root, "--log-level", "error")
+	cmd.Env = append(append(os.Environ(), "NOTIFY_SOCKET="+sock), env...)
+	d := &daemon{cmd: cmd, Started: time.Now()}
+	must(cmd.Start())
+	buf := make([]byte, 4096)
+	for {
+		conn.SetReadDeadline(time.Now().Add(5 * time.Minute))
+		k, err := conn.Read(buf)
+		must(err)
+		if strings.HasPrefix(string(buf[:k]), "READY=1") {
+			d.Ready = time.Now()
+			return d
+		}
+	}
 }
 
-func benchConfig(cmd ...string) config.Config {
-	c := config.Default()
-	c.Specialist.Preset = config.PresetCommand
-	c.Specialist.Command = cmd
-	c.Specialist.StartRate = 1e6
-	c.Specialist.Retries = 0
-	return c
+func (d *daemon) stop() {
+	d.cmd.Process.Signal(syscall.SIGTERM)
+	d.cmd.Wait()
 }
 
-// stamp is a specialist that writes the time it started (ns) to a file.
-const stamp = `date +%s%N > "$STAMP_DIR/$SPECD_WORKFLOW_ID"`
+// waitFinished waits until the runs 1..n of treeDir have an OVERVIEW.md
+// (written at the end of the run), polling every 2 ms.
+func waitFinished(treeDir string, n int) {
+	for i := 1; i <= n; i++ {
+		p := filepath.Join(treeDir, fmt.Sprintf("%04d_bench", i), specs.ReportsDir, specs.Overview)
+		for deadline := time.Now().Add(10 * time.Minute); ; time.Sleep(2 * time.Millisecond) {
+			if _, err := os.Stat(p); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				must(fmt.Errorf("run %d did not finish in 10 minutes", i))
+			}
+		}
+	}
+}
 
 func readStamp(path string) time.Time {
 	for {
@@ -162,157 +259,99 @@ func readStamp(path string) time.Time {
 	}
 }
 
-func percentiles(ms []float64) (float64, float64) {
-	slices.Sort(ms)
-	return ms[len(ms)/2], ms[(len(ms)*99)/100]
-}
-
-func latency(n int) (p50, p99, b50, b99 float64) {
-	root, treeDir := tree()
+// latency drops n one-topic plans one after another into a running
+// daemon and returns the p50 of drop → specialist running, minus the p50
+// of exec → running of the same command from here.
+func latency(bin string, n int) float64 {
+	root, treeDir := project(commandConfig(stamp, 1))
 	defer os.RemoveAll(root)
 	stamps := filepath.Join(root, "stamps")
 	must(os.MkdirAll(stamps, 0o755))
-	os.Setenv("STAMP_DIR", stamps)
-	finished := make(chan specs.RunState, n)
-	stop := start(root, treeDir, benchConfig("sh", "-c", stamp), func(rs specs.RunState) { finished <- rs })
-	var specd, base []float64
+	d := startDaemon(bin, root, "STAMP_DIR="+stamps)
+	var got []float64
 	for i := 1; i <= n; i++ {
 		t0 := dropPlan(treeDir, i, 1)
-		rs := <-finished
-		specd = append(specd, float64(readStamp(filepath.Join(stamps, rs.WorkflowID)).Sub(t0).Microseconds())/1000)
+		waitFinished(treeDir, i) // the workflow_id names the stamp; the run's end says it is there
+		rs, err := specs.LoadRun(filepath.Join(treeDir, fmt.Sprintf("%04d_bench", i)))
+		must(err)
+		got = append(got, float64(readStamp(filepath.Join(stamps, rs.WorkflowID)).Sub(t0).Microseconds())/1000)
 	}
-	stop()
+	d.stop()
+	var base []float64
 	for i := 0; i < n; i++ {
 		f := filepath.Join(stamps, "base")
 		cmd := exec.Command("sh", "-c", stamp)
-		cmd.Env = append(os.Environ(), "SPECD_WORKFLOW_ID=base")
+		cmd.Env = append(os.Environ(), "STAMP_DIR="+stamps, "SPECD_WORKFLOW_ID=base")
 		t0 := time.Now()
 		must(cmd.Run())
 		base = append(base, float64(readStamp(f).Sub(t0).Microseconds())/1000)
 		os.Remove(f)
 	}
-	p50, p99 = percentiles(specd)
-	b50, b99 = percentiles(base)
-	return
+	return median(got) - median(base)
 }
 
-func throughput(n, caps int) (specdSec, xargsSec float64) {
-	root, treeDir := tree()
+// throughput runs n plans of 4 topics dropped before the daemon starts
+// (process start → every OVERVIEW.md) and returns its wall time over
+// that of xargs -P parallel running the same 4n tasks.
+func throughput(bin string, n, parallel int) float64 {
+	root, treeDir := project(commandConfig(writeReport, parallel))
 	defer os.RemoveAll(root)
 	for i := 1; i <= n; i++ {
 		dropPlan(treeDir, i, 4)
 	}
-	cfg := benchConfig("sh", "-c", writeReport)
-	cfg.MaxParallel = caps
-	var left atomic.Int64
-	left.Store(int64(n))
-	all := make(chan struct{})
-	t0 := time.Now()
-	stop := start(root, treeDir, cfg, func(specs.RunState) {
-		if left.Add(-1) == 0 {
-			close(all)
-		}
-	})
-	<-all
-	specdSec = time.Since(t0).Seconds()
-	stop()
+	d := startDaemon(bin, root)
+	waitFinished(treeDir, n)
+	specd := time.Since(d.Started).Seconds()
+	d.stop()
 
-	// The same 4n tasks through xargs -P.
 	var lines strings.Builder
 	out := filepath.Join(root, "xargs")
 	must(os.MkdirAll(out, 0o755))
 	for i := 0; i < 4*n; i++ {
 		fmt.Fprintf(&lines, "%s/%05d.md topic%d\n", out, i, i%4)
 	}
-	cmd := exec.Command("xargs", "-P", strconv.Itoa(caps), "-L", "1", "sh", "-c", writeReport, "sh")
+	cmd := exec.Command("xargs", "-P", strconv.Itoa(parallel), "-L", "1", "sh", "-c", writeReport, "sh")
 	cmd.Stdin = strings.NewReader(lines.String())
-	t0 = time.Now()
+	t0 := time.Now()
 	must(cmd.Run())
-	xargsSec = time.Since(t0).Seconds()
-	return
+	return specd / time.Since(t0).Seconds()
 }
 
-func sleepers() float64 {
-	root, treeDir := tree()
+// sleepers returns the wall time of one plan of 8 topics whose specialist
+// sleeps 1 s, at max_parallel 8: drop → OVERVIEW.md.
+func sleepers(bin string) float64 {
+	root, treeDir := project(commandConfig("sleep 1; "+writeReport, 8))
 	defer os.RemoveAll(root)
-	cfg := benchConfig("sh", "-c", "sleep 1; "+writeReport)
-	cfg.MaxParallel = 8
-	done := make(chan specs.RunState, 1)
-	stop := start(root, treeDir, cfg, func(rs specs.RunState) { done <- rs })
+	d := startDaemon(bin, root)
+	defer d.stop()
 	t0 := dropPlan(treeDir, 1, 8)
-	rs := <-done
-	d := time.Since(t0).Seconds()
-	stop()
-	if rs.Completed != 8 {
-		must(fmt.Errorf("sleepers: %d/8 completed", rs.Completed))
-	}
-	return d
+	waitFinished(treeDir, 1)
+	return time.Since(t0).Seconds()
 }
 
-// idleCase runs the daemon as a child process on a tree of nDirs finished
-// runs: start-up scan time (process start → READY=1) against a WalkDir of
-// the same tree, then RSS and CPU share while idle.
-func idleCase(nDirs int, idle time.Duration) (scanMS, walkMS, rssMB, cpuPct float64) {
-	root, treeDir := tree()
+// idleCase starts the daemon on a tree of nDirs finished runs and returns
+// the start-up scan (process start → READY=1, ms), then its RSS (MB) and
+// CPU share (%) while idle for idle.
+func idleCase(bin string, nDirs int, idle time.Duration) (scanMS, rssMB, cpuPct float64) {
+	root, treeDir := project("")
 	defer os.RemoveAll(root)
 	finished := []byte(`{"schema_version":1,"state":"finished","verdict":"SUCCESS"}`)
 	for i := 1; i <= nDirs; i++ {
-		dir := filepath.Join(treeDir, fmt.Sprintf("%05d_done", i), "reports")
+		dir := filepath.Join(treeDir, fmt.Sprintf("%05d_done", i), specs.ReportsDir)
 		must(os.MkdirAll(dir, 0o755))
 		must(os.WriteFile(filepath.Join(dir, specs.PlanFile), []byte("[0] t -> 001_t.md\nStatus: PLAN_COMPLETE\n"), 0o644))
 		must(os.WriteFile(filepath.Join(dir, specs.RunStateFile), finished, 0o644))
 	}
-	t0 := time.Now()
-	n := 0
-	must(filepath.WalkDir(treeDir, func(string, fs.DirEntry, error) error { n++; return nil }))
-	walkMS = float64(time.Since(t0).Microseconds()) / 1000
-
-	sock := filepath.Join(root, "notify.sock")
-	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
-	must(err)
-	defer conn.Close()
-	self, err := os.Executable()
-	must(err)
-	cmd := exec.Command(self, "-daemon", root)
-	cmd.Env = append(os.Environ(), "NOTIFY_SOCKET="+sock)
-	t0 = time.Now()
-	must(cmd.Start())
-	buf := make([]byte, 4096)
-	for {
-		conn.SetReadDeadline(time.Now().Add(2 * time.Minute))
-		k, err := conn.Read(buf)
-		must(err)
-		if strings.HasPrefix(string(buf[:k]), "READY=1") {
-			break
-		}
-	}
-	scanMS = float64(time.Since(t0).Microseconds()) / 1000
-	cpu0 := cpuTicks(cmd.Process.Pid)
+	must(filepath.WalkDir(treeDir, func(string, fs.DirEntry, error) error { return nil })) // warm the dentry cache alike for both
+	d := startDaemon(bin, root)
+	defer d.stop()
+	scanMS = float64(d.Ready.Sub(d.Started).Microseconds()) / 1000
+	pid := d.cmd.Process.Pid
+	cpu0 := cpuTicks(pid)
 	time.Sleep(idle)
-	cpu1 := cpuTicks(cmd.Process.Pid)
-	rssMB = rss(cmd.Process.Pid)
-	cmd.Process.Signal(syscall.SIGTERM)
-	cmd.Wait()
+	cpu1 := cpuTicks(pid)
 	const hz = 100 // USER_HZ on Linux
-	cpuPct = float64(cpu1-cpu0) / hz / idle.Seconds() * 100
-	return
-}
-
-func runDaemon(root string) {
-	cfg := config.Default()
-	d, err := daemon.New(daemon.Options{Root: root, TreeDir: filepath.Join(root, ".opencode", "specs"), Config: cfg, Log: zerolog.Nop()})
-	must(err)
-	ctx, stop := signalContext()
-	defer stop()
-	must(d.Run(ctx))
-}
-
-func signalContext() (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(context.Background())
-	ch := make(chan os.Signal, 1)
-	signalNotify(ch)
-	go func() { <-ch; cancel() }()
-	return ctx, cancel
+	return scanMS, rss(pid), float64(cpu1-cpu0) / hz / idle.Seconds() * 100
 }
 
 // cpuTicks is utime+stime of pid from /proc/pid/stat, in clock ticks.
@@ -337,3 +376,4 @@ func rss(pid int) float64 {
 	}
 	return 0
 }
+
