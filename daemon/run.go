@@ -241,15 +241,14 @@ func (r *run) execute(start, kill context.Context, plan *plans.Plan, prev specs.
 	r.d.setActive(r.runDir, r)
 	defer r.d.setActive(r.runDir, nil)
 	r.d.takeCancel(r.runDir) // a request that came before the run started
-	// The first checkpoint is written after the first spawn (or 100 ms
-	// in, when no topic can start at once), not before it: its fsync holds
-	// the file system's journal while the runner creates the topic's files.
-	// Until it lands, a crash leaves the previous state, from which the run
-	// resumes the same way (the topic locks keep a specialist still running
-	// from being started twice).
+	// The first checkpoint is written after the first spawn, not before
+	// it: its fsync holds the file system's journal while the runner
+	// creates the topic's files, and a run whose topics all wait for a
+	// free slot has nothing to record yet (`specd status` shows it from
+	// its plan). Until it lands, a crash leaves the previous state, from
+	// which the run resumes the same way (the topic locks keep a
+	// specialist still running from being started twice).
 	flushed := r.writeChanges()
-	first := time.AfterFunc(100*time.Millisecond, r.changed)
-	defer first.Stop()
 
 	t0 = time.Now()
 	for from := 0; ; {
@@ -489,10 +488,19 @@ func (r *run) writeChanges() (stop func()) {
 }
 
 // checkpoint writes .run.json now; its error is the caller's to report.
+// The state is encoded under r.mu and written outside it, so topics that
+// start or end meanwhile do not wait for the disk. Only one goroutine
+// writes at a time (the state writer while the run executes, the run's
+// own goroutine before and after), so an older snapshot never replaces a
+// newer one.
 func (r *run) checkpoint() error {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	return specs.SaveRun(r.runDir, &r.rs)
+	b, err := specs.EncodeRun(&r.rs)
+	r.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return specs.WriteRun(r.runDir, b)
 }
 
 // traceLine formats one trace line for topic i (docs/contract.md#outputs).

@@ -90,11 +90,25 @@ func PeekRun(runDir string) (RunHead, int64, error) {
 // SaveRun replaces reports/.run.json of a run directory with rs (temp +
 // fsync + rename).
 func SaveRun(runDir string, rs *RunState) error {
-	b, err := json.MarshalIndent(rs, "", "  ")
+	b, err := EncodeRun(rs)
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(filepath.Join(runDir, ReportsDir, RunStateFile), append(b, '\n'), 0o644)
+	return WriteRun(runDir, b)
+}
+
+// EncodeRun is the content SaveRun writes for rs: indented JSON and a
+// newline. With WriteRun it lets a caller take its snapshot under its own
+// lock and write it (which waits for the disk) outside.
+func EncodeRun(rs *RunState) ([]byte, error) {
+	b, err := json.MarshalIndent(rs, "", "  ")
+	return append(b, '\n'), err
+}
+
+// WriteRun writes data, an EncodeRun result, as runDir's reports/.run.json
+// (temp + fsync + rename).
+func WriteRun(runDir string, data []byte) error {
+	return atomicfile.WriteFile(filepath.Join(runDir, ReportsDir, RunStateFile), data, 0o644)
 }
 
 // ReopenRun marks a finished run of runDir as unfinished, so that the next

@@ -199,6 +199,7 @@ func (Process) Run(ctx context.Context, job Job) Result {
 			}
 		}
 	}()
+	exited(pgid)
 	waitErr := cmd.Wait()
 	close(done)
 	// The leader is gone; sweep anything left in its group (ESRCH is fine).
@@ -223,6 +224,33 @@ func (Process) Run(ctx context.Context, job Job) Result {
 		res.StartErr = fmt.Errorf("wait: %w", waitErr)
 	}
 	return res
+}
+
+// exited returns once the process pid has exited (or at once when that
+// cannot be watched). It waits in the network poller — a pidfd becomes
+// readable when its process exits — so no thread sits blocked in waitid
+// for the life of every specialist: each such thread makes the Go
+// runtime's monitor hand its processor off and wake every 20 µs, which
+// with a few quick specialists at once cost more CPU than specd's own
+// work (bench/: throughput). cmd.Wait then reaps the exited process at
+// once.
+func exited(pid int) {
+	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
+	if err != nil {
+		return // no pidfd (Linux < 5.10): cmd.Wait waits
+	}
+	f := os.NewFile(uintptr(fd), "pidfd")
+	defer f.Close()
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	waited := false
+	_ = rc.Read(func(uintptr) bool {
+		done := waited // called again once the pidfd is readable
+		waited = true
+		return done
+	})
 }
 
 // lockFile opens path and takes an exclusive flock on it, waiting (polling
