@@ -376,4 +376,3 @@ func rss(pid int) float64 {
 	}
 	return 0
 }
-
