@@ -41,11 +41,9 @@ type run struct {
 	mkdirs   sync.Once // reports/.logs/ and .results/ exist (dirs)
 	mkdirErr error
 
-	dirtyMu sync.Mutex
+	mu      sync.Mutex    // the run's one lock: guards the fields below and the trace file
 	dirty   chan struct{} // a topic's state changed: .run.json is due (writeChanges); nil when no writer runs
-	traced  bool          // the trace file was created or found (trace); guarded by mu
-
-	mu      sync.Mutex // guards rs, results, metas, kills, cancelBy and the trace file
+	traced  bool          // the trace file was created or found (trace)
 	rs      specs.RunState
 	results []*barrier.Attempt         // how each topic's last attempt ended; nil when it did not run here
 	metas   map[int]specs.ReportMeta   // completed reports' metadata, by topic index
@@ -354,7 +352,9 @@ func (r *run) grow() bool {
 		return false
 	}
 	r.log.Info().Int("topics_before", len(r.rs.Topics)).Int("topics_now", len(plan.Topics)).Msg("topics were added to the plan: running them")
+	r.mu.Lock()
 	r.rs.PlanSHA256 = hash
+	r.mu.Unlock()
 	r.addTopics(plan.Topics, specs.RunState{})
 	r.changed()
 	return true
@@ -438,8 +438,8 @@ func (r *run) number() string { return specs.RunLabel(r.runDir) }
 // change and far less when topics are quick. After the writer has stopped
 // it does nothing.
 func (r *run) changed() {
-	r.dirtyMu.Lock()
-	defer r.dirtyMu.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	select {
 	case r.dirty <- struct{}{}: // a nil channel (no writer) never takes it
 	default: // a write is due already; it will include this change
@@ -457,9 +457,9 @@ const coalesce = 50 * time.Millisecond
 func (r *run) writeChanges() (stop func()) {
 	dirty := make(chan struct{}, 1)
 	quit := make(chan struct{})
-	r.dirtyMu.Lock()
+	r.mu.Lock()
 	r.dirty = dirty
-	r.dirtyMu.Unlock()
+	r.mu.Unlock()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -479,10 +479,10 @@ func (r *run) writeChanges() (stop func()) {
 	}()
 	return func() {
 		close(quit)
-		r.dirtyMu.Lock()
+		r.mu.Lock()
 		close(dirty)
 		r.dirty = nil
-		r.dirtyMu.Unlock()
+		r.mu.Unlock()
 		<-done
 	}
 }

@@ -11,8 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/specd-dev/specd/daemon/barrier"
 	"github.com/specd-dev/specd/daemon/delivery"
+	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/preset"
 	"github.com/specd-dev/specd/internal/runner"
 	"github.com/specd-dev/specd/internal/specialist"
@@ -20,17 +22,18 @@ import (
 	"github.com/specd-dev/specd/specs"
 )
 
-// runTopic runs topic i's specialist when max_parallel, the start rate
-// and the run's budget allow, retrying infrastructure failures with
-// backoff, and returns how its last attempt ended; ended is false when the
-// topic has no outcome yet (it stays queued and resumes at the next start).
+// runTopic runs topic i: it takes a slot (max_parallel), then runs one
+// attempt after the other (attempt.run) until one says what comes next is
+// done or requeue, and returns how its last attempt ended; ended is false
+// when the topic has no outcome yet (requeue: it stays queued and resumes
+// at the next start).
 //
 // Two contexts stop it. When start ends (a warm shutdown) no further
 // attempt starts, a running one goes on, and a topic that has not started
 // stays queued. When kill ends (a cold shutdown, or shutdown_timeout) the
 // running attempt's process group is stopped and the topic stays queued:
 // the run resumes at the next start. A cancel request (r.cancel) stops the
-// topic and ends it cancelled.
+// topic and ends it cancelled (docs/operating.md#cancel).
 func (r *run) runTopic(start, kill context.Context, i int) (res barrier.Attempt, ended bool) {
 	tctx, stop := context.WithCancel(kill)
 	defer stop()
@@ -38,21 +41,72 @@ func (r *run) runTopic(start, kill context.Context, i int) (res barrier.Attempt,
 		return cancelled(by), true // cancelled before it was queued
 	}
 	defer r.track(i, nil)
-	r.d.stats.queued.Add(1)
-	select {
-	case r.d.sem <- struct{}{}:
-		r.d.stats.queued.Add(-1)
-	case <-start.Done():
-		r.d.stats.queued.Add(-1)
-		return res, false
-	case <-tctx.Done():
-		r.d.stats.queued.Add(-1)
+	if next := r.takeSlot(start, tctx); next != proceed {
 		if by := r.cancelledBy(i); by != "" {
 			return cancelled(by), true
 		}
 		return res, false
 	}
 	defer func() { <-r.d.sem }()
+	a := r.newAttempt(i)
+	for {
+		switch a.run(start, tctx) {
+		case done:
+			return a.res, true
+		case requeue:
+			return a.res, false
+		case retry:
+			if !a.backoff(start, tctx) {
+				return a.res, false
+			}
+			a.try++
+		}
+	}
+}
+
+// next is what an attempt's step says comes next.
+type next int
+
+const (
+	proceed next = iota // go on to the attempt's next step
+	done                // the topic has its last attempt: classify it (finishTopic)
+	retry               // an infrastructure failure: another attempt after the backoff
+	requeue             // a shutdown: the topic stays queued and resumes at the next start
+)
+
+// takeSlot waits for one of max_parallel slots; requeue when start or
+// tctx (a cold shutdown or a cancel) ends first.
+func (r *run) takeSlot(start, tctx context.Context) next {
+	r.d.stats.queued.Add(1)
+	defer r.d.stats.queued.Add(-1)
+	select {
+	case r.d.sem <- struct{}{}:
+		return proceed
+	case <-start.Done():
+	case <-tctx.Done():
+	}
+	return requeue
+}
+
+// attempt is one attempt of one topic, and what its steps share; run takes
+// it through them in order: check, start and wait, collect, decide.
+type attempt struct {
+	r   *run
+	i   int // the topic's position in the run
+	try int // 0-based
+
+	in   specialist.Input
+	stem string // reports/.logs/NNN: the attempt's log files without extension
+	log  zerolog.Logger
+
+	sp      config.Specialist // this attempt's settings: one snapshot, so a SIGHUP changes a next attempt whole
+	argv    []string
+	skipped barrier.Check // set by skip when the runner asks (an earlier specialist finished the topic)
+	res     barrier.Attempt
+	wait    time.Duration // the retry delay decide chose
+}
+
+func (r *run) newAttempt(i int) *attempt {
 	t := r.topic(i)
 	in := specialist.Input{
 		ReportPath:         r.paths[i],
@@ -67,139 +121,203 @@ func (r *run) runTopic(start, kill context.Context, i int) (res barrier.Attempt,
 		CorrelationID:      r.rs.WorkflowID,
 		AnalysisDepth:      r.depth,
 	}
-	jsonResult, mdResult := delivery.ResultPaths(r.paths[i])
-	in.ResultPath = jsonResult
+	in.ResultPath, _ = delivery.ResultPaths(r.paths[i])
 	if p := filepath.Join(r.runDir, specs.RequestFile); fileExists(p) {
 		in.RequestFile = p
 	}
-	log := r.log.With().Int("topic", t.Index).Str("report", t.Report).Logger()
-	stem := r.logStem(i)
-	var skipped barrier.Check // the check that let the runner skip the topic
-	for try := 0; ; try++ {
-		// One config snapshot per attempt: a SIGHUP between attempts
-		// changes the next attempt as a whole, never half of it.
-		sp := r.d.config().Specialist
-		if by := r.cancelledBy(i); by != "" {
-			res = cancelled(by)
-			break
-		}
-		if start.Err() != nil {
-			return res, false // draining: no new attempt; the topic resumes at the next start
-		}
-		argv, err := preset.Argv(sp, r.d.opts.SpecialistExe, in)
-		if err == nil {
-			err = r.dirs()
-		}
-		if err != nil {
-			res = barrier.Attempt{Result: runner.Result{ExitCode: -1, StartErr: err}}
-			break
-		}
-		if used := time.Duration(r.used.Load()); sp.Budget > 0 && used >= sp.Budget.Std() {
-			res = barrier.Attempt{Result: runner.Result{ExitCode: -1}, NotStarted: fmt.Sprintf("the run's specialist budget of %s is used up (%s spent)", sp.Budget.Std(), used.Round(time.Second))}
-			r.limitHit("budget", fmt.Sprintf("topic [%d] not started: specialist budget of %s used up", t.Index, sp.Budget.Std()),
-				"Raise specialist.budget in .opencode/specd.yaml, then `specd rerun "+r.number()+"`.")
-			break
-		}
-		if why := r.stopped(); why != "" {
-			res = barrier.Attempt{Result: runner.Result{ExitCode: -1}, NotStarted: why}
-			break
-		}
-		if err := r.d.startLimit(start, r); err != nil {
-			return res, false // shutdown while waiting: the topic stays queued
-		}
-		started := false
-		res = barrier.Attempt{Result: r.d.runner.Run(tctx, runner.Job{
-			Argv: argv, Dir: r.d.opts.Root, Env: append(preset.Env(sp.Env), in.Env()...), Stdin: in.JSON(),
-			Stdout: stem + ".stdout", Stderr: stem + ".stderr",
-			Timeout: sp.Timeout.Std(), Grace: sp.Grace.Std(),
-			Lock: stem + ".lock",
-			ID:   attemptID(r.rs.WorkflowID, t, try), Inputs: nonEmpty(in.RequestFile),
-			Outputs: []string{in.ReportPath, in.ResultPath, mdResult}, Retries: sp.Retries,
-			OnWorker: func(w string) { r.mu.Lock(); r.rs.Topics[i].Worker = w; r.mu.Unlock(); r.changed() },
-			Skip: func() bool {
-				if t.Rerun {
-					return false
-				}
-				// A valid report, or a result an earlier specialist left
-				// (specd was killed before it rendered it), finishes the topic.
-				skipped, _ = r.deliver(i, "")
-				return skipped.Err == nil
-			},
-			OnStart: func() {
-				// This attempt's result is the only one that counts.
-				for _, p := range []string{in.ResultPath, mdResult} {
-					os.Remove(p)
-				}
-				r.d.stats.running.Add(1)
-				started = true
-			},
-			OnSpawn: func(pid int) {
-				r.mu.Lock()
-				ts := &r.rs.Topics[i]
-				ts.Outcome, ts.PID = specs.OutcomeRunning, pid
-				ts.Attempts++
-				if ts.StartedAt == "" {
-					ts.StartedAt = r.d.now().UTC().Format(specs.TimeFormat)
-				}
-				r.mu.Unlock()
-				r.changed()
-				r.trace(r.traceLine(i, "INVOKED"))
-				log.Info().Strs("argv", argv).Int("attempt", try+1).Int("pid", pid).Msg("specialist started")
-			},
-		})}
-		if started { // its output files are this attempt's
-			r.d.stats.running.Add(-1)
-			stdout := runner.Tail(stem+".stdout", maxSignalBytes)
-			res.Signals = specialist.ParseSignals(stdout)
-			res.Class, res.ClassLine = preset.ErrorType(res.ExitCode, runner.Tail(stem+".stderr", classifyBytes), stdout[max(0, len(stdout)-classifyBytes):])
-		}
-		if res.Skipped {
-			log.Info().Msg("an earlier specialist of this topic finished it; not started again")
-			return barrier.Attempt{Report: skipped}, true
-		}
-		r.used.Add(int64(res.Duration))
-		if by := r.cancelledBy(i); by != "" {
-			res.Cancelled = by
-			log.Warn().Str("by", by).Msg("specialist stopped: topic cancelled")
-			break
-		}
-		if res.Interrupted {
-			log.Warn().Int64("ran_ms", res.Duration.Milliseconds()).Msg("specialist stopped by shutdown; the topic runs again at the next start")
-			return res, false
-		}
-		res.Report, res.ResultInvalid = r.deliver(i, stem+".stdout")
-		log.Info().Int("exit_code", res.ExitCode).Str("signal", res.Signal).Bool("timed_out", res.TimedOut).
-			Int64("duration_ms", res.Duration.Milliseconds()).Msg("specialist exited")
-		kind := infraFailure(res)
-		if r.stopOnConfigError(t.Index, res) || kind == "" || try >= sp.Retries {
-			break
-		}
-		if res.Report.Err == nil {
-			break // the file is the truth: it finished after all
-		}
-		wait := backoff(sp.RetryBackoff.Std(), try)
-		log.Warn().Str("failure", kind).Int64("backoff_ms", wait.Milliseconds()).Msg("retrying the specialist")
-		r.d.logError(jsonl.Entry{WorkflowID: r.rs.WorkflowID, ErrorType: jsonl.TypeExecution, Source: "runner", Severity: "warning",
-			Message:      fmt.Sprintf("topic [%d] %s; retry %d of %d in %s", t.Index, kind, try+1, sp.Retries, wait.Round(time.Millisecond)),
-			Details:      retryDetails(r.rel, t.Index, try, res),
-			RecoveryHint: "Nothing to do if a retry succeeds; if every retry fails, read the specialist's output with `specd logs " + r.number() + "` and check specialist.command and specialist.timeout."})
-		r.setOutcome(i, specs.OutcomeQueued)
-		select {
-		case <-tctx.Done():
-			if r.cancelledBy(i) == "" {
-				return res, false // cold shutdown during the backoff
-			}
-		case <-start.Done():
-			return res, false // warm shutdown during the backoff: resumes at the next start
-		case <-time.After(wait):
+	return &attempt{r: r, i: i, in: in, stem: r.logStem(i),
+		log: r.log.With().Int("topic", t.Index).Str("report", t.Report).Logger()}
+}
+
+// run takes the attempt through its steps and says what comes next.
+func (a *attempt) run(start, tctx context.Context) next {
+	a.res = barrier.Attempt{}
+	for _, step := range []func(start, tctx context.Context) next{a.check, a.startAndWait, a.collect} {
+		if n := step(start, tctx); n != proceed {
+			return n
 		}
 	}
-	return res, true
+	return a.decide()
+}
+
+// check is the attempt's first step: whether it may start at all — not
+// cancelled, not draining, a command line, the run's budget not spent, the
+// run not stopped by an auth or config error. It ends the topic (done,
+// with the end kind and reason) or requeues it when it may not.
+func (a *attempt) check(start, _ context.Context) next {
+	r := a.r
+	a.sp = r.d.config().Specialist
+	if by := r.cancelledBy(a.i); by != "" {
+		a.res = cancelled(by)
+		return done
+	}
+	if start.Err() != nil {
+		return requeue // draining: no new attempt
+	}
+	argv, err := preset.Argv(a.sp, r.d.opts.SpecialistExe, a.in)
+	if err == nil {
+		err = r.dirs()
+	}
+	if err != nil {
+		a.res = barrier.Attempt{Result: runner.Result{ExitCode: -1, StartErr: err}}
+		return done
+	}
+	a.argv = argv
+	if used := time.Duration(r.used.Load()); a.sp.Budget > 0 && used >= a.sp.Budget.Std() {
+		a.res = notStarted(fmt.Sprintf("the run's specialist budget of %s is used up (%s spent)", a.sp.Budget.Std(), used.Round(time.Second)))
+		r.limitHit("budget", fmt.Sprintf("topic [%d] not started: specialist budget of %s used up", a.in.TopicIndex, a.sp.Budget.Std()),
+			"Raise specialist.budget in .opencode/specd.yaml, then `specd rerun "+r.number()+"`.")
+		return done
+	}
+	if why := r.stopped(); why != "" {
+		a.res = notStarted(why)
+		return done
+	}
+	return proceed
+}
+
+// startAndWait is the attempt's second step: the start rate, then the
+// specialist process (runner.Runner.Run) until it exits. A shutdown while
+// waiting for the start rate, or one that stopped the process, requeues
+// the topic; a topic an earlier specialist finished is done.
+func (a *attempt) startAndWait(start, tctx context.Context) next {
+	r := a.r
+	if err := r.d.startLimit(start, r); err != nil {
+		return requeue // shutdown while waiting: the topic stays queued
+	}
+	_, mdResult := delivery.ResultPaths(a.in.ReportPath)
+	t := r.topic(a.i)
+	a.res.Result = r.d.runner.Run(tctx, runner.Job{
+		Argv: a.argv, Dir: r.d.opts.Root, Env: append(preset.Env(a.sp.Env), a.in.Env()...), Stdin: a.in.JSON(),
+		Stdout: a.stem + ".stdout", Stderr: a.stem + ".stderr",
+		Timeout: a.sp.Timeout.Std(), Grace: a.sp.Grace.Std(),
+		Lock: a.stem + ".lock",
+		ID:   attemptID(r.rs.WorkflowID, t, a.try), Inputs: nonEmpty(a.in.RequestFile),
+		Outputs: []string{a.in.ReportPath, a.in.ResultPath, mdResult}, Retries: a.sp.Retries,
+		OnWorker: func(w string) { r.mu.Lock(); r.rs.Topics[a.i].Worker = w; r.mu.Unlock(); r.changed() },
+		Skip:     a.skip(t.Rerun),
+		OnStart: func() {
+			// This attempt's result is the only one that counts.
+			os.Remove(a.in.ResultPath)
+			os.Remove(mdResult)
+			r.d.stats.running.Add(1)
+		},
+		OnSpawn: a.spawned,
+	})
+	if a.res.Started {
+		r.d.stats.running.Add(-1)
+	}
+	if a.res.Skipped {
+		a.log.Info().Msg("an earlier specialist of this topic finished it; not started again")
+		a.res = barrier.Attempt{Report: a.skipped}
+		return done
+	}
+	r.used.Add(int64(a.res.Duration))
+	if by := r.cancelledBy(a.i); by != "" {
+		a.res.End, a.res.Reason = barrier.Cancelled, by
+		a.log.Warn().Str("by", by).Msg("specialist stopped: topic cancelled")
+		return done
+	}
+	if a.res.Interrupted {
+		a.log.Warn().Int64("ran_ms", a.res.Duration.Milliseconds()).Msg("specialist stopped by shutdown; the topic runs again at the next start")
+		return requeue
+	}
+	return proceed
+}
+
+// skip is the runner's Skip for this attempt: once the topic's lock is
+// held, a valid report, or a result an earlier specialist left (specd was
+// killed before it rendered it), finishes the topic unless it is rerun.
+// The runner calls it before Run returns; its check is kept in a.skipped.
+func (a *attempt) skip(rerun bool) func() bool {
+	return func() bool {
+		if rerun {
+			return false
+		}
+		a.skipped, _ = a.r.deliver(a.i, "")
+		return a.skipped.Err == nil
+	}
+}
+
+// spawned records that the attempt's process runs: the topic's state
+// (running, pid, attempts, started_at), the trace line and the log.
+func (a *attempt) spawned(pid int) {
+	r := a.r
+	r.mu.Lock()
+	ts := &r.rs.Topics[a.i]
+	ts.Outcome, ts.PID = specs.OutcomeRunning, pid
+	ts.Attempts++
+	if ts.StartedAt == "" {
+		ts.StartedAt = r.d.now().UTC().Format(specs.TimeFormat)
+	}
+	r.mu.Unlock()
+	r.changed()
+	r.trace(r.traceLine(a.i, "INVOKED"))
+	a.log.Info().Strs("argv", a.argv).Int("attempt", a.try+1).Int("pid", pid).Msg("specialist started")
+}
+
+// collect is the attempt's third step: what the specialist printed (the
+// signals of docs/contract.md#specialists, an agent CLI's error class) and
+// its report, delivered from a structured result when it gave one.
+func (a *attempt) collect(context.Context, context.Context) next {
+	r := a.r
+	if a.res.Started { // its output files are this attempt's
+		stdout := runner.Tail(a.stem+".stdout", maxSignalBytes)
+		a.res.Signals = specialist.ParseSignals(stdout)
+		a.res.Class, a.res.ClassLine = preset.ErrorType(a.res.ExitCode, runner.Tail(a.stem+".stderr", classifyBytes), stdout[max(0, len(stdout)-classifyBytes):])
+	}
+	var invalid string
+	a.res.Report, invalid = r.deliver(a.i, a.stem+".stdout")
+	if invalid != "" {
+		a.res.End, a.res.Reason = barrier.ResultInvalid, invalid
+	}
+	a.log.Info().Int("exit_code", a.res.ExitCode).Str("signal", a.res.Signal).Bool("timed_out", a.res.TimedOut).
+		Int64("duration_ms", a.res.Duration.Milliseconds()).Msg("specialist exited")
+	return proceed
+}
+
+// decide is the attempt's last step: done, unless an infrastructure
+// failure (infraFailure) left no valid report and retries remain; an auth
+// or config error stops the run's further starts (stopOnConfigError).
+func (a *attempt) decide() next {
+	r := a.r
+	kind := infraFailure(a.res)
+	if r.stopOnConfigError(a.in.TopicIndex, a.res) || kind == "" || a.try >= a.sp.Retries || a.res.Report.Err == nil {
+		return done // the file is the truth: a valid report ends the topic
+	}
+	wait := backoff(a.sp.RetryBackoff.Std(), a.try)
+	a.log.Warn().Str("failure", kind).Int64("backoff_ms", wait.Milliseconds()).Msg("retrying the specialist")
+	r.d.logError(jsonl.Entry{WorkflowID: r.rs.WorkflowID, ErrorType: jsonl.TypeExecution, Source: "runner", Severity: "warning",
+		Message:      fmt.Sprintf("topic [%d] %s; retry %d of %d in %s", a.in.TopicIndex, kind, a.try+1, a.sp.Retries, wait.Round(time.Millisecond)),
+		Details:      retryDetails(r.rel, a.in.TopicIndex, a.try, a.res),
+		RecoveryHint: "Nothing to do if a retry succeeds; if every retry fails, read the specialist's output with `specd logs " + r.number() + "` and check specialist.command and specialist.timeout."})
+	r.setOutcome(a.i, specs.OutcomeQueued)
+	a.wait = wait
+	return retry
+}
+
+// backoff waits out the retry delay decide chose; false when a shutdown
+// came meanwhile (the topic stays queued). A cancel during the delay ends
+// the wait early: the next attempt's check ends the topic cancelled.
+func (a *attempt) backoff(start, tctx context.Context) bool {
+	select {
+	case <-tctx.Done():
+		return a.r.cancelledBy(a.i) != "" // a cold shutdown requeues; a cancel goes on to check
+	case <-start.Done():
+		return false // warm shutdown during the backoff: resumes at the next start
+	case <-time.After(a.wait):
+		return true
+	}
 }
 
 // cancelled is the attempt of a topic cancelled before an attempt started.
 func cancelled(by string) barrier.Attempt {
-	return barrier.Attempt{Result: runner.Result{ExitCode: -1}, Cancelled: by}
+	return barrier.Attempt{Result: runner.Result{ExitCode: -1}, End: barrier.Cancelled, Reason: by}
+}
+
+// notStarted is the attempt of a topic a limit kept from starting.
+func notStarted(why string) barrier.Attempt {
+	return barrier.Attempt{Result: runner.Result{ExitCode: -1}, End: barrier.NotStarted, Reason: why}
 }
 
 // dirs makes reports/.logs/ and reports/.results/, once per run.

@@ -45,14 +45,14 @@ func Outcome(res Attempt, reportPath, topic string) (specs.Outcome, string, spec
 		fileReason = specs.ShortReason(verr)
 	}
 	switch {
-	case res.Cancelled != "":
-		return specs.OutcomeCancelled, "cancelled by " + res.Cancelled, meta
-	case res.NotStarted != "":
-		return specs.OutcomeMissing, "not started: " + res.NotStarted, meta
+	case res.End == Cancelled:
+		return specs.OutcomeCancelled, "cancelled by " + res.Reason, meta
+	case res.End == NotStarted:
+		return specs.OutcomeMissing, "not started: " + res.Reason, meta
 	case res.TimedOut:
 		return specs.OutcomeTimeout, "killed after the per-topic timeout (specialist.timeout " + res.Timeout.String() + "); " + fileReason, meta
-	case res.ResultInvalid != "":
-		return specs.OutcomeInvalid, res.ResultInvalid, meta
+	case res.End == ResultInvalid:
+		return specs.OutcomeInvalid, res.Reason, meta
 	case res.Signals.TaskError != nil && res.Signals.TaskError.ErrorType == DeclinedType:
 		return specs.OutcomeDeclined, "declined: " + res.Signals.TaskError.Message, meta
 	case res.Signals.TaskError != nil:
@@ -77,17 +77,27 @@ func Outcome(res Attempt, reportPath, topic string) (specs.Outcome, string, spec
 	}
 }
 
+// End says how specd ended an attempt, beside how its process exited.
+type End int
+
+const (
+	Ran           End = iota // the specialist ran, or could not start; runner.Result says how it ended
+	Cancelled                // `specd cancel` stopped it, or kept it from starting; Reason: who cancelled
+	NotStarted               // a limit kept it from starting (budget, an auth or config error); Reason: which
+	ResultInvalid            // it ran, and its structured result was refused; Reason: why
+)
+
 // Attempt is how a topic's last specialist attempt ended: the process's
-// result, what specd read from its output, and why specd did not start it.
+// result, what specd read from its output, and how specd ended it (End,
+// with Reason).
 type Attempt struct {
 	runner.Result
-	Signals       specialist.Signals // what it printed on stdout (docs/contract.md#specialists)
-	Class         string             // error class of a non-zero exit (preset.ErrorType): rate_limit, auth, config, state or ""
-	ClassLine     string             // the printed line Class was read from
-	NotStarted    string             // why specd did not start it (a limit)
-	Cancelled     string             // who cancelled the topic (`specd cancel`)
-	ResultInvalid string             // why its structured result was refused; "" when it gave none or it became the report
-	Report        Check              // the report as checked after the attempt, so that Outcome need not read it again
+	Signals   specialist.Signals // what it printed on stdout (docs/contract.md#specialists)
+	Class     string             // error class of a non-zero exit (preset.ErrorType): rate_limit, auth, config, state or ""
+	ClassLine string             // the printed line Class was read from
+	End       End
+	Reason    string // what End needs said: who cancelled, which limit, why the result was refused
+	Report    Check  // the report as checked after the attempt, so that Outcome need not read it again
 }
 
 // Check is the result of specs.ValidateReport on a topic's report.

@@ -79,7 +79,7 @@ func TestOutcome(t *testing.T) {
 		want specs.Outcome
 	}{
 		{"nothing", barrier.Attempt{}, specs.OutcomeMissing},
-		{"cancelled", barrier.Attempt{Cancelled: "me"}, specs.OutcomeCancelled},
+		{"cancelled", barrier.Attempt{End: barrier.Cancelled, Reason: "me"}, specs.OutcomeCancelled},
 		{"timeout", barrier.Attempt{Result: runner.Result{TimedOut: true, Signal: "terminated", ExitCode: -1}}, specs.OutcomeTimeout},
 		{"exit 3", barrier.Attempt{Result: runner.Result{ExitCode: 3}}, specs.OutcomeCrashed},
 		{"declined", barrier.Attempt{Signals: specialist.Signals{TaskError: &specialist.TaskError{ErrorType: barrier.DeclinedType, Message: "read-only"}}}, specs.OutcomeDeclined},
@@ -89,7 +89,7 @@ func TestOutcome(t *testing.T) {
 		}
 	}
 	os.WriteFile(report, []byte("---\nreport_type: research\ntopic: \"a\"\nfindings_count: 1\nrecommendations_count: 0\ncreated_date: 2026-11-22\nstatus: complete\n---\n\n## Summary\nS.\n\n## Findings\n1. A finding in main.go:1.\n\n## Sources\n- main.go\n"), 0o644)
-	if got, _, _ := barrier.Outcome(barrier.Attempt{Cancelled: "me", Result: runner.Result{ExitCode: 1}}, report, "a"); got != specs.OutcomeCompleted {
+	if got, _, _ := barrier.Outcome(barrier.Attempt{End: barrier.Cancelled, Reason: "me", Result: runner.Result{ExitCode: 1}}, report, "a"); got != specs.OutcomeCompleted {
 		t.Errorf("a valid report: %s, want completed (the file is the truth)", got)
 	}
 }

@@ -77,6 +77,7 @@ type Result struct {
 	Timeout     time.Duration // Job.Timeout, for messages
 	Interrupted bool          // the caller's context ended first (shutdown, cancel): not a verdict
 	Skipped     bool          // Job.Skip said the topic needs no process; nothing was started
+	Started     bool          // the process was started (or tried to): its stdout and stderr files are this job's
 	Duration    time.Duration // wall time from the call to the end of the process group
 	// Final says the runner has already retried the job as often as
 	// Job.Retries allows (a remote runner that lost its workers): the
@@ -177,6 +178,7 @@ func (Process) Run(ctx context.Context, job Job) Result {
 	if job.OnStart != nil {
 		job.OnStart()
 	}
+	res.Started = true
 	if err := cmd.Start(); err != nil {
 		res.StartErr = err
 		return res

@@ -69,6 +69,7 @@ func (r *Runner) Run(ctx context.Context, job runner.Job) runner.Result {
 	if job.OnStart != nil {
 		job.OnStart()
 	}
+	res.Started = true
 	job.ID = projectKey(job.Dir) + "/" + job.ID
 	run, err := r.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:                       job.ID,
