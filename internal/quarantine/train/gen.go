@@ -12,58 +12,51 @@ import (
 	"github.com/specd-dev/specd/internal/quarantine/normalize"
 )
 
-// lookalikeBenign are benign texts full of things the decoders look at:
-// hashes, base64 images, versions, leetspeak handles, spaced acronyms.
-var lookalikeBenign = []string{
-	"Commit 9f2c1e7a4b3d5f60718293a4b5c6d7e8f9012345 fixed the race in the scheduler.",
-	"The image is embedded as data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
-	"sha256: 3b7e72f1c2a94d0e8a61f5b0c9d2e4f6a8b0c1d2e3f4a5b6c7d8e9f0a1b2c3d4 release.tar.gz",
-	"Version 1.21.3 fixes CVE-2023-39325 in net/http; upgrade from 1.20.10 or later.",
-	"The user h4x0r_42 opened issue #1337 about the l33t-speak filter.",
-	"U S B stands for Universal Serial Bus.",
-	"The JWT header eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9 decodes to the algorithm and type.",
-	"Colours are given as hex, e.g. #1f2937 for dark grey and #f9fafb for the background.",
-	"The UUID 123e4567-e89b-12d3-a456-426614174000 identifies the tenant.",
-	"Encode spaces in query strings as %20, e.g. ?q=hello%20world.",
-	"Write &lt;br&gt; to show a literal tag in HTML.",
-	"The ROT13 of \"hello\" is \"uryyb\".",
-	"P.S. the meeting notes are attached.",
-	"MAC address 00:1A:2B:3C:4D:5E is reserved for the gateway.",
-}
-
-// writtenRecords builds the written attacks and benign texts, with an
-// encoded copy of each attack and a copy set inside benign context.
-func writtenRecords(public []Record) []Record {
+// writtenRecords builds the records of the written data w: each opener
+// with each action, each action alone, each whole attack, each addressee
+// with each action, the goal hijacks, and the benign texts; with an
+// encoded copy of each attack (of one addressed attack in four) and, for
+// one attack in three, a copy set after a benign tldr-pages sentence of its
+// language taken from public.
+func writtenRecords(w *Written, public []Record) []Record {
 	context := map[string][]string{} // lang → benign sentences to embed attacks in
 	for _, r := range public {
 		if r.Label == "benign" && r.Source == "tldr-pages" && len(r.Text) < 160 && !strings.Contains(r.Text, "`") {
 			context[r.Lang] = append(context[r.Lang], r.Text)
 		}
 	}
-	var out []Record
-	for _, code := range sortedKeys(written) {
-		l := written[code]
+	for lang, ss := range context { // one order whatever the files' order
+		slices.Sort(ss)
+		context[lang] = slices.Compact(ss)
+	}
+	attack := func(code string, p Part, text string) Record {
+		return Record{Text: text, Label: "attack", Category: p.Category, Lang: code, Source: "written", Group: p.Group}
+	}
+	benign := func(code string, p Part) Record {
+		return Record{Text: p.Text, Label: "benign", Category: p.Category, Lang: code, Source: "written"}
+	}
+	var out, hijacks, addressed []Record
+	for _, l := range w.Languages {
+		code := l.Lang
 		var attacks []Record
-		for i, o := range l.openers {
-			for _, a := range l.actions {
-				attacks = append(attacks, Record{Text: o + " " + a.text, Label: "attack", Category: a.cat, Lang: code,
-					Source: "written", Group: fmt.Sprintf("%s/opener%d", code, i)})
+		for _, o := range l.Openers {
+			for _, a := range l.Actions {
+				r := attack(code, a, o.Text+" "+a.Text)
+				r.Group = o.Group
+				attacks = append(attacks, r)
 			}
 		}
-		for i, a := range l.actions { // the action alone, addressed to the reader
-			attacks = append(attacks, Record{Text: a.text, Label: "attack", Category: a.cat, Lang: code,
-				Source: "written", Group: fmt.Sprintf("%s/action%d", code, i)})
+		for _, a := range l.Actions { // the action alone, addressed to the reader
+			attacks = append(attacks, attack(code, a, a.Text))
 		}
-		for i, a := range l.whole {
-			attacks = append(attacks, Record{Text: a.text, Label: "attack", Category: a.cat, Lang: code,
-				Source: "written", Group: fmt.Sprintf("%s/whole%d", code, i)})
+		for _, a := range l.Whole {
+			attacks = append(attacks, attack(code, a, a.Text))
 		}
 		for i, r := range attacks {
 			out = append(out, r)
 			if ctx := context[code]; len(ctx) > 0 && i%3 == 0 {
 				c := r
 				c.Text = ctx[hashN(r.Text, len(ctx))] + " " + r.Text
-				c.Category = r.Category
 				c.Source = "written+tldr-context"
 				out = append(out, c)
 			}
@@ -72,12 +65,34 @@ func writtenRecords(public []Record) []Record {
 			e.Text, e.Category, e.encoded = enc, "encoded_"+kind, true
 			out = append(out, e)
 		}
-		for _, b := range l.benign {
-			out = append(out, Record{Text: b, Label: "benign", Category: "hard_negative", Lang: code, Source: "written"})
+		for _, b := range l.Benign {
+			out = append(out, benign(code, b))
+		}
+		h := l.Hijack
+		for _, pivot := range h.Pivots {
+			for qi, q := range h.Questions {
+				for ti, task := range h.Tasks {
+					if (qi+ti)%2 == 1 { // half the combinations are enough
+						continue
+					}
+					hijacks = append(hijacks, attack(code, pivot, q+" "+pivot.Text+" "+task))
+				}
+			}
+		}
+		for _, q := range h.Questions {
+			hijacks = append(hijacks, benign(code, Part{Text: q, Category: "question"}))
+		}
+		for _, a := range l.Addressees {
+			for _, act := range l.Actions {
+				addressed = append(addressed, attack(code, a, a.Text+" "+act.Text))
+			}
+		}
+		for _, b := range l.PeopleNotes {
+			addressed = append(addressed, benign(code, b))
 		}
 	}
-	out = append(out, hijackRecords()...)
-	for i, r := range addresseeRecords() {
+	out = append(out, hijacks...)
+	for i, r := range addressed {
 		out = append(out, r)
 		if r.Label == "attack" && i%4 == 0 {
 			kind, enc := encode(r.Text, i/4, r.Lang)
@@ -86,7 +101,7 @@ func writtenRecords(public []Record) []Record {
 			out = append(out, e)
 		}
 	}
-	for _, b := range lookalikeBenign {
+	for _, b := range w.LookalikeBenign {
 		out = append(out, Record{Text: b, Label: "benign", Category: "hard_negative_encoding", Lang: "en", Source: "written"})
 	}
 	return out

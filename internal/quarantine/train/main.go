@@ -1,6 +1,6 @@
 // Command train builds the prompt-injection model (internal/quarantine/model) from
-// the labelled texts in internal/quarantine/train/data and the texts written in
-// written.go, and writes the held-out split for `go run ./bench/injection`
+// the labelled texts in internal/quarantine/train/data (*.jsonl) and the
+// texts written for the project (data/written.yaml), and writes the held-out split for `go run ./bench/injection`
 // (docs/decisions.md#prompt-injection-detector).
 //
 //	go run ./internal/quarantine/train            # from the repository root
@@ -17,6 +17,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -75,12 +76,10 @@ func main() {
 }
 
 func run(dataDir, weightsPath, heldoutPath, version string, maxFP float64, epochs int, l2 float64) error {
-	recs, err := loadDir(dataDir)
+	recs, err := records(dataDir)
 	if err != nil {
 		return err
 	}
-	recs = append(recs, writtenRecords(recs)...)
-	recs = dedupe(recs)
 	var train, tune, held []Record
 	for _, r := range recs {
 		switch s := split(r); s {
@@ -207,6 +206,28 @@ func run(dataDir, weightsPath, heldoutPath, version string, maxFP float64, epoch
 	}
 	fmt.Printf("wrote %s (version %s) and %s (%d records)\n", weightsPath, version, heldoutPath, len(held))
 	return nil
+}
+
+// records loads dataDir's labelled files and written.yaml, builds the
+// written records, and returns them deduplicated in one canonical order
+// (by text, then label, source, category, language, group): dedupe keeps
+// the first of equal texts and training shuffles with a fixed seed, so the
+// same data gives the same weights whatever its files are called.
+func records(dataDir string) ([]Record, error) {
+	recs, err := loadDir(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	w, err := loadWritten(filepath.Join(dataDir, "written.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	recs = append(recs, writtenRecords(w, recs)...)
+	slices.SortStableFunc(recs, func(a, b Record) int {
+		return cmp.Or(strings.Compare(a.Text, b.Text), strings.Compare(a.Label, b.Label), strings.Compare(a.Source, b.Source),
+			strings.Compare(a.Category, b.Category), strings.Compare(a.Lang, b.Lang), strings.Compare(a.Group, b.Group))
+	})
+	return dedupe(recs), nil
 }
 
 func pct(a, b int) float64 {

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -60,5 +61,45 @@ func TestEncodeKinds(t *testing.T) {
 	}
 	if len(seen) != len(latinKinds) {
 		t.Errorf("kinds %v", seen)
+	}
+}
+
+// TestRecordsIgnoreFileNames: the same data under other file names, split
+// differently across files, gives the same records in the same order, so
+// training gives the same weights.
+func TestRecordsIgnoreFileNames(t *testing.T) {
+	want, err := records("data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	files, _ := filepath.Glob(filepath.Join("data", "*"))
+	var all []byte
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(f, ".jsonl") {
+			all = append(all, b...)
+			continue
+		}
+		os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o644)
+	}
+	// Every labelled line in one file, in reverse order, named otherwise.
+	lines := strings.Split(strings.TrimSpace(string(all)), "\n")
+	slices.Reverse(lines)
+	os.WriteFile(filepath.Join(dir, "zz-everything.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	got, err := records(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d records, want %d", len(got), len(want))
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("record %d differs:\n got %+v\nwant %+v", i, got[i], want[i])
+		}
 	}
 }
