@@ -27,7 +27,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/agnivade/levenshtein"
+	"github.com/hbollon/go-edlib"
 )
 
 // MaxBytes bounds the size of a plan file readers accept (64 MiB).
@@ -172,7 +172,7 @@ func CheckStatus(status string) error {
 	}
 	closest, best := StatusComplete, -1
 	for _, k := range []string{StatusCreated, StatusComplete} {
-		if d := levenshtein.ComputeDistance(strings.ToUpper(status), k); best < 0 || d < best {
+		if d := edlib.OSADamerauLevenshteinDistance(strings.ToUpper(status), k); best < 0 || d < best {
 			closest, best = k, d
 		}
 	}

@@ -60,7 +60,7 @@ func main() {
 	var lat []time.Duration
 	for _, r := range recs {
 		start := time.Now()
-		v := d.Judge(r.Text)
+		v := d.Assess(r.Text)
 		lat = append(lat, time.Since(start))
 		k := 0
 		if r.Label == "benign" {

@@ -114,7 +114,7 @@ func Deliver(in Input) Delivery {
 		reason := "structured result " + err.Error()
 		// A reason may quote the result (a value, a heading); it goes into
 		// OVERVIEW.md and errors.jsonl, so fetched text must not ride in it.
-		if v := quarantine.WithThreshold(in.Threshold).Judge(reason); v.Attack {
+		if v := quarantine.WithThreshold(in.Threshold).Assess(reason); v.Attack {
 			reason = fmt.Sprintf("structured result %s: invalid; the reason quotes text caught by quarantine rule %s, so it is not repeated here: run `specd validate` on the result", name, v.Rule)
 		}
 		return Delivery{Err: verr, Invalid: reason}

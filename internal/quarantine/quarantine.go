@@ -46,8 +46,9 @@ import (
 //go:embed rules.yaml
 var rulesYAML []byte
 
-// Verdict is the decision on one text.
-type Verdict struct {
+// Assessment is the detector's decision on one text (an attack or not, the
+// score and the reasons); not a run's verdict (specs.Verdict).
+type Assessment struct {
 	// Score is 0–1, to three decimals: 1 when a rule matched, else the
 	// model's probability for the worst form of the text.
 	Score float64 `json:"score"`
@@ -67,7 +68,7 @@ type Verdict struct {
 	Model string `json:"model"`
 }
 
-// Detector judges texts with one model and threshold. Judge is safe for
+// Detector judges texts with one model and threshold. Assess is safe for
 // concurrent use.
 type Detector struct {
 	Model     *model.Model
@@ -92,10 +93,10 @@ func WithThreshold(t float64) *Detector {
 	return d
 }
 
-// Judge scores one text (a claim, an excerpt, notes, a URL). Blank text
-// scores 0. Judge never panics.
-func (d *Detector) Judge(text string) Verdict {
-	v := Verdict{Model: d.Model.Version}
+// Assess scores one text (a claim, an excerpt, notes, a URL). Blank text
+// scores 0. Assess never panics.
+func (d *Detector) Assess(text string) Assessment {
+	v := Assessment{Model: d.Model.Version}
 	if strings.TrimSpace(text) == "" {
 		return v
 	}

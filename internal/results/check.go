@@ -102,7 +102,7 @@ func Check(name string, r *Result, opt Options) (*Checked, error) {
 		det = quarantine.Default()
 	}
 	scan := func(field, text string) bool {
-		v := det.Judge(text)
+		v := det.Assess(text)
 		if v.Attack {
 			c.Quarantined++
 			c.Removed = append(c.Removed, Removal{Kind: "quarantined", Field: field, Rule: v.Rule, Category: v.Category,

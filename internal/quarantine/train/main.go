@@ -131,7 +131,7 @@ func run(dataDir, weightsPath, heldoutPath, version string, maxFP float64, epoch
 	var benign []float64
 	for _, r := range tune {
 		if r.Label == "benign" {
-			benign = append(benign, d.Judge(r.Text).Score)
+			benign = append(benign, d.Assess(r.Text).Score)
 		}
 	}
 	sort.Float64s(benign)
@@ -144,7 +144,7 @@ func run(dataDir, weightsPath, heldoutPath, version string, maxFP float64, epoch
 	d.Threshold = t
 	caught, attacks, flagged := 0, 0, 0
 	for _, r := range tune {
-		v := d.Judge(r.Text)
+		v := d.Assess(r.Text)
 		a := v.Attack
 		if *verbose && a != (r.Label == "attack") {
 			fmt.Printf("tune %s %-20s %.3f %q\n", r.Label, r.Category, v.Score, r.Text)

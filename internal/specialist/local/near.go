@@ -3,6 +3,8 @@ package local
 import (
 	"slices"
 	"strings"
+
+	"github.com/hbollon/go-edlib"
 )
 
 // The fallback for a topic none of whose terms occur in the project
@@ -166,37 +168,13 @@ func (c *corpus) requery(q query, tk *tokenizer) *corpus {
 	return n
 }
 
-// editDistance returns the optimal string alignment distance between the
-// byte strings a and b (insertions, deletions, substitutions and swaps of
-// two adjacent bytes, each costing 1), or limit+1 when it is above limit.
+// editDistance returns the optimal string alignment distance between a
+// and b (insertions, deletions, substitutions and swaps of two adjacent
+// characters, each costing 1; go-edlib), or limit+1 when it is above
+// limit. Words whose lengths differ by more than limit are not compared.
 func editDistance(a, b string, limit int) int {
 	if len(a)-len(b) > limit || len(b)-len(a) > limit {
 		return limit + 1
 	}
-	prev2 := make([]int, len(b)+1)
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		rowMin := cur[0]
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-			rowMin = min(rowMin, cur[j])
-		}
-		if rowMin > limit {
-			return limit + 1
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return min(prev[len(b)], limit+1)
+	return min(edlib.OSADamerauLevenshteinDistance(a, b), limit+1)
 }
