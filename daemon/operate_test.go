@@ -84,7 +84,7 @@ func TestWarmShutdown(t *testing.T) {
 	waitFor(t, "3 running topics", func() bool { return topicsIn(dir, specs.OutcomeRunning) == 3 })
 	rs, _ := specs.LoadRun(dir)
 	for _, tp := range rs.Topics {
-		if tp.Outcome == specs.OutcomeRunning && (tp.PID <= 0 || tp.StartedAt == "" || tp.Attempts != 1) {
+		if tp.Outcome == specs.OutcomeRunning && (tp.PID <= 0 || tp.StartedAt.IsZero() || tp.Attempts != 1) {
 			t.Errorf("mid-run topic %d: pid %d started_at %q attempts %d; want a pid and started_at",
 				tp.Index, tp.PID, tp.StartedAt, tp.Attempts)
 		}

@@ -46,7 +46,7 @@ func (r *run) barrier() (specs.RunState, error) {
 	}
 	r.rs.Phases = append(r.rs.Phases, specs.Phase{Name: "overview", DurationMS: time.Since(start).Milliseconds()})
 	r.rs.State = specs.StateFinished
-	r.rs.FinishedAt = r.d.now().UTC().Format(time.RFC3339)
+	r.rs.FinishedAt = specs.Stamp(r.d.now())
 	if err := r.checkpoint(); err != nil {
 		return r.rs, err
 	}

@@ -126,7 +126,7 @@ func (d *Daemon) runPlan(start, kill context.Context, runDir string, settle time
 		Plan:       filepath.ToSlash(planRel),
 		PlanSHA256: hash,
 		Date:       now.UTC().Format("2006-01-02"),
-		StartedAt:  now.UTC().Format(time.RFC3339),
+		StartedAt:  specs.Stamp(now),
 		State:      specs.StateRunning,
 	}
 	switch act {
@@ -208,7 +208,7 @@ func (r *run) rejectPlan(perr error) (specs.RunState, error) {
 	r.rs.PlanError = perr.Error()
 	r.rs.State = specs.StateFinished
 	r.rs.Verdict = specs.VerdictFailed
-	r.rs.FinishedAt = r.d.now().UTC().Format(time.RFC3339)
+	r.rs.FinishedAt = specs.Stamp(r.d.now())
 	r.log.Error().Err(perr).Msg("plan rejected")
 	r.d.logError(jsonl.Entry{
 		WorkflowID:   r.rs.WorkflowID,
@@ -518,7 +518,7 @@ func (r *run) trace(line string) {
 	defer r.mu.Unlock()
 	header := !r.traced
 	r.traced = true
-	if err := specs.AppendTrace(filepath.Join(r.runDir, specs.ReportsDir, specs.TraceFile), line, header, r.rs.StartedAt, len(r.rs.Topics)); err != nil {
+	if err := specs.AppendTrace(filepath.Join(r.runDir, specs.ReportsDir, specs.TraceFile), line, header, r.rs.StartedAt.Format(time.RFC3339), len(r.rs.Topics)); err != nil {
 		r.log.Error().Err(err).Msg("trace log")
 	}
 }

@@ -247,8 +247,8 @@ func (a *attempt) spawned(pid int) {
 	ts := &r.rs.Topics[a.i]
 	ts.Outcome, ts.PID = specs.OutcomeRunning, pid
 	ts.Attempts++
-	if ts.StartedAt == "" {
-		ts.StartedAt = r.d.now().UTC().Format(specs.TimeFormat)
+	if ts.StartedAt.IsZero() {
+		ts.StartedAt = specs.Stamp(r.d.now())
 	}
 	r.mu.Unlock()
 	r.changed()
@@ -354,9 +354,9 @@ func (r *run) finishTopic(i int, res barrier.Attempt) {
 	ts := &r.rs.Topics[i]
 	ts.Outcome, ts.Reason, ts.PID, ts.StderrTail = outcome, reason, 0, tail
 	ts.ExitCode = res.ExitCode
-	ts.FinishedAt = now.Format(specs.TimeFormat)
-	if st, err := time.Parse(specs.TimeFormat, ts.StartedAt); err == nil {
-		ts.DurationMS = now.Sub(st).Milliseconds()
+	ts.FinishedAt = specs.Stamp(now)
+	if !ts.StartedAt.IsZero() {
+		ts.DurationMS = ts.FinishedAt.Sub(ts.StartedAt).Milliseconds()
 	}
 	if outcome == specs.OutcomeCompleted {
 		r.completed(i, meta)

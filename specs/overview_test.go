@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/specd-dev/specd/internal/golden"
 	"github.com/specd-dev/specd/internal/sources"
@@ -52,7 +53,7 @@ func sampleRun(outcomes ...Outcome) (RunState, map[int]ReportMeta) {
 	rs := RunState{
 		SchemaVersion: 1, WorkflowID: "specd_007_1795341600000000000", SpecDir: ".opencode/specs/007_token_refresh",
 		Plan: ".opencode/specs/007_token_refresh/reports/.invocation-plan.txt", Request: "How does token refresh work?",
-		Date: "2026-11-22", State: "finished", StartedAt: "2026-11-22T10:00:00Z", FinishedAt: "2026-11-22T10:00:13Z",
+		Date: "2026-11-22", State: "finished", StartedAt: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC), FinishedAt: time.Date(2026, 11, 22, 10, 0, 13, 0, time.UTC),
 		Expected:       len(outcomes),
 		Phases:         []Phase{{"plan", 3}, {"specialists", 12345}, {"barrier", 4}, {"overview", 1}},
 		MetadataTokens: 440, FullTokens: 10000,

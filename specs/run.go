@@ -1,6 +1,10 @@
 package specs
 
-import "github.com/specd-dev/specd/internal/sources"
+import (
+	"time"
+
+	"github.com/specd-dev/specd/internal/sources"
+)
 
 // Outcome is the single classification a topic gets at the hard barrier
 // (docs/contract.md#hard-barrier).
@@ -71,18 +75,18 @@ func Threshold(completed, expected int) (Verdict, int) {
 // rewritten atomically at each state change, and what `specd status`
 // reads. It is ignored by git, so it may hold wall-clock times.
 type RunState struct {
-	SchemaVersion int    `json:"schema_version"` // 1
-	WorkflowID    string `json:"workflow_id"`
-	SpecDir       string `json:"spec_dir"`             // relative to the project root, slash-separated
-	Plan          string `json:"plan"`                 // plan path relative to the project root
-	PlanSHA256    string `json:"plan_sha256"`          // hash of the plan the run used; a rejected plan is read again when it changes
-	PlanError     string `json:"plan_error,omitempty"` // why the plan was rejected (the run then has no topics)
-	Complexity    int    `json:"research_complexity"`  // 1–4, from REQUEST.md; 2 by default
-	Request       string `json:"request"`              // the request text (first line of REQUEST.md, or the spec dir name)
-	Date          string `json:"date"`                 // YYYY-MM-DD (UTC) the run started; the date OVERVIEW.md shows
-	State         State  `json:"state"`                // running or finished
-	StartedAt     string `json:"started_at"`           // RFC 3339 UTC
-	FinishedAt    string `json:"finished_at,omitempty"`
+	SchemaVersion int       `json:"schema_version"` // 1
+	WorkflowID    string    `json:"workflow_id"`
+	SpecDir       string    `json:"spec_dir"`             // relative to the project root, slash-separated
+	Plan          string    `json:"plan"`                 // plan path relative to the project root
+	PlanSHA256    string    `json:"plan_sha256"`          // hash of the plan the run used; a rejected plan is read again when it changes
+	PlanError     string    `json:"plan_error,omitempty"` // why the plan was rejected (the run then has no topics)
+	Complexity    int       `json:"research_complexity"`  // 1–4, from REQUEST.md; 2 by default
+	Request       string    `json:"request"`              // the request text (first line of REQUEST.md, or the spec dir name)
+	Date          string    `json:"date"`                 // YYYY-MM-DD (UTC) the run started; the date OVERVIEW.md shows
+	State         State     `json:"state"`                // running or finished
+	StartedAt     time.Time `json:"started_at"`           // UTC, ms (every time on disk: RFC 3339, UTC, at most ms)
+	FinishedAt    time.Time `json:"finished_at,omitzero"`
 	// CancelledBy names who cancelled topics of this run, e.g. "specd
 	// cancel (user ana, pid 4242)"; "" when nothing was cancelled.
 	CancelledBy string `json:"cancelled_by,omitempty"`
@@ -108,19 +112,19 @@ type RunState struct {
 
 // TopicState is one topic of a run.
 type TopicState struct {
-	Index      int     `json:"index"`                 // 0-based, as in the plan
-	Topic      string  `json:"topic"`                 // verbatim from the plan
-	Report     string  `json:"report"`                // report file name, relative to reports/
-	Outcome    Outcome `json:"outcome"`               // queued, running, or the final outcome
-	Reason     string  `json:"reason,omitempty"`      // why it is not completed
-	ExitCode   int     `json:"exit_code"`             // -1 when killed by a signal or never started
-	Attempts   int     `json:"attempts"`              // specialist attempts started so far (the current one included)
-	PID        int     `json:"pid,omitempty"`         // the running specialist's process (group) id; 0 when none runs
-	Worker     string  `json:"worker,omitempty"`      // where the last attempt ran, in Temporal mode (the worker's identity); "" on this machine
-	Reruns     int     `json:"reruns,omitempty"`      // times `specd rerun` reset this topic; part of a remote attempt's ID
-	StartedAt  string  `json:"started_at,omitempty"`  // RFC 3339 UTC with ms: start of the first attempt
-	FinishedAt string  `json:"finished_at,omitempty"` // RFC 3339 UTC with ms: when the topic got its final outcome
-	DurationMS int64   `json:"duration_ms"`           // wall time of the specialist attempts, ms
+	Index      int       `json:"index"`                // 0-based, as in the plan
+	Topic      string    `json:"topic"`                // verbatim from the plan
+	Report     string    `json:"report"`               // report file name, relative to reports/
+	Outcome    Outcome   `json:"outcome"`              // queued, running, or the final outcome
+	Reason     string    `json:"reason,omitempty"`     // why it is not completed
+	ExitCode   int       `json:"exit_code"`            // -1 when killed by a signal or never started
+	Attempts   int       `json:"attempts"`             // specialist attempts started so far (the current one included)
+	PID        int       `json:"pid,omitempty"`        // the running specialist's process (group) id; 0 when none runs
+	Worker     string    `json:"worker,omitempty"`     // where the last attempt ran, in Temporal mode (the worker's identity); "" on this machine
+	Reruns     int       `json:"reruns,omitempty"`     // times `specd rerun` reset this topic; part of a remote attempt's ID
+	StartedAt  time.Time `json:"started_at,omitzero"`  // start of the first attempt
+	FinishedAt time.Time `json:"finished_at,omitzero"` // when the topic got its final outcome
+	DurationMS int64     `json:"duration_ms"`          // wall time of the specialist attempts, ms
 	// StderrTail is the last lines of the specialist's stderr (at most
 	// 5 lines of 200 bytes) when the topic did not complete.
 	StderrTail []string `json:"stderr_tail,omitempty"`
@@ -148,8 +152,10 @@ type TopicState struct {
 	Guidance string `json:"guidance,omitempty"`
 }
 
-// TimeFormat is the format of TopicState.StartedAt and FinishedAt.
-const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
+// Stamp is a time as specd records it on disk: UTC, to the millisecond,
+// written as RFC 3339 (encoding/json's time.Time). Every time of
+// .run.json and of a cancel request is a Stamp.
+func Stamp(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
 
 // Counts is how many topics of a run are in each state.
 type Counts struct {

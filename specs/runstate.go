@@ -160,9 +160,9 @@ func ReopenRun(runDir string, force map[int]string) error {
 
 // CancelRequest is the content of reports/.cancel.
 type CancelRequest struct {
-	Topics      []int  `json:"topics,omitempty"` // 0-based topic indexes; empty: every topic of the run
-	By          string `json:"by"`               // who asks, e.g. "specd cancel (user ana, pid 4242)"
-	RequestedAt string `json:"requested_at"`     // RFC 3339 UTC
+	Topics      []int     `json:"topics,omitempty"` // 0-based topic indexes; empty: every topic of the run
+	By          string    `json:"by"`               // who asks, e.g. "specd cancel (user ana, pid 4242)"
+	RequestedAt time.Time `json:"requested_at"`     // Stamp
 }
 
 // Cancellable checks that the run of runDir can be cancelled, before a
@@ -219,7 +219,7 @@ var ErrKept = errors.New("the cancel request is kept for the run's start")
 // does not wait for the specialists to stop (docs/operating.md#cancel).
 func RequestCancel(ctx context.Context, runDir string, topics []int, by string, wait time.Duration) error {
 	p := filepath.Join(runDir, ReportsDir, CancelFile)
-	b, err := json.Marshal(CancelRequest{Topics: topics, By: by, RequestedAt: time.Now().UTC().Format(time.RFC3339)})
+	b, err := json.Marshal(CancelRequest{Topics: topics, By: by, RequestedAt: Stamp(time.Now())})
 	if err != nil {
 		return err
 	}

@@ -88,7 +88,7 @@ func TestCancelRequest(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if req.By != "a test" || len(req.Topics) != 2 || req.RequestedAt == "" {
+	if req.By != "a test" || len(req.Topics) != 2 || req.RequestedAt.IsZero() {
 		t.Errorf("request %+v", req)
 	}
 	if err := specs.RequestCancel(context.Background(), dir, nil, "nobody listens", 100*time.Millisecond); !errors.Is(err, specs.ErrNotTaken) {

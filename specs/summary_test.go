@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 func renderSummary(t *testing.T, rs RunState) string {
@@ -77,7 +78,7 @@ func section2(s, name string) string {
 
 func TestSummaryRunningAndPlanError(t *testing.T) {
 	rs, _ := sampleRun(OutcomeCompleted, OutcomeRunning)
-	rs.State, rs.Verdict, rs.Rate, rs.FinishedAt = "running", "", 0, ""
+	rs.State, rs.Verdict, rs.Rate, rs.FinishedAt = "running", "", 0, time.Time{}
 	out := renderSummary(t, rs)
 	checkGolden(t, "summary-running", []byte(out))
 	for _, bad := range []string{"Research complete", "RESEARCH_COORDINATOR_COMPLETE", "OVERVIEW.md", "rerun"} {

@@ -1,7 +1,6 @@
 package progress
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -131,7 +130,7 @@ func render(s Snapshot, l look, plain bool, width int) string {
 	case len(active) == 0 && len(waiting) == 0:
 		last := s.Runs[len(s.Runs)-1]
 		for _, r := range s.Runs {
-			if r.Finished() && r.State.FinishedAt > lastFinished(last) {
+			if r.Finished() && r.State.FinishedAt.After(lastFinished(last)) {
 				last = r
 			}
 		}
@@ -167,7 +166,7 @@ func render(s Snapshot, l look, plain bool, width int) string {
 	type item struct {
 		run string
 		t   specs.TopicState
-		at  string // sort key
+		at  time.Time // sort key
 	}
 	var running, queued, finished []item
 	for _, r := range active {
@@ -176,7 +175,7 @@ func render(s Snapshot, l look, plain bool, width int) string {
 			case t.Outcome == specs.OutcomeRunning:
 				running = append(running, item{r.Name, t, t.StartedAt})
 			case !t.Outcome.Final():
-				queued = append(queued, item{r.Name, t, ""})
+				queued = append(queued, item{r.Name, t, time.Time{}})
 			}
 		}
 	}
@@ -185,13 +184,13 @@ func render(s Snapshot, l look, plain bool, width int) string {
 			continue
 		}
 		for _, t := range r.State.Topics {
-			if t.Outcome.Final() && t.FinishedAt != "" {
+			if t.Outcome.Final() && !t.FinishedAt.IsZero() {
 				finished = append(finished, item{r.Name, t, t.FinishedAt})
 			}
 		}
 	}
-	slices.SortStableFunc(running, func(a, b item) int { return cmp.Compare(a.at, b.at) })
-	slices.SortStableFunc(finished, func(a, b item) int { return cmp.Compare(b.at, a.at) })
+	slices.SortStableFunc(running, func(a, b item) int { return a.at.Compare(b.at) })
+	slices.SortStableFunc(finished, func(a, b item) int { return b.at.Compare(a.at) })
 	moreQueued := 0
 	if len(queued) > maxQueuedShown {
 		queued, moreQueued = queued[:maxQueuedShown], len(queued)-maxQueuedShown
@@ -245,11 +244,11 @@ func render(s Snapshot, l look, plain bool, width int) string {
 	return b.String()
 }
 
-func lastFinished(r Run) string {
+func lastFinished(r Run) time.Time {
 	if r.Finished() {
 		return r.State.FinishedAt
 	}
-	return ""
+	return time.Time{}
 }
 
 // pad fills s with spaces to w cells.

@@ -31,13 +31,13 @@ func TestMain(m *testing.M) {
 // now is the fixed "current" time of the fixtures.
 var now = time.Date(2026, 11, 22, 10, 1, 0, 0, time.UTC)
 
-func at(sec int) string { return now.Add(time.Duration(sec) * time.Second).Format(specs.TimeFormat) }
+func at(sec int) time.Time { return now.Add(time.Duration(sec) * time.Second) }
 
 // liveRun is a run of 6 topics mid-way: 2 done (one failed), 2 running,
 // 2 queued, started 60s before now.
 func liveRun() specs.RunState {
 	rs := specs.RunState{SchemaVersion: 1, WorkflowID: "specd_003_x", SpecDir: ".opencode/specs/003_live",
-		State: specs.StateRunning, StartedAt: now.Add(-time.Minute).Format(time.RFC3339), Expected: 6}
+		State: specs.StateRunning, StartedAt: now.Add(-time.Minute), Expected: 6}
 	for i, title := range []string{"Token refresh rotation", "Session storage", "Rate limits", "Audit log", "Key rotation", "Revocation lists"} {
 		rs.Topics = append(rs.Topics, specs.TopicState{Index: i, Topic: title, Report: fmt.Sprintf("%03d_topic.md", i+1), Outcome: specs.OutcomeQueued, ExitCode: -1})
 	}
@@ -58,11 +58,11 @@ func liveRun() specs.RunState {
 // finishedRun is a finished SUCCESS run of 2 topics that took 42s.
 func finishedRun() specs.RunState {
 	rs := specs.RunState{SchemaVersion: 1, SpecDir: ".opencode/specs/001_done", State: specs.StateFinished,
-		StartedAt: "2026-11-21T09:00:00Z", FinishedAt: "2026-11-21T09:00:42Z", Verdict: specs.VerdictSuccess,
+		StartedAt: time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC), FinishedAt: time.Date(2026, 11, 21, 9, 0, 42, 0, time.UTC), Verdict: specs.VerdictSuccess,
 		Completed: 2, Expected: 2, Rate: 100}
 	for i := range 2 {
 		rs.Topics = append(rs.Topics, specs.TopicState{Index: i, Topic: "Old topic", Report: "00x.md", Outcome: specs.OutcomeCompleted,
-			Attempts: 1, StartedAt: "2026-11-21T09:00:00.000Z", FinishedAt: "2026-11-21T09:00:4" + string(rune('0'+i)) + ".000Z", DurationMS: 40000})
+			Attempts: 1, StartedAt: time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC), FinishedAt: time.Date(2026, 11, 21, 9, 0, 40+i, 0, time.UTC), DurationMS: 40000})
 	}
 	return rs
 }

@@ -51,7 +51,7 @@ func runRow(r Run, now time.Time) string {
 	}
 	row := fmt.Sprintf("%s\t%s\t%s\t%d/%d\t%d\t%d\t%d\t%d\t%s\t%s\t",
 		r.Name, rs.State, verdict, completed(rs), total(rs), c.Done, c.Running, c.Queued, c.Failed,
-		clock(parseTime(rs.StartedAt), now), runTime(rs, now))
+		clock(rs.StartedAt, now), runTime(rs, now))
 	if rs.PlanError != "" {
 		return row + "plan rejected: " + rs.PlanError
 	}
@@ -82,7 +82,7 @@ func WriteTopics(w io.Writer, rs *specs.RunState, now time.Time) error {
 			pid = strconv.Itoa(t.PID)
 		}
 		fmt.Fprintf(tw, "[%d]\t%s\t%d\t%s\t%s%s\t%s\t%s\t%s\n", t.Index, outcome(t.Outcome), t.Attempts, pid, worker(t),
-			clock(parseTime(t.StartedAt), now), topicTime(t, now), t.Report, oneLine(t.Topic))
+			clock(t.StartedAt, now), topicTime(t, now), t.Report, oneLine(t.Topic))
 	}
 	return tw.Flush()
 }

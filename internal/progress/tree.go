@@ -146,16 +146,6 @@ func (s Snapshot) Active() []Run {
 	return out
 }
 
-// parseTime reads a .run.json time (RFC 3339, with or without fractional
-// seconds); the zero time for "" or a bad value.
-func parseTime(s string) time.Time {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}
-	}
-	return t
-}
-
 // clock prints t for a table: "15:04:05" on now's day (local time),
 // "2006-01-02 15:04" before; "" for the zero time.
 func clock(t, now time.Time) string {
@@ -180,12 +170,12 @@ func human(d time.Duration) string {
 // runTime is how long a run has been going (running) or took (finished):
 // "elapsed 1m03s", "took 42s", or "" when its start is unknown.
 func runTime(rs *specs.RunState, now time.Time) string {
-	start := parseTime(rs.StartedAt)
+	start := rs.StartedAt
 	if start.IsZero() {
 		return ""
 	}
 	if rs.State == specs.StateFinished {
-		end := parseTime(rs.FinishedAt)
+		end := rs.FinishedAt
 		if end.IsZero() {
 			return ""
 		}
@@ -199,11 +189,11 @@ func runTime(rs *specs.RunState, now time.Time) string {
 func topicTime(t specs.TopicState, now time.Time) string {
 	switch {
 	case t.Outcome == specs.OutcomeRunning:
-		if start := parseTime(t.StartedAt); !start.IsZero() {
+		if start := t.StartedAt; !start.IsZero() {
 			return "elapsed " + human(now.Sub(start))
 		}
 		return ""
-	case t.Outcome.Final() && (t.DurationMS > 0 || t.FinishedAt != ""):
+	case t.Outcome.Final() && (t.DurationMS > 0 || !t.FinishedAt.IsZero()):
 		return "took " + human(time.Duration(t.DurationMS)*time.Millisecond)
 	}
 	return ""
