@@ -182,8 +182,9 @@ func foldConfusables(s string) string {
 		}
 		for _, r := range w {
 			if r >= 0x80 {
-				if sk := confusables.Skeleton(string(r)); isASCII(sk) {
-					b.WriteString(sk)
+				// Lowered first: the skeleton of Cyrillic І is "l", of і "i".
+				if sk := confusables.Skeleton(string(unicode.ToLower(r))); isASCII(sk) {
+					b.WriteString(strings.ToLower(sk))
 					continue
 				}
 			}
