@@ -134,8 +134,9 @@ type wordCue struct {
 }
 
 // analyse returns the concepts of a normalised text, its words with
-// theirs, and whether its first word gives an order
-// (imperativeConcepts).
+// theirs, and whether its first word gives an order (imperativeConcepts;
+// a stem counts there only for a word at most 3 letters longer, so
+// "confirm*" reads "confirm", "confirmez", not "confirmation").
 func (t *cueTable) analyse(text string) (set uint64, words []wordCue, imperative bool) {
 	for _, w := range strings.FieldsFunc(text, func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.Is(unicode.Mn, r) && r != '\'' && r != '.' && r != '~' && r != '_'
@@ -145,16 +146,21 @@ func (t *cueTable) analyse(text string) (set uint64, words []wordCue, imperative
 			continue
 		}
 		s := t.exact[w]
+		verb := s // concepts read as a verb: exact words, and stems at most 3 letters short of the word
+		n := utf8.RuneCountInString(w)
 		for _, l := range t.stemN {
 			p, ok := prefixRunes(w, l)
 			if !ok {
 				break
 			}
 			s |= t.stems[p]
+			if n-l <= 3 {
+				verb |= t.stems[p]
+			}
 		}
 		if lead := len(words); lead == 0 || lead <= 4 && !imperative && leading(words) {
 			for _, c := range imperativeConcepts {
-				if s&t.bit(c) != 0 {
+				if verb&t.bit(c) != 0 {
 					imperative = true
 				}
 			}

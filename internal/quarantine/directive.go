@@ -221,3 +221,18 @@ func (t *cueTable) hasPhrase(s string, mask uint64) bool {
 	}
 	return false
 }
+
+// givesOrder reports whether a sentence gives its reader an order, as
+// Field Own judges it: its first word (after "please" or a banner) is
+// an order, or it speaks to an AI (addressesAI); and it does not report
+// one ("contained", "attackers", "asked" without "you") or open with
+// "never"/"do not".
+func givesOrder(s string) bool {
+	t := cues()
+	set, words, imp := t.analyse(s)
+	if set&t.bit("report") != 0 || set&t.bit("reportverb") != 0 && set&t.bit("you") == 0 ||
+		len(words) > 0 && words[0].set&t.bit("negation") != 0 {
+		return false
+	}
+	return imp || t.addressesAI(s, words)
+}

@@ -93,16 +93,37 @@ func WithThreshold(t float64) *Detector {
 	return d
 }
 
-// Assess scores one text (a claim, an excerpt, notes, a URL). Blank text
-// scores 0. Assess never panics.
+// Field is where a text sits in a specialist's result, which decides how
+// it is judged (docs/decisions.md#mention-versus-use).
+type Field int
+
+const (
+	// Fetched is text that came from a source: a finding's claim,
+	// excerpt or URL, a page. Every layer judges it.
+	Fetched Field = iota
+	// Own is the specialist's own words: the title, summary, notes and
+	// next steps. A specialist reports there what it saw ("one page
+	// told AI agents to run a script; ignored"), so the model judges
+	// only the sentences that give an order (givesOrder); rules and
+	// directives judge all of it as for Fetched.
+	Own
+)
+
+// Assess scores one fetched text (a claim, an excerpt, a URL, a page):
+// AssessField(text, Fetched).
+func (d *Detector) Assess(text string) Assessment { return d.AssessField(text, Fetched) }
+
+// AssessField scores one text of the given field. Blank text scores 0.
+// It never panics.
 //
 // Mention versus use: a directive matches only a sentence that gives an
 // order (not one that reports it, not a quote the text talks about), and
 // a chat-template role marker counts only when the message it starts
 // gives an order too (a directive, or a model probability of at least
-// half the threshold): documentation shows markers with harmless
-// messages, an injection fills them with orders.
-func (d *Detector) Assess(text string) Assessment {
+// half the threshold) or the marker was hidden in an encoding:
+// documentation shows markers with harmless messages, an injection fills
+// them with orders.
+func (d *Detector) AssessField(text string, field Field) Assessment {
 	v := Assessment{Model: d.Model.Version}
 	if strings.TrimSpace(text) == "" {
 		return v
@@ -147,6 +168,14 @@ func (d *Detector) Assess(text string) Assessment {
 	best, form, worst := 0.0, "", ""
 	for _, w := range views {
 		w.Text = maskMentions(w.Text)
+		if field == Own {
+			for _, s := range sentencesOf(w.Text) {
+				if p := d.prob(s); p > best && givesOrder(s) {
+					best, form, worst = p, w.Kind, s
+				}
+			}
+			continue
+		}
 		if p := d.prob(w.Text); p > best {
 			best, form, worst = p, w.Kind, w.Text
 		}
@@ -156,8 +185,9 @@ func (d *Detector) Assess(text string) Assessment {
 			}
 		}
 	}
-	if directed || best >= d.Threshold/2 {
-		for i, h := range roles {
+	for i, h := range roles {
+		// A marker hidden in an encoding is never documentation.
+		if directed || best >= d.Threshold/2 || roleForms[i] != "text" {
 			hit(h.Rule, h.Category, roleForms[i], categorySays[h.Category], phrase(text, h.Match))
 		}
 	}
