@@ -2,7 +2,7 @@
 // docs/decisions.md#prompt-injection-detector) on texts from sources it
 // was not trained on.
 //
-//	go run ./bench/injection [-misses] [-only SOURCE,…]
+//	go run ./bench/injection [-misses] [-only SOURCE,…] [-peers=false]
 //	go run ./bench/injection [-threshold 0.7] [-misses] FILE.jsonl ...
 //
 // Without FILE it leaves one source out at a time: for every source of
@@ -16,6 +16,10 @@
 // which no training and no tuning ever read, judged once by the shipped
 // model; then the shipped model's latency per text (p50, p99) and its size
 // on disk.
+// With -peers (the default) and npm on PATH it also judges the same texts
+// with two npm prompt-injection guards and prints them beside specd, per
+// source and for the held-out group (peers.go); without npm it says
+// "peers skipped: npm not found".
 //
 // With FILE it judges each file's texts ({"text": …, "label":
 // "attack"|"benign"} with optional "category", "lang" and "source") with
@@ -47,12 +51,13 @@ func main() {
 	heldout := flag.String("heldout", "internal/quarantine/train/heldout", "the source group held out from everything")
 	weights := flag.String("weights", "internal/quarantine/model/weights.bin", "the shipped model's file, for its size on disk")
 	only := flag.String("only", "", "leave out only these sources, comma-separated (and skip the held-out group)")
+	peers := flag.Bool("peers", true, "without FILE: also judge the same texts with npm prompt-injection guards (needs npm; installed under the user cache directory)")
 	flag.Parse()
 	var err error
 	if files := flag.Args(); len(files) > 0 {
 		err = scoreFiles(files, *threshold, *misses)
 	} else {
-		err = bySource(*data, *heldout, *weights, *only, *misses)
+		err = bySource(*data, *heldout, *weights, *only, *misses, *peers)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "injection:", err)
@@ -90,9 +95,10 @@ func (t tally) row(name string) string {
 
 const header = "source                   attacks    caught  benign   flagged"
 
-// bySource prints the leave-one-source-out table, the held-out group, the
-// latency and the model's size.
-func bySource(dataDir, heldoutDir, weightsPath, only string, misses bool) error {
+// bySource prints the leave-one-source-out table, the held-out group,
+// with peers the npm guards beside them (comparePeers), the latency and
+// the model's size.
+func bySource(dataDir, heldoutDir, weightsPath, only string, misses, peers bool) error {
 	recs, err := corpus.Load(dataDir)
 	if err != nil {
 		return err
@@ -162,17 +168,20 @@ func bySource(dataDir, heldoutDir, weightsPath, only string, misses bool) error 
 		}
 	}
 	if only != "" {
+		if peers {
+			comparePeers(sources, rows, recs, nil, nil)
+		}
 		return nil
 	}
 
 	d := quarantine.Default()
 	held, err := corpus.Load(heldoutDir)
+	by := map[string]*tally{}
 	if err != nil {
 		fmt.Printf("held-out group: none (%v)\n\n", err)
 	} else {
 		fmt.Printf("held-out group (%s): never trained or tuned on, judged once by the shipped model %s (threshold %.4f)\n", heldoutDir, d.Model.Version, d.Threshold)
 		fmt.Println(header)
-		by := map[string]*tally{}
 		var all tally
 		for _, r := range held {
 			v := d.Assess(r.Text)
@@ -191,6 +200,9 @@ func bySource(dataDir, heldoutDir, weightsPath, only string, misses bool) error 
 		}
 		fmt.Println(all.row("all"))
 		fmt.Println()
+	}
+	if peers {
+		comparePeers(sources, rows, recs, held, by)
 	}
 
 	texts := make([]string, 0, len(recs)+len(held))
