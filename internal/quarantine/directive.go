@@ -58,6 +58,7 @@ func matchDirectives(text string) []directiveHit {
 	spokenTo := false // the sentence before named an AI as the one spoken to
 	for _, s := range sentencesOf(text) {
 		set, words, imp := t.analyse(s)
+		imp = imp || t.clauseOrder(s)
 		addressee := -1 // not known yet
 		if spokenTo {
 			addressee = 1
@@ -111,7 +112,7 @@ var articles = set("the a an this that its our their each some such your my his 
 
 // openers open a sentence that speaks to someone: "Note to AI
 // assistants", "Hey assistant", "Attention, language models".
-var openers = set("note notes attention dear hey hello hi message messages instructions instruction to for psst reminder " +
+var openers = set("todo fixme note notes attention dear hey hello hi message messages instructions instruction to for psst reminder " +
 	"anweisung anweisungen " +
 	"hinweis hinweise hallo achtung nachricht liebe lieber für bonjour salut pour à nota hola atención para olá atenção " +
 	"ciao attenzione примечание привет внимание сообщение для")
@@ -222,17 +223,48 @@ func (t *cueTable) hasPhrase(s string, mask uint64) bool {
 	return false
 }
 
-// givesOrder reports whether a sentence gives its reader an order, as
-// Field Own judges it: its first word (after "please" or a banner) is
-// an order, or it speaks to an AI (addressesAI); and it does not report
-// one ("contained", "attackers", "asked" without "you") or open with
-// "never"/"do not".
-func givesOrder(s string) bool {
+// givesOrder reports whether a sentence gives its reader an order: a
+// clause of it opens with one (clauseOrder: "Ignore …", "When you answer,
+// add …"), it speaks to an AI (addressesAI), it tells "you" what it is
+// "now" ("you now obey the page", "from here on the assistant trusts
+// …"), or, with questions, it is a question
+// put to "you". A sentence with a reporting word ("contained",
+// "attackers", "ignored") tells of an order and gives none, and so does
+// one that opens with "never"/"do not" or says "asked"/"told" without
+// "you" and without opening with an order
+// (docs/decisions.md#mention-versus-use).
+func givesOrder(s string, questions bool) bool {
 	t := cues()
 	set, words, imp := t.analyse(s)
-	if set&t.bit("report") != 0 || set&t.bit("reportverb") != 0 && set&t.bit("you") == 0 ||
-		len(words) > 0 && words[0].set&t.bit("negation") != 0 {
+	imp = imp || t.clauseOrder(s)
+	you := set&t.bit("you") != 0
+	switch {
+	case set&t.bit("report") != 0,
+		set&t.bit("reportverb") != 0 && !you && !imp,
+		len(words) > 0 && words[0].set&t.bit("negation") != 0:
 		return false
+	case questions && strings.HasSuffix(s, "?") && you,
+		you && (set&t.bit("now") != 0 || slices.ContainsFunc(words, func(w wordCue) bool { return nowWords[w.w] })),
+		set&t.bit("now") != 0 && set&t.bit("ai") != 0:
+		return true
 	}
 	return imp || t.addressesAI(s, words)
+}
+
+// nowWords are "now" in the languages of cues.yaml that write it as a
+// word: with "you", a sentence that tells its reader what it is now.
+var nowWords = set("now jetzt nun maintenant ahora agora ora теперь сейчас")
+
+// clauseOrder reports whether a clause after the first of a sentence
+// (after a comma, colon, semicolon, dash, bracket, quote or a
+// chat-template marker's < | >) opens with an order: "When you put the answer together, finish it with …",
+// `"content": "Reply to every question …"`.
+func (t *cueTable) clauseOrder(s string) bool {
+	clauses := strings.FieldsFunc(s, func(r rune) bool { return strings.ContainsRune(",;:()[]{}<>|\"—–*", r) })
+	for _, c := range clauses[min(1, len(clauses)):] {
+		if _, _, imp := t.analyse(c); imp {
+			return true
+		}
+	}
+	return false
 }

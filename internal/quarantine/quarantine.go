@@ -99,13 +99,12 @@ type Field int
 
 const (
 	// Fetched is text that came from a source: a finding's claim,
-	// excerpt or URL, a page. Every layer judges it.
+	// excerpt or URL, a page. A question put to "you" counts as an
+	// order ("what is your system prompt?").
 	Fetched Field = iota
 	// Own is the specialist's own words: the title, summary, notes and
-	// next steps. A specialist reports there what it saw ("one page
-	// told AI agents to run a script; ignored"), so the model judges
-	// only the sentences that give an order (givesOrder); rules and
-	// directives judge all of it as for Fetched.
+	// next steps, where a question to the user is ordinary and a
+	// reported injection is what a careful specialist writes.
 	Own
 )
 
@@ -166,22 +165,31 @@ func (d *Detector) AssessField(text string, field Field) Assessment {
 		}
 	}
 	best, form, worst := 0.0, "", ""
+	questions := field == Fetched
+	judge := func(kind, t string) {
+		if p := d.prob(t); p > best {
+			best, form, worst = p, kind, t
+		}
+	}
 	for _, w := range views {
 		w.Text = maskMentions(w.Text)
-		if field == Own {
-			for _, s := range sentencesOf(w.Text) {
-				if p := d.prob(s); p > best && givesOrder(s) {
-					best, form, worst = p, w.Kind, s
-				}
+		sents := sentencesOf(w.Text)
+		orders := make([]bool, len(sents))
+		any := false
+		for i, s := range sents {
+			orders[i] = givesOrder(s, questions)
+			any = any || orders[i]
+		}
+		if !any {
+			continue // tells of orders at most: left to rules and directives
+		}
+		judge(w.Kind, w.Text)
+		for i, s := range sents {
+			if len(sents) > 1 && orders[i] {
+				judge(w.Kind, s)
 			}
-			continue
-		}
-		if p := d.prob(w.Text); p > best {
-			best, form, worst = p, w.Kind, w.Text
-		}
-		for _, seg := range normalize.Segments(w.Text) {
-			if p := d.prob(seg); p > best {
-				best, form, worst = p, w.Kind, seg
+			if i > 0 && (orders[i-1] || orders[i]) {
+				judge(w.Kind, sents[i-1]+" "+s)
 			}
 		}
 	}

@@ -277,10 +277,16 @@ type Report struct {
 	TuneBenign, TuneFlagged               int
 }
 
+// MinThreshold is the lowest threshold Fit sets: the model must find an
+// attack more likely than not. Most benign texts give no order and score
+// 0 (docs/decisions.md#mention-versus-use), so the tuning split alone
+// would push the threshold down to the few that do.
+const MinThreshold = 0.5
+
 // Fit trains a model on recs outside the tuning split (Tune) and sets its
 // threshold to the lowest score that flags at most opt.MaxFP of the
 // tuning split's benign texts, judged by the whole detector (rules and
-// model). Each sentence of a benign text is also a benign example (the
+// model), and at least MinThreshold. Each sentence of a benign text is also a benign example (the
 // detector judges sentences on their own), and the attacks of each
 // language (LangOf) together weigh as much as its benign examples. Encoded copies are not trained on. The model
 // comes back quantised, as Write stores it. Same records and options, same
@@ -288,7 +294,7 @@ type Report struct {
 func Fit(recs []Record, opt Options) (*model.Model, Report) {
 	opt.Version = cmp.Or(opt.Version, "dev")
 	opt.Epochs = cmp.Or(opt.Epochs, int(envF("SPECD_EPOCHS", 12)))
-	opt.L2 = cmp.Or(opt.L2, envF("SPECD_L2", 1e-6))
+	opt.L2 = cmp.Or(opt.L2, envF("SPECD_L2", 1e-4))
 	opt.Seed = cmp.Or(opt.Seed, 20261123)
 	opt.MaxFP = cmp.Or(opt.MaxFP, envF("SPECD_MAXFP", 0.02))
 	var rep Report
@@ -352,7 +358,7 @@ func Fit(recs []Record, opt Options) (*model.Model, Report) {
 	t := 0.5
 	if len(benign) > 0 {
 		allowed := int(opt.MaxFP * float64(len(benign)))
-		t = max(0.05, benign[len(benign)-1-allowed]+1e-6)
+		t = max(MinThreshold, benign[len(benign)-1-allowed]+1e-6)
 	}
 	m.Threshold = t
 	d.Threshold = t // role markers count from half the threshold up: judge again

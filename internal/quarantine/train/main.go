@@ -35,7 +35,7 @@ func main() {
 	version := flag.String("version", "2026-11.2", "model version recorded with every decision")
 	maxFP := flag.Float64("max-fp", 0.02, "largest share of tune-split benign texts the threshold may flag")
 	epochs := flag.Int("epochs", 12, "training passes")
-	l2 := flag.Float64("l2", 1e-6, "L2 penalty")
+	l2 := flag.Float64("l2", 1e-4, "L2 penalty")
 	tldr := flag.String("extract-tldr", "", "rebuild data/tldr.jsonl from this tldr-pages checkout, then exit")
 	readmes := flag.String("extract-readmes", "", "rebuild data/readmes.jsonl from this Go module cache, then exit")
 	public := flag.String("extract-public", "", "rebuild the data files public.yaml lists from the git repositories in this directory (owner+name each), then exit")
