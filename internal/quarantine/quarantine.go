@@ -229,19 +229,34 @@ var categorySays = map[string]string{
 }
 
 // explain lists the words, word pairs and concepts that raised the
-// model's probability for text the most (at most n), quoted.
+// model's probability for text the most (at most n): a word or pair
+// quoted, a concept with the word of the text that stands for it,
+// `ignore "disregard"`, a pair of concepts as `ignore+rules "disregard"
+// "instructions"`.
 func (d *Detector) explain(text string, n int) string {
+	t := cues()
 	c, names := Cues(text, true)
+	_, words, _ := t.analyse(text)
+	word := func(concept string) string { // the first word of text with the concept
+		b := t.bit(concept)
+		for _, w := range words {
+			if w.set&b != 0 {
+				return " " + strconv.Quote(w.w)
+			}
+		}
+		return ""
+	}
 	var parts []string
 	for _, x := range d.Model.Explain(text, c, names, n) {
 		w := x.What
 		switch {
 		case strings.HasPrefix(w, "c:"):
-			w = "[" + w[2:] + "]"
+			w = w[2:] + word(w[2:])
 		case strings.HasPrefix(w, "p:"):
-			w = "[" + w[2:] + "]"
+			a, b, _ := strings.Cut(w[2:], "+")
+			w = w[2:] + word(a) + word(b)
 		case strings.HasPrefix(w, "s:"):
-			w = "[" + w[2:] + "]"
+			w = w[2:] // imperative, question
 		default:
 			w = strconv.Quote(w)
 		}
