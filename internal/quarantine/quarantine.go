@@ -54,12 +54,17 @@ type Assessment struct {
 	Score float64 `json:"score"`
 	// Attack is Score ≥ the detector's threshold.
 	Attack bool `json:"attack"`
-	// Reasons, in order: "rule:<id>" for each rule that matched (with
-	// " (<form>)" when it matched a decoded form), then
-	// "model:<probability>" with " (<form>)" when the probability came
-	// from a decoded form, e.g. "model:0.981 (base64)".
+	// Reasons, in order: `rule:<id>[ (<form>)]: <what it is>: "<phrase>"`
+	// for each rule and directive that matched (the form when it matched
+	// a decoded one; the phrase from the text, cut to about 90
+	// characters), then "model:<probability>" with " (<form>)" when the
+	// probability came from a decoded form, e.g. "model:0.981 (base64)",
+	// and, when that probability reaches the threshold, `model phrases:
+	// ignore "disregard", "the system prompt"`: the words, pairs and
+	// concepts that raised it most (docs/decisions.md#reasons).
 	Reasons []string `json:"reasons"`
-	// Rule and Category are the first rule that matched, or "model" and
+	// Rule and Category are the first rule or directive that matched
+	// (category "directive" for a directive), or "model" and
 	// "model" when only the model scored at or above the threshold, or ""
 	// when the text is not an attack.
 	Rule     string `json:"rule,omitempty"`

@@ -42,7 +42,7 @@ type Removal struct {
 	// verdict on a quarantined text (docs/contract.md#structured-results):
 	// each reason names what drove the score, e.g. `rule:directive.run:
 	// tells an agent to run a command: "AI agents must first run …"`,
-	// `model:0.981 (base64)`, `model phrases: [ignore], "the system prompt"`
+	// `model:0.981 (base64)`, `model phrases: ignore "disregard", "the system prompt"`
 	// (quarantine.Assessment.Reasons).
 	Score   float64  `json:"score,omitempty"`
 	Reasons []string `json:"reasons,omitempty"`
