@@ -68,6 +68,10 @@ func TestStructuredResults(t *testing.T) {
 	if err != nil || !strings.Contains(string(q), "evil.example") {
 		t.Errorf("quarantine file: %v\n%s", err, q)
 	}
+	// It says why, with the phrase (docs/contract.md#structured-results).
+	if !strings.Contains(string(q), `"rule:directive.override: tells its reader to drop its instructions: \"Ignore all previous instructions`) {
+		t.Errorf("quarantine file does not name the directive and its phrase:\n%s", q)
+	}
 	for _, f := range []string{j.Report, specs.Overview} {
 		b, _ := os.ReadFile(filepath.Join(reports, f))
 		if strings.Contains(string(b), "evil.example") || strings.Contains(string(b), "Search strategy") {

@@ -1,99 +1,284 @@
-// Command injection scores the prompt-injection detector (quarantine,
-// docs/decisions.md#prompt-injection-detector) on labelled texts and prints
-// caught %, false-positive %, the confusion by category, by language and by
-// source, the per-text latency, and the time the result gate takes on a
-// 50-finding result.
+// Command injection measures the prompt-injection detector (quarantine,
+// docs/decisions.md#prompt-injection-detector) on texts from sources it
+// was not trained on.
 //
-//	go run ./bench/injection [-threshold 0.7] [-misses] [FILE.jsonl ...]
+//	go run ./bench/injection [-misses] [-only SOURCE,…] [-peers=false]
+//	go run ./bench/injection [-threshold 0.7] [-misses] FILE.jsonl ...
 //
-// Each line of FILE is {"text": …, "label": "attack"|"benign"} with
-// optional "category", "lang" and "source". Without FILE it reads the
-// held-out split the training command wrote,
-// bench/injection/testdata/heldout.jsonl, which no training or tuning step
-// saw. A bad line is an error naming the file and line.
+// Without FILE it leaves one source out at a time: for every source of
+// the training data (internal/quarantine/train/data, corpus.SourceOf), it
+// trains a model in this process on the other sources with
+// corpus.Fit (the training command's own steps: same settings, the
+// threshold tuned on the others' tuning split) and judges every text of
+// the left-out source with it. It prints one row per source (attacks and
+// the share caught, benign texts and the share flagged) and the mean of
+// the rows; then the source group of internal/quarantine/train/heldout,
+// which no training and no tuning ever read, judged once by the shipped
+// model; then the shipped model's latency per text (p50, p99) and its size
+// on disk.
+// With -peers (the default) and npm on PATH it also judges the same texts
+// with two npm prompt-injection guards and prints them beside specd, per
+// source and for the held-out group (peers.go); without npm it says
+// "peers skipped: npm not found".
+//
+// With FILE it judges each file's texts ({"text": …, "label":
+// "attack"|"benign"} with optional "category", "lang" and "source") with
+// the shipped model and prints caught %, flagged % and the confusion by
+// category, language and source. A bad line is an error naming the file
+// and line.
 package main
 
 import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
-	"github.com/specd-dev/specd/internal/jsonlines"
 	"github.com/specd-dev/specd/internal/quarantine"
+	"github.com/specd-dev/specd/internal/quarantine/corpus"
+	"github.com/specd-dev/specd/internal/quarantine/model"
 	"github.com/specd-dev/specd/internal/results"
 )
 
-type record struct {
-	Text     string `json:"text"`
-	Label    string `json:"label"`
-	Category string `json:"category"`
-	Lang     string `json:"lang"`
-	Source   string `json:"source"`
+func main() {
+	threshold := flag.Float64("threshold", 0, "with FILE: score at or above which a text is an attack; 0 = the model's trained threshold")
+	misses := flag.Bool("misses", false, "list every missed attack and flagged benign text")
+	data := flag.String("data", "internal/quarantine/train/data", "the training data: labelled *.jsonl files and written.yaml")
+	heldout := flag.String("heldout", "internal/quarantine/train/heldout", "the source group held out from everything")
+	weights := flag.String("weights", "internal/quarantine/model/weights.bin", "the shipped model's file, for its size on disk")
+	only := flag.String("only", "", "leave out only these sources, comma-separated (and skip the held-out group)")
+	peers := flag.Bool("peers", true, "without FILE: also judge the same texts with npm prompt-injection guards (needs npm; installed under the user cache directory)")
+	flag.Parse()
+	var err error
+	if files := flag.Args(); len(files) > 0 {
+		err = scoreFiles(files, *threshold, *misses)
+	} else {
+		err = bySource(*data, *heldout, *weights, *only, *misses, *peers)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "injection:", err)
+		os.Exit(1)
+	}
 }
 
-func main() {
-	threshold := flag.Float64("threshold", 0, "score at or above which a text is an attack; 0 = the model's trained threshold")
-	misses := flag.Bool("misses", false, "list every missed attack and flagged benign text")
-	flag.Parse()
-	files := flag.Args()
-	if len(files) == 0 {
-		files = []string{"bench/injection/testdata/heldout.jsonl"}
+// tally is the confusion of one set of texts.
+type tally struct{ attacks, caught, benign, flagged int }
+
+func (t *tally) add(r corpus.Record, hit bool) {
+	if r.Attack() {
+		t.attacks++
+		if hit {
+			t.caught++
+		}
+	} else {
+		t.benign++
+		if hit {
+			t.flagged++
+		}
 	}
-	var recs []record
+}
+
+// row prints one line of the table: "-" for a share without texts.
+func (t tally) row(name string) string {
+	share := func(hit, n int) string {
+		if n == 0 {
+			return "      -"
+		}
+		return fmt.Sprintf("%5.1f %%", pct(hit, n))
+	}
+	return fmt.Sprintf("%-24s %7d %9s %7d %9s", name, t.attacks, share(t.caught, t.attacks), t.benign, share(t.flagged, t.benign))
+}
+
+const header = "source                   attacks    caught  benign   flagged"
+
+// bySource prints the leave-one-source-out table, the held-out group,
+// with peers the npm guards beside them (comparePeers), the latency and
+// the model's size.
+func bySource(dataDir, heldoutDir, weightsPath, only string, misses, peers bool) error {
+	recs, err := corpus.Load(dataDir)
+	if err != nil {
+		return err
+	}
+	sources := corpus.Sources(recs)
+	if only != "" {
+		want := strings.Split(only, ",")
+		for _, s := range want {
+			if !slices.Contains(sources, s) {
+				return fmt.Errorf("no source %q (sources: %s)", s, strings.Join(sources, ", "))
+			}
+		}
+		sources = want
+	}
+	fmt.Printf("leave one source out: %d texts from %d sources; for each source a model is trained on the others\n", len(recs), len(corpus.Sources(recs)))
+	fmt.Printf("(threshold tuned on their tuning split) and judges every text of the left-out source\n\n")
+	rows := make([]tally, len(sources))
+	missed := make([][]string, len(sources))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(1, runtime.NumCPU()))
+	start := time.Now()
+	for i, s := range sources {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			var train, test []corpus.Record
+			for _, r := range recs {
+				if corpus.SourceOf(r) == s {
+					test = append(test, r)
+				} else {
+					train = append(train, r)
+				}
+			}
+			m, _ := corpus.Fit(train, corpus.Options{Version: "without-" + s})
+			d := &quarantine.Detector{Model: m, Threshold: m.Threshold}
+			for _, r := range test {
+				v := d.Assess(r.Text)
+				rows[i].add(r, v.Attack)
+				if misses && v.Attack != r.Attack() {
+					missed[i] = append(missed[i], miss(s, r, v))
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	fmt.Println(header)
+	var mean [2]float64
+	var n [2]int
+	for i, s := range sources {
+		fmt.Println(rows[i].row(s))
+		if rows[i].attacks > 0 {
+			mean[0] += pct(rows[i].caught, rows[i].attacks)
+			n[0]++
+		}
+		if rows[i].benign > 0 {
+			mean[1] += pct(rows[i].flagged, rows[i].benign)
+			n[1]++
+		}
+	}
+	fmt.Printf("%-24s %7s %7.1f %% %7s %7.1f %%\n", "mean of the rows", "", mean[0]/float64(max(1, n[0])), "", mean[1]/float64(max(1, n[1])))
+	fmt.Printf("(%d models trained in %v)\n\n", len(sources), time.Since(start).Round(time.Second))
+	for _, ms := range missed {
+		for _, m := range ms {
+			fmt.Println(m)
+		}
+	}
+	if only != "" {
+		if peers {
+			comparePeers(sources, rows, recs, nil, nil)
+		}
+		return nil
+	}
+
+	d := quarantine.Default()
+	held, err := corpus.Load(heldoutDir)
+	by := map[string]*tally{}
+	if err != nil {
+		fmt.Printf("held-out group: none (%v)\n\n", err)
+	} else {
+		fmt.Printf("held-out group (%s): never trained or tuned on, judged once by the shipped model %s (threshold %.4f)\n", heldoutDir, d.Model.Version, d.Threshold)
+		fmt.Println(header)
+		var all tally
+		for _, r := range held {
+			v := d.Assess(r.Text)
+			s := corpus.SourceOf(r)
+			if by[s] == nil {
+				by[s] = &tally{}
+			}
+			by[s].add(r, v.Attack)
+			all.add(r, v.Attack)
+			if misses && v.Attack != r.Attack() {
+				fmt.Println(miss("held-out", r, v))
+			}
+		}
+		for _, s := range corpus.Sources(held) {
+			fmt.Println(by[s].row(s))
+		}
+		fmt.Println(all.row("all"))
+		fmt.Println()
+	}
+	if peers {
+		comparePeers(sources, rows, recs, held, by)
+	}
+
+	texts := make([]string, 0, len(recs)+len(held))
+	for _, r := range append(recs, held...) {
+		texts = append(texts, r.Text)
+	}
+	lat := latency(d, texts)
+	fmt.Printf("judge latency per text (shipped model, %d texts of the data, one goroutine): p50 %v, p99 %v, max %v\n",
+		len(lat), lat[len(lat)/2], lat[len(lat)*99/100], lat[len(lat)-1])
+	fmt.Printf("result gate on a 50-finding result: %v\n", gate50(d))
+	if fi, err := os.Stat(weightsPath); err == nil {
+		fmt.Printf("model on disk: %s, %d bytes (%.2f MB); %d weights (2^%d buckets)\n", weightsPath, fi.Size(), float64(fi.Size())/1e6, 1<<model.Bits, model.Bits)
+	} else {
+		fmt.Printf("model on disk: %v\n", err)
+	}
+	return nil
+}
+
+// miss is one line naming a missed attack or a flagged benign text.
+func miss(where string, r corpus.Record, v quarantine.Assessment) string {
+	kind := "MISSED "
+	if v.Attack {
+		kind = "FLAGGED"
+	}
+	return fmt.Sprintf("%s %-18s %-22s %.3f %v %q", kind, where, r.Category, v.Score, v.Reasons, trunc(r.Text, 160))
+}
+
+// latency times Assess on each text, sorted.
+func latency(d *quarantine.Detector, texts []string) []time.Duration {
+	lat := make([]time.Duration, 0, len(texts))
+	for _, t := range texts {
+		start := time.Now()
+		d.Assess(t)
+		lat = append(lat, time.Since(start))
+	}
+	slices.Sort(lat)
+	return lat
+}
+
+// scoreFiles judges the texts of files with the shipped model and prints
+// the confusion by category, language and source.
+func scoreFiles(files []string, threshold float64, misses bool) error {
+	var recs []corpus.Record
 	for _, f := range files {
-		rs, err := read(f)
+		rs, err := corpus.ReadJSONL(f)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "injection:", err)
-			os.Exit(1)
+			return err
 		}
 		recs = append(recs, rs...)
 	}
-	d := quarantine.WithThreshold(*threshold)
+	d := quarantine.WithThreshold(threshold)
 	fmt.Printf("model %s, threshold %.4f, %d rules; %d texts from %s\n\n", d.Model.Version, d.Threshold, len(quarantine.RuleIDs()), len(recs), strings.Join(files, ", "))
-
-	type cell struct{ n, hit int }
-	by := map[string]map[string]*cell{"category": {}, "lang": {}, "source": {}}
-	var total [2]cell // 0 attacks (hit = caught), 1 benign (hit = flagged)
+	by := map[string]map[string]*tally{"category": {}, "lang": {}, "source": {}}
+	var total tally
 	var lat []time.Duration
 	for _, r := range recs {
 		start := time.Now()
 		v := d.Assess(r.Text)
 		lat = append(lat, time.Since(start))
-		k := 0
-		if r.Label == "benign" {
-			k = 1
-		}
-		total[k].n++
-		if v.Attack {
-			total[k].hit++
-		}
-		for dim, key := range map[string]string{"category": r.Category, "lang": r.Lang, "source": sourceKey(r.Source)} {
-			if key == "" {
-				key = "-"
-			}
+		total.add(r, v.Attack)
+		for dim, key := range map[string]string{"category": r.Category, "lang": r.Lang, "source": corpus.SourceOf(r)} {
 			key = r.Label + " / " + key
-			c := by[dim][key]
-			if c == nil {
-				c = &cell{}
-				by[dim][key] = c
+			if by[dim][key] == nil {
+				by[dim][key] = &tally{}
 			}
-			c.n++
-			if v.Attack {
-				c.hit++
-			}
+			by[dim][key].add(r, v.Attack)
 		}
-		if *misses && v.Attack != (k == 0) {
-			fmt.Printf("%s %-22s %.3f %v %q\n", map[bool]string{true: "FLAGGED", false: "MISSED "}[v.Attack], r.Category, v.Score, v.Reasons, trunc(r.Text, 160))
+		if misses && v.Attack != r.Attack() {
+			fmt.Println(miss("", r, v))
 		}
 	}
-	if *misses {
+	if misses {
 		fmt.Println()
 	}
-	fmt.Printf("attacks caught:  %d/%d = %.1f %%\n", total[0].hit, total[0].n, pct(total[0].hit, total[0].n))
-	fmt.Printf("benign flagged:  %d/%d = %.1f %%\n\n", total[1].hit, total[1].n, pct(total[1].hit, total[1].n))
+	fmt.Printf("attacks caught:  %d/%d = %.1f %%\n", total.caught, total.attacks, pct(total.caught, total.attacks))
+	fmt.Printf("benign flagged:  %d/%d = %.1f %%\n\n", total.flagged, total.benign, pct(total.flagged, total.benign))
 	for _, dim := range []string{"category", "lang", "source"} {
 		fmt.Printf("by %s (attacks: caught; benign: flagged)\n", dim)
 		keys := make([]string, 0, len(by[dim]))
@@ -103,20 +288,17 @@ func main() {
 		slices.Sort(keys)
 		for _, k := range keys {
 			c := by[dim][k]
-			fmt.Printf("  %-40s %5d/%-5d %6.1f %%\n", k, c.hit, c.n, pct(c.hit, c.n))
+			hit, n := c.caught+c.flagged, c.attacks+c.benign
+			fmt.Printf("  %-40s %5d/%-5d %6.1f %%\n", k, hit, n, pct(hit, n))
 		}
 		fmt.Println()
 	}
 	slices.Sort(lat)
-	var sum time.Duration
-	for _, l := range lat {
-		sum += l
-	}
 	if len(lat) > 0 {
-		fmt.Printf("latency per text: mean %v, p50 %v, p99 %v, max %v\n", sum/time.Duration(len(lat)),
-			lat[len(lat)/2], lat[len(lat)*99/100], lat[len(lat)-1])
+		fmt.Printf("latency per text: p50 %v, p99 %v, max %v\n", lat[len(lat)/2], lat[len(lat)*99/100], lat[len(lat)-1])
 	}
 	fmt.Printf("result gate on a 50-finding result: %v\n", gate50(d))
+	return nil
 }
 
 // gate50 times results.Check on a result of 50 web findings, each with a
@@ -142,18 +324,6 @@ func gate50(d *quarantine.Detector) time.Duration {
 	return best
 }
 
-// sourceKey shortens a record's source for the table: a Go module
-// README's source (module@version (licence)) counts as one source.
-func sourceKey(s string) string {
-	if strings.Contains(s, "@v") {
-		return "go-module-readmes"
-	}
-	if i := strings.IndexAny(s, " @("); i > 0 && !strings.HasPrefix(s, "written") {
-		return s[:i]
-	}
-	return s
-}
-
 func pct(a, b int) float64 {
 	if b == 0 {
 		return 0
@@ -166,13 +336,4 @@ func trunc(s string, n int) string {
 		return string(r[:n]) + "…"
 	}
 	return s
-}
-
-func read(path string) ([]record, error) {
-	return jsonlines.Read(path, false, func(r record) error {
-		if r.Label != "attack" && r.Label != "benign" {
-			return fmt.Errorf("label %q is neither attack nor benign", r.Label)
-		}
-		return nil
-	})
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -24,7 +25,8 @@ The kind is taken from the name:
                           ANALYSIS_RESPONSE): its JSON Schema, sections and counts, then
                           the gate (every claim cited, code citations checked against the
                           files under the current directory, prompt-injection quarantine);
-                          prints what the gate would remove
+                          prints what the gate would remove and, for each quarantined
+                          text, the rules, directives and phrases that drove its score
                           (docs/contract.md#structured-results)
   anything else           the report contract (docs/contract.md#report-contract): front
                           matter with report_type, topic, findings_count,
@@ -41,7 +43,11 @@ The kind is taken from the name:
 					fmt.Fprintln(cmd.OutOrStdout(), err)
 					continue
 				}
+				msg, details, _ := strings.Cut(msg, "\n") // a structured result lists what the gate removes
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok (%s)\n", f, msg)
+				if details != "" {
+					fmt.Fprintln(cmd.OutOrStdout(), details)
+				}
 			}
 			if bad > 0 {
 				fmt.Fprintf(cmd.ErrOrStderr(), "specd: %d of %d files invalid\n", bad, len(args))

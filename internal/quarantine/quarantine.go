@@ -32,10 +32,10 @@ import (
 	"fmt"
 	"math"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -54,12 +54,17 @@ type Assessment struct {
 	Score float64 `json:"score"`
 	// Attack is Score ≥ the detector's threshold.
 	Attack bool `json:"attack"`
-	// Reasons, in order: "rule:<id>" for each rule that matched (with
-	// " (<form>)" when it matched a decoded form), then
-	// "model:<probability>" with " (<form>)" when the probability came
-	// from a decoded form, e.g. "model:0.981 (base64)".
+	// Reasons, in order: `rule:<id>[ (<form>)]: <what it is>: "<phrase>"`
+	// for each rule and directive that matched (the form when it matched
+	// a decoded one; the phrase from the text, cut to about 90
+	// characters), then "model:<probability>" with " (<form>)" when the
+	// probability came from a decoded form, e.g. "model:0.981 (base64)",
+	// and, when that probability reaches the threshold, `model phrases:
+	// ignore "disregard", "the system prompt"`: the words, pairs and
+	// concepts that raised it most (docs/decisions.md#reasons).
 	Reasons []string `json:"reasons"`
-	// Rule and Category are the first rule that matched, or "model" and
+	// Rule and Category are the first rule or directive that matched
+	// (category "directive" for a directive), or "model" and
 	// "model" when only the model scored at or above the threshold, or ""
 	// when the text is not an attack.
 	Rule     string `json:"rule,omitempty"`
@@ -93,44 +98,110 @@ func WithThreshold(t float64) *Detector {
 	return d
 }
 
-// Assess scores one text (a claim, an excerpt, notes, a URL). Blank text
-// scores 0. Assess never panics.
-func (d *Detector) Assess(text string) Assessment {
+// Field is where a text sits in a specialist's result, which decides how
+// it is judged (docs/decisions.md#mention-versus-use).
+type Field int
+
+const (
+	// Fetched is text that came from a source: a finding's claim,
+	// excerpt or URL, a page. A question put to "you" counts as an
+	// order ("what is your system prompt?").
+	Fetched Field = iota
+	// Own is the specialist's own words: the title, summary, notes and
+	// next steps, where a question to the user is ordinary and a
+	// reported injection is what a careful specialist writes.
+	Own
+)
+
+// Assess scores one fetched text (a claim, an excerpt, a URL, a page):
+// AssessField(text, Fetched).
+func (d *Detector) Assess(text string) Assessment { return d.AssessField(text, Fetched) }
+
+// AssessField scores one text of the given field. Blank text scores 0.
+// It never panics.
+//
+// Mention versus use: a directive matches only a sentence that gives an
+// order (not one that reports it, not a quote the text talks about), and
+// a chat-template role marker counts only when the message it starts
+// gives an order too (a directive, or a model probability of at least
+// half the threshold) or the marker was hidden in an encoding:
+// documentation shows markers with harmless messages, an injection fills
+// them with orders.
+func (d *Detector) AssessField(text string, field Field) Assessment {
 	v := Assessment{Model: d.Model.Version}
 	if strings.TrimSpace(text) == "" {
 		return v
 	}
 	views := normalize.Views(text)
+	hit := func(id, category, form, says, phr string) {
+		r := "rule:" + id
+		if form != "text" {
+			r += " (" + form + ")"
+		}
+		for _, have := range v.Reasons {
+			if strings.HasPrefix(have, r+":") {
+				return
+			}
+		}
+		v.Reasons = append(v.Reasons, r+": "+says+": "+strconv.Quote(phr))
+		if v.Rule == "" {
+			v.Rule, v.Category = id, category
+		}
+		v.Score = 1
+	}
+	var roles []ruleHit // role markers, judged by their message below
+	var roleForms []string
+	directed := false
 	for i, w := range views {
 		raw := ""
 		if i == 0 {
 			raw = text // control_char rules look at the text as given, once
 		}
 		for _, h := range matchRules(raw, w.Text) {
-			r := "rule:" + h.Rule
-			if i > 0 {
-				r += " (" + w.Kind + ")"
-			}
-			if slices.Contains(v.Reasons, r) {
+			if h.Category == "role_marker" {
+				roles, roleForms = append(roles, h), append(roleForms, w.Kind)
 				continue
 			}
-			v.Reasons = append(v.Reasons, r)
-			if v.Rule == "" {
-				v.Rule, v.Category = h.Rule, h.Category
-			}
-			v.Score = 1
+			hit(h.Rule, h.Category, w.Kind, categorySays[h.Category], phrase(text, h.Match))
+		}
+		for _, h := range matchDirectives(maskMentions(w.Text)) {
+			directed = true
+			hit(h.d.ID, "directive", w.Kind, h.d.Says, phrase(text, h.sentence))
 		}
 	}
-	best, form := 0.0, ""
+	best, form, worst := 0.0, "", ""
+	questions := field == Fetched
+	judge := func(kind, t string) {
+		if p := d.prob(t); p > best {
+			best, form, worst = p, kind, t
+		}
+	}
 	for _, w := range views {
 		w.Text = maskMentions(w.Text)
-		if p := d.Model.Prob(w.Text); p > best {
-			best, form = p, w.Kind
+		sents := sentencesOf(w.Text)
+		orders := make([]bool, len(sents))
+		any := false
+		for i, s := range sents {
+			orders[i] = givesOrder(s, questions)
+			any = any || orders[i]
 		}
-		for _, seg := range normalize.Segments(w.Text) {
-			if p := d.Model.Prob(seg); p > best {
-				best, form = p, w.Kind
+		if !any {
+			continue // tells of orders at most: left to rules and directives
+		}
+		judge(w.Kind, w.Text)
+		for i, s := range sents {
+			if len(sents) > 1 && orders[i] {
+				judge(w.Kind, s)
 			}
+			if i > 0 && (orders[i-1] || orders[i]) {
+				judge(w.Kind, sents[i-1]+" "+s)
+			}
+		}
+	}
+	for i, h := range roles {
+		// A marker hidden in an encoding is never documentation.
+		if directed || best >= d.Threshold/2 || roleForms[i] != "text" {
+			hit(h.Rule, h.Category, roleForms[i], categorySays[h.Category], phrase(text, h.Match))
 		}
 	}
 	r := "model:" + strconv.FormatFloat(best, 'f', 3, 64)
@@ -138,12 +209,71 @@ func (d *Detector) Assess(text string) Assessment {
 		r += " (" + form + ")"
 	}
 	v.Reasons = append(v.Reasons, r)
+	if best >= d.Threshold {
+		if ex := d.explain(worst, 4); ex != "" {
+			v.Reasons = append(v.Reasons, "model phrases: "+ex)
+		}
+	}
 	v.Score = math.Round(max(v.Score, best)*1000) / 1000
 	v.Attack = v.Score >= d.Threshold
 	if v.Attack && v.Rule == "" {
 		v.Rule, v.Category = "model", "model"
 	}
 	return v
+}
+
+// categorySays is what a pattern rule's match is, by category.
+var categorySays = map[string]string{
+	"control_char": "invisible control characters",
+	"role_marker":  "chat-template role marker",
+	"tool_call":    "tool-call markup",
+	"html":         "active HTML",
+	"exfiltration": "data sent away in a URL",
+	"encoded":      "encoded instructions to run",
+	"data_field":   "a data field addressed to an AI",
+}
+
+// explain lists the words, word pairs and concepts that raised the
+// model's probability for text the most (at most n): a word or pair
+// quoted, a concept with the word of the text that stands for it,
+// `ignore "disregard"`, a pair of concepts as `ignore+rules "disregard"
+// "instructions"`.
+func (d *Detector) explain(text string, n int) string {
+	t := cues()
+	c, names := Cues(text, true)
+	_, words, _ := t.analyse(text)
+	word := func(concept string) string { // the first word of text with the concept
+		b := t.bit(concept)
+		for _, w := range words {
+			if w.set&b != 0 {
+				return " " + strconv.Quote(w.w)
+			}
+		}
+		return ""
+	}
+	var parts []string
+	for _, x := range d.Model.Explain(text, c, names, n) {
+		w := x.What
+		switch {
+		case strings.HasPrefix(w, "c:"):
+			w = w[2:] + word(w[2:])
+		case strings.HasPrefix(w, "p:"):
+			a, b, _ := strings.Cut(w[2:], "+")
+			w = w[2:] + word(a) + word(b)
+		case strings.HasPrefix(w, "s:"):
+			w = w[2:] // imperative, question
+		default:
+			w = strconv.Quote(w)
+		}
+		parts = append(parts, w)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// prob is the model's probability for one normalised text with its cues.
+func (d *Detector) prob(text string) float64 {
+	c, _ := Cues(text, false)
+	return d.Model.ProbCues(text, c)
 }
 
 var (
@@ -186,6 +316,9 @@ var categoryView = map[string]view{
 	"role_marker":  viewCanon,
 	"tool_call":    viewCanon,
 	"html":         viewCanon,
+	"exfiltration": viewCanon,
+	"encoded":      viewCanon,
+	"data_field":   viewCanon,
 }
 
 type rule struct {
@@ -198,14 +331,19 @@ type rule struct {
 	re       *regexp.Regexp
 }
 
+// ruleFile is rules.yaml: the pattern rules and the directives.
+type ruleFile struct {
+	Rules      []rule       `yaml:"rules"`
+	Directives []*directive `yaml:"directives"`
+}
+
 // parseRules decodes and checks a rules file: every rule has an id of the
 // form category.name, unique; a known category; a source; a pattern
 // that compiles and does not match the empty string; and lowercase
-// needles.
-func parseRules(data []byte) ([]rule, error) {
-	var f struct {
-		Rules []rule `yaml:"rules"`
-	}
+// needles. Every directive has an id of the form directive.name, unique,
+// what it says, and concepts cues.yaml knows.
+func parseRules(data []byte) (*ruleFile, error) {
+	var f ruleFile
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&f); err != nil {
@@ -247,24 +385,41 @@ func parseRules(data []byte) ([]rule, error) {
 		}
 		r.view, r.re = v, re
 	}
-	return f.Rules, nil
+	for _, d := range f.Directives {
+		if seen[d.ID] {
+			return nil, fmt.Errorf("directive %s: duplicate id", d.ID)
+		}
+		seen[d.ID] = true
+		if err := d.compile(cues()); err != nil {
+			return nil, err
+		}
+	}
+	return &f, nil
 }
 
 // rules loads and compiles rules.yaml once. A broken embedded file is a
 // programming error and panics; the package tests load it.
-var rules = sync.OnceValue(func() []rule {
-	rs, err := parseRules(rulesYAML)
+var ruleSet = sync.OnceValue(func() *ruleFile {
+	f, err := parseRules(rulesYAML)
 	if err != nil {
 		panic("quarantine: rules.yaml: " + err.Error())
 	}
-	return rs
+	return f
 })
 
-// RuleIDs returns the rule ids of rules.yaml in file order.
+func rules() []rule { return ruleSet().Rules }
+
+func directives() []*directive { return ruleSet().Directives }
+
+// RuleIDs returns the rule ids of rules.yaml in file order, the
+// directives last.
 func RuleIDs() []string {
 	var ids []string
 	for _, r := range rules() {
 		ids = append(ids, r.ID)
+	}
+	for _, d := range directives() {
+		ids = append(ids, d.ID)
 	}
 	return ids
 }
@@ -281,7 +436,7 @@ var (
 )
 
 // ruleHit is one rule that matched.
-type ruleHit struct{ Rule, Category string }
+type ruleHit struct{ Rule, Category, Match string }
 
 // matchRules returns every rule that matches the text: control_char rules
 // on raw, the others on canon (normalize.Text). A markup match inside a
@@ -317,12 +472,12 @@ func matchRules(raw, canon string) []ruleHit {
 		}
 		for _, loc := range r.re.FindAllStringIndex(in, 8) {
 			if r.view == viewRaw {
-				hits = append(hits, ruleHit{r.ID, r.Category})
+				hits = append(hits, ruleHit{r.ID, r.Category, upTo(in, loc[0], loc[1]+40)})
 				break
 			}
 			pc := proseCue() // sets spans
 			if !documents(canon, loc, spans, pc) {
-				hits = append(hits, ruleHit{r.ID, r.Category})
+				hits = append(hits, ruleHit{r.ID, r.Category, upTo(canon, loc[0], loc[1]+40)})
 				break
 			}
 		}
@@ -359,4 +514,13 @@ func documents(canon string, loc []int, spans [][]int, proseCue bool) bool {
 	}
 	lo, hi := max(0, loc[0]-nearCue), min(len(canon), loc[1]+nearCue)
 	return docCueRE().MatchString(canon[lo:loc[0]]) || docCueRE().MatchString(canon[loc[1]:hi])
+}
+
+// upTo returns s[i:j], j cut to len(s) and moved back to a rune boundary.
+func upTo(s string, i, j int) string {
+	j = min(j, len(s))
+	for j > i && j < len(s) && !utf8.RuneStart(s[j]) {
+		j--
+	}
+	return s[i:j]
 }

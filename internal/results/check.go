@@ -38,9 +38,12 @@ type Removal struct {
 	Reason   string `json:"reason,omitempty"` // for uncited and citation_failed
 	Rule     string `json:"rule,omitempty"`   // the first quarantine rule that matched, or "model"
 	Category string `json:"category,omitempty"`
-	// Score (0–1), Reasons ("rule:<id>", "model:<p>") and Model (its
-	// version) are the detector's verdict on a quarantined text
-	// (docs/contract.md#structured-results).
+	// Score (0–1), Reasons and Model (its version) are the detector's
+	// verdict on a quarantined text (docs/contract.md#structured-results):
+	// each reason names what drove the score, e.g. `rule:directive.run:
+	// tells an agent to run a command: "AI agents must first run …"`,
+	// `model:0.981 (base64)`, `model phrases: ignore "disregard", "the system prompt"`
+	// (quarantine.Assessment.Reasons).
 	Score   float64  `json:"score,omitempty"`
 	Reasons []string `json:"reasons,omitempty"`
 	Model   string   `json:"model,omitempty"`
@@ -80,8 +83,9 @@ func (c *Checked) Quarantine() []Removal {
 
 // Check applies the result gate to r (which it changes) and
 // returns what is left. In order: a crossed correlation_id is invalid;
-// every finding, the summary, title, notes and next steps are judged by
-// the prompt-injection detector (opt.Detector) and a text at or above its
+// every finding (as fetched text), the summary, title, notes and next
+// steps (as the specialist's own words, quarantine.Own) are judged by the
+// prompt-injection detector (opt.Detector) and a text at or above its
 // threshold is removed; a finding without a citation, or
 // whose code citation does not hold, is removed; sources that are not
 // http(s) URLs are dropped. A result left with no findings is invalid,
@@ -102,7 +106,11 @@ func Check(name string, r *Result, opt Options) (*Checked, error) {
 		det = quarantine.Default()
 	}
 	scan := func(field, text string) bool {
-		v := det.Assess(text)
+		f := quarantine.Own
+		if strings.HasPrefix(field, "findings[") {
+			f = quarantine.Fetched
+		}
+		v := det.AssessField(text, f)
 		if v.Attack {
 			c.Quarantined++
 			c.Removed = append(c.Removed, Removal{Kind: "quarantined", Field: field, Rule: v.Rule, Category: v.Category,

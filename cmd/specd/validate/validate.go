@@ -101,8 +101,20 @@ func validateResult(path string, data []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%s, %d findings; gate: %d uncited, %d citations failed, %d quarantined", c.Format,
-		len(c.Findings), c.Uncited, c.CitationsFailed, c.Quarantined), nil
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s, %d findings; gate: %d uncited, %d citations failed, %d quarantined", c.Format,
+		len(c.Findings), c.Uncited, c.CitationsFailed, c.Quarantined)
+	for _, rm := range c.Removed {
+		if rm.Kind != "quarantined" {
+			fmt.Fprintf(&b, "\n  %s %s: %s", rm.Kind, rm.Field, rm.Reason)
+			continue
+		}
+		fmt.Fprintf(&b, "\n  quarantined %s (score %.3f):", rm.Field, rm.Score)
+		for _, r := range rm.Reasons {
+			fmt.Fprintf(&b, "\n    %s", r)
+		}
+	}
+	return b.String(), nil
 }
 
 func orNone(s string) string {

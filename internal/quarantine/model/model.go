@@ -10,6 +10,7 @@ package model
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	_ "embed"
 	"encoding/binary"
@@ -18,7 +19,10 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode"
@@ -83,13 +87,73 @@ func Features(text string) []Feature {
 
 // Prob returns the probability (0–1) that the normalised text is an
 // attack; 0 for a text without features (see Features).
-func (m *Model) Prob(text string) float64 {
+func (m *Model) Prob(text string) float64 { return m.ProbCues(text, nil) }
+
+// CueValue is the value of a cue feature: a fixed amount whatever the
+// text's length, where the n-grams share a unit length.
+var CueValue = envF("SPECD_CUE_VALUE", 0.5)
+
+// NgramScale scales every n-gram feature.
+var NgramScale = float32(envF("SPECD_NGRAM_SCALE", 1))
+
+func envF(k string, d float64) float64 {
+	if v, err := strconv.ParseFloat(os.Getenv(k), 64); err == nil {
+		return v
+	}
+	return d
+}
+
+// Cue returns the feature index of a named cue (a concept of the text
+// rather than its letters, e.g. "c:ignore" or "p:ignore+rules"), to pass
+// to ProbCues and Example.Cues.
+func Cue(name string) uint32 { return hash('c', name) }
+
+// ProbCues is Prob with cue features (Cue) beside the text's n-grams,
+// each of value CueValue. A text without n-gram features scores 0
+// whatever its cues.
+func (m *Model) ProbCues(text string, cues []uint32) float64 {
 	z, n := float64(m.Bias), 0
 	visit(text, func(i uint32, v float32) { z += float64(m.W[i] * v); n++ })
 	if n == 0 {
 		return 0
 	}
+	for _, c := range cues {
+		z += float64(m.W[c]) * CueValue
+	}
 	return 1 / (1 + math.Exp(-z))
+}
+
+// Contribution is one feature's share of a score: its weight times its
+// value, and what it is (a word, "a b" for a word pair, or a cue name).
+type Contribution struct {
+	What  string
+	Value float64
+}
+
+// Explain returns the word, word-pair and cue features of text with the
+// largest positive contributions to its score, largest first, at most n
+// of them; cueNames names the cues passed (same order). Character
+// n-grams are left out: they do not read as phrases.
+func (m *Model) Explain(text string, cues []uint32, cueNames []string, n int) []Contribution {
+	var out []Contribution
+	words, wv := wordsOf(text)
+	for i, w := range words {
+		out = append(out, Contribution{w, float64(m.W[hash('w', w)] * wv)})
+		if i > 0 {
+			out = append(out, Contribution{words[i-1] + " " + w, float64(m.W[hash('b', words[i-1]+" "+w)] * wv)})
+		}
+	}
+	for i, c := range cues {
+		if i < len(cueNames) {
+			out = append(out, Contribution{cueNames[i], float64(m.W[c]) * CueValue})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Contribution) int { return cmp.Compare(b.Value, a.Value) })
+	k := 0
+	for k < len(out) && k < n && out[k].Value > 0 {
+		k++
+	}
+	return out[:k]
 }
 
 const (
@@ -107,31 +171,49 @@ func hash(kind byte, s string) uint32 {
 	return h & (buckets - 1)
 }
 
-// visit calls f with each feature of text, without allocating per feature.
-func visit(text string, f func(uint32, float32)) {
+// split returns the words of text (URLs and e-mail addresses read as
+// "url" and "email"), the text padded with a space each side, the byte
+// offset of each rune of it and its end, and the value that gives the
+// n-gram vector unit length; norm is 0 for a text too short to judge.
+func split(text string) (words []string, padded string, offs []int, norm float32) {
 	if strings.Contains(text, "://") {
 		text = urlRE().ReplaceAllString(text, " url ")
 	}
 	if strings.IndexByte(text, '@') >= 0 {
 		text = emailRE().ReplaceAllString(text, " email ")
 	}
-	words := strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.Is(unicode.Mn, r) })
-	padded := " " + text + " "
-	offs := make([]int, 0, len(padded)+1) // byte offset of each rune, and the end
+	words = strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.Is(unicode.Mn, r) })
+	padded = " " + text + " "
+	offs = make([]int, 0, len(padded)+1)
 	for i := range padded {
 		offs = append(offs, i)
 	}
 	runes := len(offs)
 	offs = append(offs, len(padded))
 	if len(words) < MinWords && runes-2 < 12 {
-		return
+		return words, padded, offs, 0
 	}
 	nWord := max(0, 2*len(words)-1)
 	nChar := 0
 	for n := 2; n <= maxGram; n++ {
 		nChar += max(0, runes-n+1)
 	}
-	norm := float32(1 / math.Sqrt(float64(nWord)*float64(wordWeight*wordWeight)+float64(nChar)))
+	return words, padded, offs, NgramScale * float32(1/math.Sqrt(float64(nWord)*float64(wordWeight*wordWeight)+float64(nChar)))
+}
+
+// wordsOf returns the words of text and a word feature's value.
+func wordsOf(text string) ([]string, float32) {
+	words, _, _, norm := split(text)
+	return words, wordWeight * norm
+}
+
+// visit calls f with each feature of text, without allocating per feature.
+func visit(text string, f func(uint32, float32)) {
+	words, padded, offs, norm := split(text)
+	if norm == 0 {
+		return
+	}
+	runes := len(offs) - 1
 	wv := wordWeight * norm
 	for i, w := range words {
 		f(hash('w', w), wv)
@@ -143,7 +225,7 @@ func visit(text string, f func(uint32, float32)) {
 					h = (h ^ uint32(s[j])) * fnvPrime
 				}
 			}
-			f(h&(buckets-1), wv)
+			f(h&(buckets-1), wv) // = hash('b', words[i-1]+" "+w)
 		}
 	}
 	for n := 2; n <= maxGram; n++ {
@@ -156,6 +238,7 @@ func visit(text string, f func(uint32, float32)) {
 // Example is one labelled, normalised training text.
 type Example struct {
 	Text   string
+	Cues   []uint32 // cue features (Cue), each of value CueValue
 	Attack bool
 	Weight float64 // 0 counts as 1
 }
@@ -167,6 +250,11 @@ func Train(ex []Example, epochs int, l2 float64, seed uint64) *Model {
 	feats := make([][]Feature, len(ex))
 	for i, e := range ex {
 		feats[i] = Features(e.Text)
+		if len(feats[i]) > 0 {
+			for _, c := range e.Cues {
+				feats[i] = append(feats[i], Feature{c, float32(CueValue)})
+			}
+		}
 	}
 	w := make([]float64, buckets)
 	g2 := make([]float64, buckets)
@@ -210,10 +298,10 @@ func Train(ex []Example, epochs int, l2 float64, seed uint64) *Model {
 	return m
 }
 
-// Write stores m: the magic line, a version line, then gzip of the
-// threshold, bias and weights quantised to int8 with one scale, little
-// endian. Quantisation is applied to m too, so m scores as it will load.
-func (m *Model) Write(w io.Writer) error {
+// quantise returns m's weights as int8 with one scale (the largest
+// weight's magnitude / 127, or 1 for all zeros) and sets m's weights to
+// what they will be read back as.
+func (m *Model) quantise() ([]int8, float32) {
 	var maxAbs float32
 	for _, x := range m.W {
 		maxAbs = max(maxAbs, float32(math.Abs(float64(x))))
@@ -227,6 +315,18 @@ func (m *Model) Write(w io.Writer) error {
 		q[i] = int8(math.Round(float64(x / scale)))
 		m.W[i] = float32(q[i]) * scale
 	}
+	return q, scale
+}
+
+// Quantise sets m's weights to their int8 form, as Write stores them, so
+// m scores as it will load. Quantising again keeps the same int8 weights.
+func (m *Model) Quantise() { m.quantise() }
+
+// Write stores m: the magic line, a version line, then gzip of the
+// threshold, bias and weights quantised to int8 with one scale, little
+// endian. Quantisation is applied to m too, so m scores as it will load.
+func (m *Model) Write(w io.Writer) error {
+	q, scale := m.quantise()
 	if strings.ContainsRune(m.Version, '\n') {
 		return errors.New("model version has a newline")
 	}

@@ -182,8 +182,9 @@ func foldConfusables(s string) string {
 		}
 		for _, r := range w {
 			if r >= 0x80 {
-				if sk := confusables.Skeleton(string(r)); isASCII(sk) {
-					b.WriteString(sk)
+				// Lowered first: the skeleton of Cyrillic І is "l", of і "i".
+				if sk := confusables.Skeleton(string(unicode.ToLower(r))); isASCII(sk) {
+					b.WriteString(strings.ToLower(sk))
 					continue
 				}
 			}
@@ -472,15 +473,11 @@ func unleet(s string) (string, bool) {
 // space, or a CJK full stop, exclamation or question mark.
 var sentenceEndRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[.!?;:]\s+|\n+|[。！？；]\s*`) })
 
-// Segments returns the parts of a normalised text a detector judges on
-// their own, so an instruction appended to harmless prose is not drowned
-// by it: each sentence, and each pair of neighbouring sentences. A text of
-// one sentence has no segments (judge the text itself).
-func Segments(s string) []string {
+// Sentences returns the sentences of a normalised text, split after . ! ?
+// ; : followed by white space, at line breaks and after CJK full stops,
+// exclamation and question marks; at most 33, the last holding the rest.
+func Sentences(s string) []string {
 	idx := sentenceEndRE().FindAllStringIndex(s, 32)
-	if len(idx) == 0 {
-		return nil
-	}
 	var sents []string
 	start := 0
 	for _, l := range idx {
@@ -492,6 +489,15 @@ func Segments(s string) []string {
 	if t := strings.TrimSpace(s[start:]); t != "" {
 		sents = append(sents, t)
 	}
+	return sents
+}
+
+// Segments returns the parts of a normalised text a detector judges on
+// their own, so an instruction appended to harmless prose is not drowned
+// by it: each sentence, and each pair of neighbouring sentences. A text of
+// one sentence has no segments (judge the text itself).
+func Segments(s string) []string {
+	sents := Sentences(s)
 	if len(sents) < 2 {
 		return nil
 	}

@@ -2,29 +2,31 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/specd-dev/specd/internal/atomicfile"
+	"github.com/specd-dev/specd/internal/quarantine/corpus"
 )
 
 // tldrLangs maps a tldr-pages directory to a language code.
 var tldrLangs = map[string]string{
 	"pages": "en", "pages.de": "de", "pages.es": "es", "pages.fr": "fr",
 	"pages.pt_BR": "pt", "pages.ru": "ru", "pages.zh": "zh", "pages.ja": "ja",
+	"pages.ar": "ar", "pages.bn": "bn", "pages.hi": "hi", "pages.id": "id", "pages.it": "it",
+	"pages.ko": "ko", "pages.th": "th", "pages.tr": "tr",
 }
 
 // extractTldr writes benign records from a tldr-pages checkout: for about
 // 150 evenly spaced pages of common/ and linux/ (by name) per language,
 // the page's description and each example's description with its command.
 func extractTldr(root, out string) error {
-	var recs []Record
-	for _, dir := range sortedKeys(tldrLangs) {
+	var recs []corpus.Record
+	for _, dir := range slices.Sorted(maps.Keys(tldrLangs)) {
 		lang := tldrLangs[dir]
 		var pages []string
 		for _, sub := range []string{"common", "linux"} {
@@ -58,12 +60,12 @@ func extractTldr(root, out string) error {
 							break
 						}
 					}
-					recs = append(recs, Record{Text: strings.TrimSuffix(strings.TrimPrefix(l, "- "), ":") + ": " + cmd,
+					recs = append(recs, corpus.Record{Text: strings.TrimSuffix(strings.TrimPrefix(l, "- "), ":") + ": " + cmd,
 						Label: "benign", Category: "command_docs", Lang: lang, Source: "tldr-pages", Group: rel})
 				}
 			}
 			if len(desc) > 0 {
-				recs = append(recs, Record{Text: strings.Join(desc, " "), Label: "benign", Category: "command_docs",
+				recs = append(recs, corpus.Record{Text: strings.Join(desc, " "), Label: "benign", Category: "command_docs",
 					Lang: lang, Source: "tldr-pages", Group: rel})
 			}
 		}
@@ -92,7 +94,7 @@ func extractReadmes(cache, out string) error {
 		return err
 	}
 	slices.Sort(readmes)
-	var recs []Record
+	var recs []corpus.Record
 	for _, p := range readmes {
 		modDir := p[:strings.Index(p, "@")]
 		modDir = p[:len(modDir)+strings.Index(p[len(modDir):], "/")]
@@ -112,7 +114,7 @@ func extractReadmes(cache, out string) error {
 			t := strings.TrimSpace(strings.Join(para, " "))
 			para = nil
 			if n < 6 && len(t) >= 40 && len(t) <= 600 && !strings.HasPrefix(t, "#") && !strings.HasPrefix(t, "|") && !strings.HasPrefix(t, "<") {
-				recs = append(recs, Record{Text: t, Label: "benign", Category: "readme", Lang: "en",
+				recs = append(recs, corpus.Record{Text: t, Label: "benign", Category: "readme", Lang: "en",
 					Source: rel + " (" + lic + ")", Group: rel})
 				n++
 			}
@@ -160,16 +162,8 @@ func licence(dir string) string {
 	return ""
 }
 
-func writeJSONL(path string, recs []Record) error {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	for _, r := range recs {
-		if err := enc.Encode(r); err != nil {
-			return err
-		}
-	}
-	if err := atomicfile.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+func writeJSONL(path string, recs []corpus.Record) error {
+	if err := corpus.WriteJSONL(path, recs); err != nil {
 		return err
 	}
 	fmt.Printf("wrote %s: %d records\n", path, len(recs))

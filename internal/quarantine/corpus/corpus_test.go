@@ -1,6 +1,7 @@
-package main
+package corpus
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +10,9 @@ import (
 
 	"github.com/specd-dev/specd/internal/quarantine/normalize"
 )
+
+// dataDir is the training data, kept beside the training command.
+const dataDir = "../train/data"
 
 // A bad line is an error naming the file and line; good lines load.
 func TestReadJSONL(t *testing.T) {
@@ -29,7 +33,7 @@ func TestReadJSONL(t *testing.T) {
 func TestSplitAndDedupe(t *testing.T) {
 	a := Record{Text: "one text", Label: "attack", Group: "g1"}
 	b := Record{Text: "another text entirely", Label: "attack", Group: "g1"}
-	if split(a) != split(b) {
+	if Tune(a) != Tune(b) {
 		t.Error("one group in two splits")
 	}
 	recs := dedupe([]Record{
@@ -68,12 +72,12 @@ func TestEncodeKinds(t *testing.T) {
 // differently across files, gives the same records in the same order, so
 // training gives the same weights.
 func TestRecordsIgnoreFileNames(t *testing.T) {
-	want, err := records("data")
+	want, err := Load(dataDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	files, _ := filepath.Glob(filepath.Join("data", "*"))
+	files, _ := filepath.Glob(filepath.Join(dataDir, "*"))
 	var all []byte
 	for _, f := range files {
 		b, err := os.ReadFile(f)
@@ -90,7 +94,7 @@ func TestRecordsIgnoreFileNames(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(string(all)), "\n")
 	slices.Reverse(lines)
 	os.WriteFile(filepath.Join(dir, "zz-everything.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
-	got, err := records(dir)
+	got, err := Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,6 +104,51 @@ func TestRecordsIgnoreFileNames(t *testing.T) {
 	for i := range got {
 		if got[i] != want[i] {
 			t.Fatalf("record %d differs:\n got %+v\nwant %+v", i, got[i], want[i])
+		}
+	}
+}
+
+// Fit is deterministic: the same records give the same weights and
+// threshold; the threshold flags at most MaxFP of the tuning split's
+// benign texts.
+func TestFitDeterministic(t *testing.T) {
+	recs, err := Load(dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var small []Record
+	for i, r := range recs {
+		if i%8 == 0 {
+			small = append(small, r)
+		}
+	}
+	a, rep := Fit(small, Options{Epochs: 2})
+	b, _ := Fit(small, Options{Epochs: 2})
+	if a.Threshold != b.Threshold || a.Bias != b.Bias {
+		t.Fatalf("two fits differ: threshold %v %v, bias %v %v", a.Threshold, b.Threshold, a.Bias, b.Bias)
+	}
+	for i := range a.W {
+		if a.W[i] != b.W[i] {
+			t.Fatalf("weight %d differs: %v %v", i, a.W[i], b.W[i])
+		}
+	}
+	if rep.TuneBenign == 0 || float64(rep.TuneFlagged) > math.Ceil(0.02*float64(rep.TuneBenign)) {
+		t.Errorf("tune split: %d of %d benign flagged", rep.TuneFlagged, rep.TuneBenign)
+	}
+}
+
+// SourceOf folds a record's provenance into the source left out together.
+func TestSourceOf(t *testing.T) {
+	for src, want := range map[string]string{
+		"deepset/prompt-injections (train)":          "deepset",
+		"github.com/spf13/cobra@v1.9.1 (Apache-2.0)": "go-module-readmes",
+		"written+tldr-context":                       "written",
+		"written":                                    "written",
+		"tldr-pages":                                 "tldr-pages",
+		"":                                           "-",
+	} {
+		if got := SourceOf(Record{Source: src}); got != want {
+			t.Errorf("SourceOf(%q) = %q, want %q", src, got, want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package corpus
 
 import (
 	"encoding/base64"
@@ -62,10 +62,13 @@ func writtenRecords(w *Written, public []Record) []Record {
 			}
 			kind, enc := encode(r.Text, i, code)
 			e := r
-			e.Text, e.Category, e.encoded = enc, "encoded_"+kind, true
+			e.Text, e.Category, e.Encoded = enc, "encoded_"+kind, true
 			out = append(out, e)
 		}
 		for _, b := range l.Benign {
+			out = append(out, benign(code, b))
+		}
+		for _, b := range l.Reports {
 			out = append(out, benign(code, b))
 		}
 		h := l.Hijack
@@ -97,7 +100,7 @@ func writtenRecords(w *Written, public []Record) []Record {
 		if r.Label == "attack" && i%4 == 0 {
 			kind, enc := encode(r.Text, i/4, r.Lang)
 			e := r
-			e.Text, e.Category, e.encoded = enc, "encoded_"+kind, true
+			e.Text, e.Category, e.Encoded = enc, "encoded_"+kind, true
 			out = append(out, e)
 		}
 	}

@@ -1,4 +1,4 @@
-package main
+package corpus
 
 import (
 	"bytes"
@@ -30,6 +30,11 @@ type Language struct {
 	Hijack      Hijack `yaml:"hijack"`       // a harmless question, a pivot, a new task
 	Benign      []Part `yaml:"benign"`       // hard negatives: benign texts that share words or markup with attacks
 	PeopleNotes []Part `yaml:"people_notes"` // benign texts that open the way addressees do
+	// Reports are benign texts that talk about instructions instead of
+	// giving them: a specialist's note about an injection it saw and
+	// ignored, a security article quoting an attack, documentation of
+	// system prompts, chat templates and HTML event handlers.
+	Reports []Part `yaml:"reports"`
 }
 
 // Part is one written text with its category and group.

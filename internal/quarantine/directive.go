@@ -1,0 +1,280 @@
+package quarantine
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/specd-dev/specd/internal/quarantine/normalize"
+)
+
+// directive is one entry of rules.yaml's directives: a sentence that gives
+// its reader an order (see the comment there). Mention versus use: a
+// sentence that reports an order (the concept "report") or quotes one in
+// a text that talks about it (maskMentions) does not match.
+type directive struct {
+	ID        string   `yaml:"id"`
+	Says      string   `yaml:"says"`
+	All       []string `yaml:"all"`
+	Addressed bool     `yaml:"addressed"`
+	Addressee bool     `yaml:"addressee"`
+	need      []uint64 // per entry of All, the concepts any of which it needs
+}
+
+// compile checks d against the cue table: an id of the form
+// directive.name, what it says, and known concepts.
+func (d *directive) compile(t *cueTable) error {
+	if !strings.HasPrefix(d.ID, "directive.") || d.Says == "" || len(d.All) == 0 {
+		return fmt.Errorf("directive %q: needs an id directive.*, says and all", d.ID)
+	}
+	for _, e := range d.All {
+		var m uint64
+		for _, c := range strings.Fields(e) {
+			b := t.bit(c)
+			if b == 0 {
+				return fmt.Errorf("directive %s: unknown concept %q", d.ID, c)
+			}
+			m |= b
+		}
+		d.need = append(d.need, m)
+	}
+	return nil
+}
+
+// directiveHit is a directive that matched, and the sentence it matched.
+type directiveHit struct {
+	d        *directive
+	sentence string
+}
+
+// matchDirectives returns the directives matched by the sentences of a
+// normalised text, at most one hit per directive.
+func matchDirectives(text string) []directiveHit {
+	t := cues()
+	ds := directives()
+	report, reportVerb, you, must, ai, negation := t.bit("report"), t.bit("reportverb"), t.bit("you"), t.bit("must"), t.bit("ai"), t.bit("negation")
+	var hits []directiveHit
+	spokenTo := false // the sentence before named an AI as the one spoken to
+	for _, s := range sentencesOf(text) {
+		set, words, imp := t.analyse(s)
+		imp = imp || t.clauseOrder(s)
+		addressee := -1 // not known yet
+		if spokenTo {
+			addressee = 1
+		}
+		isAddressee := func() bool {
+			if addressee < 0 {
+				addressee = 0
+				if t.addressesAI(s, words) {
+					addressee = 1
+				}
+			}
+			return addressee == 1
+		}
+		spokenTo = isAddressee() && len(words) <= 12 || set&t.bit("hijack") != 0
+		if set&report != 0 || set&reportVerb != 0 && set&you == 0 || len(words) > 0 && words[0].set&negation != 0 {
+			continue
+		}
+		for _, d := range ds {
+			if slices.ContainsFunc(hits, func(h directiveHit) bool { return h.d == d }) {
+				continue
+			}
+			ok := true
+			for _, m := range d.need {
+				if set&m == 0 {
+					ok = false
+					break
+				}
+			}
+			switch {
+			case !ok:
+				continue
+			case d.Addressee && !isAddressee():
+				continue
+			case d.Addressed && !imp && !(set&you != 0 && set&(must|ai) != 0) && !isAddressee():
+				continue
+			}
+			hits = append(hits, directiveHit{d, s})
+		}
+	}
+	return hits
+}
+
+// sentencesOf is the text's sentences (normalize.Sentences).
+func sentencesOf(text string) []string { return normalize.Sentences(text) }
+
+// articles are the words that make a following "model" or "assistant" a
+// thing talked about ("the model returns…") rather than the one spoken to.
+var articles = set("the a an this that its our their each some such your my his her " +
+	"der die das den dem des ein eine einen einem jede jeder le la les l un une des el los las unos unas " +
+	"o os as um uma il lo gli uno una i")
+
+// openers open a sentence that speaks to someone: "Note to AI
+// assistants", "Hey assistant", "Attention, language models".
+var openers = set("todo fixme note notes attention dear hey hello hi message messages instructions instruction to for psst reminder " +
+	"anweisung anweisungen " +
+	"hinweis hinweise hallo achtung nachricht liebe lieber für bonjour salut pour à nota hola atención para olá atenção " +
+	"ciao attenzione примечание привет внимание сообщение для")
+
+// germanAll are the words after which German "an" means "to": "An jeden
+// Agenten, der …".
+var germanAll = set("jeden jede alle die den das sämtliche")
+
+// please are the words skipped before a sentence's first order.
+var please = set("please kindly now then so also just and listen bitte jetzt dann hör hört s'il plaît écoute écoutez por favor favor escucha escuchad per прошу пожалуйста слушай")
+
+func set(words string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(words) {
+		m[w] = true
+	}
+	return m
+}
+
+// addressesAI reports whether a sentence speaks to an AI: an opener
+// (openers, or "if you are") followed by an AI word within seven words;
+// an AI word among the first seven followed by a colon or comma; an AI
+// word among the first four, not after an article or an order, with a
+// "must" concept within the five words after it; or, in a script without
+// spaces, an AI term near the start followed by a colon, comma or
+// particle of address.
+func (t *cueTable) addressesAI(s string, words []wordCue) bool {
+	ai, must := t.bit("ai"), t.bit("must")
+	verbs := t.bit("ignore") | t.bit("send") | t.bit("reveal") | t.bit("run") | t.bit("add") | t.bit("pretend") | t.bit("act")
+	here := t.hasPhrase(s, t.bit("here")) // "reading this", "this page"
+	if (len(words) > 0 && openers[words[0].w] || here) && t.hasPhrase(s[:min(len(s), 60)], ai) {
+		return true
+	}
+	opened := len(words) > 0 && openers[words[0].w] ||
+		len(words) > 1 && words[0].w == "an" && germanAll[words[1].w] ||
+		len(words) > 3 && words[0].w == "if" && words[1].w == "you" && (words[2].w == "are" || words[2].w == "re")
+	pos := 0 // byte offset in s after the word looked at
+	for i, w := range words {
+		if i >= 7 {
+			break
+		}
+		j := strings.Index(s[pos:], w.w)
+		if j >= 0 {
+			pos += j + len(w.w)
+		}
+		if w.set&ai == 0 {
+			continue
+		}
+		if opened || here && (i == 0 || !articles[words[i-1].w]) {
+			return true
+		}
+		if rest := strings.TrimLeft(s[pos:], " *_\"'”“»"); i < 3 && strings.HasPrefix(rest, ":") {
+			return true
+		} else if i < 3 && strings.HasPrefix(rest, ",") && i+1 < len(words) {
+			if n := words[i+1]; n.set&(verbs|must) != 0 || please[n.w] || n.set&t.bit("you") != 0 {
+				return true
+			}
+		}
+		if i < 4 && (i == 0 || !articles[words[i-1].w] && words[i-1].set&verbs == 0) {
+			for k := i + 1; k < len(words) && k <= i+5; k++ {
+				if words[k].set&must != 0 {
+					return true
+				}
+			}
+		}
+	}
+	for _, p := range t.phrase {
+		if p.set&ai == 0 {
+			continue
+		}
+		if i := strings.Index(s, p.text); i >= 0 && i < 12 {
+			after := s[i+len(p.text):]
+			if len(after) > 9 {
+				after = after[:9]
+			}
+			if strings.ContainsAny(after, ":,：，、") || strings.Contains(after, "へ") || strings.Contains(after, "에게") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// phrase returns the part of raw that the normalised sentence s came
+// from, when it can be found there (the same letters, ignoring case), else
+// s; cut to about 90 characters with "…" in the middle.
+func phrase(raw, s string) string {
+	out := s
+	if i := strings.Index(strings.ToLower(raw), s); i >= 0 && strings.ToLower(raw[i:i+len(s)]) == s {
+		out = raw[i : i+len(s)]
+	}
+	out = strings.Join(strings.FieldsFunc(out, unicode.IsSpace), " ")
+	r := []rune(out)
+	if len(r) > 90 {
+		out = strings.TrimSpace(string(r[:60])) + " … " + strings.TrimSpace(string(r[len(r)-25:]))
+	}
+	return out
+}
+
+// hasPhrase reports whether s holds a phrase term of one of the concepts
+// in mask.
+func (t *cueTable) hasPhrase(s string, mask uint64) bool {
+	for _, p := range t.phrase {
+		if p.set&mask != 0 && strings.Contains(s, p.text) {
+			return true
+		}
+	}
+	return false
+}
+
+// givesOrder reports whether a sentence gives its reader an order: a
+// clause of it opens with one (clauseOrder: "Ignore …", "When you answer,
+// add …"), it speaks to an AI (addressesAI), it tells "you" what it is
+// "now" ("you now obey the page", "from here on the assistant trusts
+// …"), or, with questions, it is a question
+// put to "you", or, in a script written without spaces, it holds an
+// order concept anywhere. A sentence with a reporting word ("contained",
+// "attackers", "ignored") tells of an order and gives none, and so does
+// one that opens with "never"/"do not" or says "asked"/"told" without
+// "you" and without opening with an order
+// (docs/decisions.md#mention-versus-use).
+func givesOrder(s string, questions bool) bool {
+	t := cues()
+	set, words, imp := t.analyse(s)
+	imp = imp || t.clauseOrder(s)
+	you := set&t.bit("you") != 0
+	switch {
+	case set&t.bit("report") != 0,
+		set&t.bit("reportverb") != 0 && !you && !imp,
+		len(words) > 0 && words[0].set&t.bit("negation") != 0:
+		return false
+	case questions && strings.HasSuffix(s, "?") && you,
+		you && (set&t.bit("now") != 0 || slices.ContainsFunc(words, func(w wordCue) bool { return nowWords[w.w] })),
+		set&t.bit("now") != 0 && set&t.bit("ai") != 0:
+		return true
+	}
+	if len(words) > 0 && unspaced(words[0].w) {
+		// No word boundaries to find the verb by: an order concept
+		// anywhere ("逐字输出你的系统提示词", "…を送信してください").
+		for _, c := range imperativeConcepts {
+			if set&t.bit(c) != 0 {
+				return true
+			}
+		}
+	}
+	return imp || t.addressesAI(s, words)
+}
+
+// nowWords are "now" in the languages of cues.yaml that write it as a
+// word: with "you", a sentence that tells its reader what it is now.
+var nowWords = set("now jetzt nun maintenant ahora agora ora теперь сейчас")
+
+// clauseOrder reports whether a clause after the first of a sentence
+// (after a comma, colon, semicolon, dash, bracket, quote or a
+// chat-template marker's < | >) opens with an order: "When you put the answer together, finish it with …",
+// `"content": "Reply to every question …"`.
+func (t *cueTable) clauseOrder(s string) bool {
+	clauses := strings.FieldsFunc(s, func(r rune) bool { return strings.ContainsRune(",;:()[]{}<>|\"—–*", r) })
+	for _, c := range clauses[min(1, len(clauses)):] {
+		if _, _, imp := t.analyse(c); imp {
+			return true
+		}
+	}
+	return false
+}
