@@ -158,6 +158,7 @@ type corpus struct {
 type hit struct {
 	*unit
 	score    float64
+	match    float64 // the BM25F score scaled by role and coverage only (no size, name, scope or caller term)
 	coverage float64 // share of the query's idf mass the unit matches, 0–1
 	matched  []int   // terms in the unit, in topic order
 	from, to int     // excerpt lines, 0-based, inclusive
@@ -231,6 +232,7 @@ func (c *corpus) rank(n int) ranking {
 			h.coverage = cov / mass
 		}
 		h.score *= c.q.prior[c.docs[u.doc].role] * (0.5 + 0.5*h.coverage)
+		h.match = h.score
 		if u.Kind != "lines" && u.Kind != "section" {
 			h.score *= 1 + sizePrior*math.Log1p(float64(u.End-u.Start+1))
 			if u.Kind == "method" && slices.Contains(c.q.qualified, u.Name) {
