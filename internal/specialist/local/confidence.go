@@ -28,10 +28,12 @@ const (
 // FeatureNames are the signals of a ranking the model reads, in the order
 // of Signals.Values:
 //
-//   - score_share: the first finding's score over the most a unit could
-//     score for the topic, Σ idf × (k1 + 1) over its terms (a share, so
-//     that a small project's low idf does not read as a weak match; it
-//     can pass 1 with the size and caller terms)
+//   - score_share: the first finding's match (its BM25F score scaled by
+//     its role and coverage, before the size, name, scope and caller
+//     terms, which say where an answer is likely rather than how well it
+//     matches) over the most a unit could score for the topic, Σ idf ×
+//     (k1 + 1) over its terms (a share, so that a small project's low idf
+//     does not read as a weak match), 0–1
 //   - margin: (first − second score) / first score, skipping findings that
 //     are copies of the first (same name, signature and body); 1 with no
 //     other finding
@@ -136,7 +138,7 @@ func (c *corpus) signals(r *ranking) []float64 {
 		mass += w
 	}
 	if mass > 0 {
-		x[0] = top.score / (mass * (k1 + 1))
+		x[0] = top.match / (mass * (k1 + 1))
 		for _, t := range top.matched {
 			if has(top.unit, fName, t) || has(top.unit, fSig, t) {
 				x[3] += r.idf[t] / mass

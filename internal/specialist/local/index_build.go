@@ -127,7 +127,8 @@ func (b *shardBuilder) pathLen(rel string) int32 {
 }
 
 // unitFields calls fn with each searched text of a unit and its field:
-// the name, the signature, the doc comment, the body and each called name.
+// the name, the signature, the doc comment, the body, each called name
+// and each string literal.
 func unitFields(cu *codeunit.Unit, fn func(f int, s string)) {
 	fn(fName, cu.Name)
 	fn(fSig, cu.Sig)
@@ -135,6 +136,9 @@ func unitFields(cu *codeunit.Unit, fn func(f int, s string)) {
 	fn(fBody, cu.Body)
 	for _, call := range cu.Calls {
 		fn(fCalls, call)
+	}
+	for _, lit := range cu.Strings {
+		fn(fStr, lit)
 	}
 }
 
@@ -162,7 +166,7 @@ func (b *shardBuilder) addDoc(rel string, st stamp, n int, us []codeunit.Unit) {
 						b.touched = append(b.touched, p)
 					}
 					p.tf[f]++
-					if p := r.word; p != nil {
+					if p := r.word; p != nil && f != fStr { // the body holds the literals' words already
 						if p.cur != d {
 							p.cur, p.cnt = d, 0
 							b.touchedW = append(b.touchedW, p)

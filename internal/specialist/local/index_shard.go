@@ -42,7 +42,7 @@ import (
 
 // indexFormat is the format version of the index; a manifest or shard of
 // another version is rebuilt.
-const indexFormat = 1
+const indexFormat = 2
 
 var shardMagic = []byte("specdidx")
 

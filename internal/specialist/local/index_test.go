@@ -397,11 +397,11 @@ func TestCorruptOrOldIndexIsRebuilt(t *testing.T) {
 		}},
 		{"missing shard", "no such file", func() { os.Remove(shardFile()) }},
 		{"garbage manifest", "manifest corrupt", func() { os.WriteFile(filepath.Join(dir, manifestName), []byte("{\"format\":"), 0o644) }},
-		{"old format", "format 0, this specialist reads format 1", func() {
+		{"old format", fmt.Sprintf("format 0, this specialist reads format %d", indexFormat), func() {
 			data, _ := os.ReadFile(filepath.Join(dir, manifestName))
-			os.WriteFile(filepath.Join(dir, manifestName), bytes.Replace(data, []byte(`"format": 1`), []byte(`"format": 0`), 1), 0o644)
+			os.WriteFile(filepath.Join(dir, manifestName), bytes.Replace(data, fmt.Appendf(nil, `"format": %d`, indexFormat), []byte(`"format": 0`), 1), 0o644)
 		}},
-		{"old shard format", "format 0, want 1", func() {
+		{"old shard format", fmt.Sprintf("format 0, want %d", indexFormat), func() {
 			p := shardFile()
 			data, _ := os.ReadFile(p)
 			data[8] = 0

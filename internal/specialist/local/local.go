@@ -6,8 +6,8 @@
 // What it searches: the text files git would track under the project root
 // (Files), cut into code units (package codeunit: Go definitions, Markdown
 // sections, universal-ctags definitions, line windows) and ranked with
-// BM25F over their names, signatures, doc comments, calls and bodies, code
-// before tests and docs (docs/local-specialist.md#ranking). Each finding
+// BM25F over their names, signatures, doc comments, calls, bodies and string
+// literals, code before tests and docs (docs/local-specialist.md#ranking). Each finding
 // cites `path:line` of its unit's definition with up to 6 lines copied
 // exactly from there (the code citation style) and the range the unit
 // spans; Sources lists the cited files as links relative to the report.

@@ -67,7 +67,7 @@ func render(in specialist.Input, q query, c *corpus, r ranking, fb *fallback, re
 	for _, d := range files[:min(3, len(files))] {
 		best = append(best, code(c.docs[d].path))
 	}
-	fmt.Fprintf(&buf, "Searched %s (%s) of the project for %s, cut into %s (%s) and ranked with BM25F over their names, signatures, doc comments, calls and bodies, code before tests and docs. ",
+	fmt.Fprintf(&buf, "Searched %s (%s) of the project for %s, cut into %s (%s) and ranked with BM25F over their names, signatures, doc comments, calls, bodies and string literals, code before tests and docs. ",
 		count(c.files, "text file", ""), count(c.lines, "line", ""), andList(perTerm), count(c.nUnits, "unit", ""), unitKinds(c.kinds))
 	fmt.Fprintf(&buf, "The strongest matches are in %s; each finding cites the line where its unit is defined, with the lines found there and the range the unit spans. ",
 		andList(best))

@@ -3,6 +3,7 @@ package local
 import (
 	"cmp"
 	"math"
+	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -23,37 +24,46 @@ const (
 	quoteMin    = 16  // a topic this long quoted verbatim in a string literal marks the request itself
 	// sizePrior scales a definition's score by 1 + sizePrior × ln(1 + its
 	// lines): longer functions do more, and are more often the answer.
-	sizePrior = 0.2
+	sizePrior = 0.8
 	// callerShare is the share of its best caller's score a function gets
 	// (callerEvidence).
 	callerShare = 0.25
 	// qualifiedBoost scales the score of a method whose receiver-qualified
 	// name the topic spells ("Op.String"), case-sensitively.
 	qualifiedBoost = 2
+	// nameBoost scales the score of a function or method whose bare name
+	// the topic spells as an identifier (query.spellsName): "HasCaller".
+	nameBoost = 1.5
+	// scopeBoost scales the score of a unit of a file whose path holds
+	// the topic's leading scope ("entry: avoid …" → entry.go).
+	scopeBoost = 3
 )
 
 // The fields of a unit, each with its weight and length normalisation
 // (BM25F): a query word in a unit's name counts most, then in its
-// signature and doc comment, then in the names it calls, then in its body.
+// signature and doc comment, then in its body, the names it calls and its
+// string literals (an error or panic message a topic may quote), which the
+// body holds too.
 const (
 	fName = iota
 	fSig
 	fDoc
 	fCalls
 	fBody
+	fStr
 	fPath
 	nFields
 )
 
 var (
-	fieldWeight = [nFields]float64{fName: 3, fSig: 1.5, fDoc: 1.5, fCalls: 1, fBody: 0.6, fPath: 0.8}
-	fieldB      = [nFields]float64{fName: 0.3, fSig: 0.5, fDoc: 0.6, fCalls: 0.5, fBody: 0.75, fPath: 0.3}
+	fieldWeight = [nFields]float64{fName: 3, fSig: 1.5, fDoc: 1.5, fCalls: 0.5, fBody: 0.6, fStr: 0.5, fPath: 0.8}
+	fieldB      = [nFields]float64{fName: 0.3, fSig: 0.5, fDoc: 0.6, fCalls: 0.5, fBody: 0.5, fStr: 0.5, fPath: 0.3}
 )
 
 // rolePrior scales a unit's score by its file's role: code answers, tests
 // and docs support (docs/local-specialist.md#ranking). A topic that asks
 // about tests or docs lifts that role to 1.
-var rolePrior = [...]float64{codeunit.Code: 1, codeunit.Test: 0.45, codeunit.Doc: 0.6, codeunit.Other: 0.5}
+var rolePrior = [...]float64{codeunit.Code: 1, codeunit.Test: 0.3, codeunit.Doc: 0.6, codeunit.Other: 0.5}
 
 // query is the topic's search terms.
 type query struct {
@@ -62,15 +72,29 @@ type query struct {
 	// qualified are the receiver-qualified names the topic spells, such as
 	// "Op.String" (from "Op.String()" too).
 	qualified []string
-	terms     []string       // stems, distinct, in topic order
-	spelled   []string       // each term as the topic first spells it, lowercased
-	index     map[string]int // stem → position in terms
-	prior     [4]float64     // rolePrior, lifted for the roles the topic asks about
+	// names are the words of the topic as written, for matching a unit's
+	// bare name case-sensitively (spellsName, nameBoost).
+	names map[string]bool
+	// scope is the first term of the scope a topic starts with, as a
+	// conventional commit does ("parser: …"); "" for none (scopeBoost).
+	scope   string
+	terms   []string       // stems, distinct, in topic order
+	spelled []string       // each term as the topic first spells it, lowercased
+	index   map[string]int // stem → position in terms
+	prior   [4]float64     // rolePrior, lifted for the roles the topic asks about
 }
 
 func newQuery(topic string, tk *tokenizer) query {
 	q := query{index: map[string]int{}, prior: rolePrior, text: normText(topic), raw: topic,
-		qualified: qualifiedRE.FindAllString(topic, -1)}
+		qualified: qualifiedRE.FindAllString(topic, -1), names: map[string]bool{}}
+	words(topic, func(w string) { q.names[w] = true })
+	if m := scopeRE.FindStringSubmatch(topic); m != nil {
+		tk.each(m[1], func(_, stem string) {
+			if q.scope == "" {
+				q.scope = stem
+			}
+		})
+	}
 	tk.each(topic, func(word, stem string) {
 		switch stem {
 		case "test", "tests", "testdata":
@@ -86,6 +110,9 @@ func newQuery(topic string, tk *tokenizer) query {
 	})
 	return q
 }
+
+// scopeRE matches a topic's leading scope, "parser: fix …".
+var scopeRE = regexp.MustCompile(`^\s*([A-Za-z][\w./-]*)\s*:\s`)
 
 // qualifiedRE matches a receiver-qualified name: Type.Method.
 var qualifiedRE = regexp.MustCompile(`\b[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*\b`)
@@ -124,12 +151,14 @@ type corpus struct {
 	kinds     map[string]int
 	cut       map[int][]codeunit.Unit // per doc: its units with their text, once read (full)
 	holders   map[string]map[int]bool // per name: units that may mention it (mentionsName)
+	scoped    map[int]bool            // per doc: whether its path holds the topic's scope (inScope)
 }
 
 // hit is a chosen unit and its excerpt.
 type hit struct {
 	*unit
 	score    float64
+	match    float64 // the BM25F score scaled by role and coverage only (no size, name, scope or caller term)
 	coverage float64 // share of the query's idf mass the unit matches, 0–1
 	matched  []int   // terms in the unit, in topic order
 	from, to int     // excerpt lines, 0-based, inclusive
@@ -203,11 +232,18 @@ func (c *corpus) rank(n int) ranking {
 			h.coverage = cov / mass
 		}
 		h.score *= c.q.prior[c.docs[u.doc].role] * (0.5 + 0.5*h.coverage)
+		h.match = h.score
 		if u.Kind != "lines" && u.Kind != "section" {
 			h.score *= 1 + sizePrior*math.Log1p(float64(u.End-u.Start+1))
 			if u.Kind == "method" && slices.Contains(c.q.qualified, u.Name) {
 				h.score *= qualifiedBoost
 			}
+			if (u.Kind == "func" || u.Kind == "method") && c.q.spellsName(bareName(u.Name)) {
+				h.score *= nameBoost
+			}
+		}
+		if c.q.scope != "" && c.inScope(u.doc) {
+			h.score *= scopeBoost
 		}
 		if len(h.matched) > 0 {
 			hits = append(hits, h)
@@ -250,6 +286,33 @@ func (c *corpus) rank(n int) ranking {
 		r.confidence = model.Label(r.probability)
 	}
 	return r
+}
+
+// inScope reports whether a term of file d's path (its extension left
+// out) is the topic's scope (query.scope); the answer is kept per file.
+func (c *corpus) inScope(d int) bool {
+	if c.scoped == nil {
+		c.scoped = map[int]bool{}
+	}
+	in, ok := c.scoped[d]
+	if !ok {
+		var tk tokenizer
+		p := c.docs[d].path
+		tk.each(strings.TrimSuffix(p, path.Ext(p)), func(_, stem string) { in = in || stem == c.q.scope })
+		c.scoped[d] = in
+	}
+	return in
+}
+
+// spellsName reports whether the topic spells name as one of its words,
+// case-sensitively, for a name of 3 characters or more that reads as an
+// identifier rather than an English word: several parts ("HasCaller",
+// "parse_args") or capitalised ("Decode").
+func (q *query) spellsName(name string) bool {
+	if len(name) < 3 || !q.names[name] {
+		return false
+	}
+	return !simple(name) || 'A' <= name[0] && name[0] <= 'Z'
 }
 
 // callerEvidence adds to each Go function or method among hits a share
