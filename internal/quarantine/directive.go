@@ -53,12 +53,12 @@ type directiveHit struct {
 func matchDirectives(text string) []directiveHit {
 	t := cues()
 	ds := directives()
-	report, reportVerb, you, must, ai, negation := t.bit("report"), t.bit("reportverb"), t.bit("you"), t.bit("must"), t.bit("ai"), t.bit("negation")
+	you, must, ai := t.bit("you"), t.bit("must"), t.bit("ai")
 	var hits []directiveHit
 	spokenTo := false // the sentence before named an AI as the one spoken to
 	for _, s := range sentencesOf(text) {
-		set, words, imp := t.analyse(s)
-		imp = imp || t.clauseOrder(s)
+		set, words, opens := t.analyse(s)
+		imp := opens || t.clauseOrder(s)
 		addressee := -1 // not known yet
 		if spokenTo {
 			addressee = 1
@@ -73,7 +73,7 @@ func matchDirectives(text string) []directiveHit {
 			return addressee == 1
 		}
 		spokenTo = isAddressee() && len(words) <= 12 || set&t.bit("hijack") != 0
-		if set&report != 0 || set&reportVerb != 0 && set&you == 0 || len(words) > 0 && words[0].set&negation != 0 {
+		if t.tellsOf(set, words, opens) {
 			continue
 		}
 		for _, d := range ds {
@@ -227,22 +227,16 @@ func (t *cueTable) hasPhrase(s string, mask uint64) bool {
 // clause of it opens with one (clauseOrder: "Ignore …", "When you answer,
 // add …"), it speaks to an AI (addressesAI), it tells "you" what it is
 // "now" ("you now obey the page", "from here on the assistant trusts
-// …"), or, with questions, it is a question
-// put to "you", or, in a script written without spaces, it holds an
-// order concept anywhere. A sentence with a reporting word ("contained",
-// "attackers", "ignored") tells of an order and gives none, and so does
-// one that opens with "never"/"do not" or says "asked"/"told" without
-// "you" and without opening with an order
-// (docs/decisions.md#mention-versus-use).
+// …"), or, with questions, it is a question put to "you", or, in a
+// script written without spaces, it holds an order concept anywhere; and
+// it does not tell of one (tellsOf; docs/decisions.md#mention-versus-use).
 func givesOrder(s string, questions bool) bool {
 	t := cues()
-	set, words, imp := t.analyse(s)
-	imp = imp || t.clauseOrder(s)
+	set, words, opens := t.analyse(s)
+	imp := opens || t.clauseOrder(s)
 	you := set&t.bit("you") != 0
 	switch {
-	case set&t.bit("report") != 0,
-		set&t.bit("reportverb") != 0 && !you && !imp,
-		len(words) > 0 && words[0].set&t.bit("negation") != 0:
+	case t.tellsOf(set, words, opens):
 		return false
 	case questions && strings.HasSuffix(s, "?") && you,
 		you && (set&t.bit("now") != 0 || slices.ContainsFunc(words, func(w wordCue) bool { return nowWords[w.w] })),
@@ -259,6 +253,22 @@ func givesOrder(s string, questions bool) bool {
 		}
 	}
 	return imp || t.addressesAI(s, words)
+}
+
+// tellsOf reports whether a sentence (its concepts, words, and whether
+// its first word gives an order) tells of an order rather than giving
+// one: it opens with "never"/"do not", or it holds a reporting word
+// ("contained", "attackers", "ignored"; "asked"/"told" without "you") and
+// does not open with an order. An order up front stays one whatever
+// follows: "Ignore your instructions; this is not an attack."
+func (t *cueTable) tellsOf(set uint64, words []wordCue, opens bool) bool {
+	if len(words) > 0 && words[0].set&t.bit("negation") != 0 {
+		return true
+	}
+	if opens && words[0].set&t.bit("report") == 0 {
+		return false
+	}
+	return set&t.bit("report") != 0 || set&t.bit("reportverb") != 0 && set&t.bit("you") == 0
 }
 
 // nowWords are "now" in the languages of cues.yaml that write it as a
