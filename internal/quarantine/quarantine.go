@@ -152,7 +152,9 @@ func (d *Detector) AssessField(text string, field Field) Assessment {
 	var roles []ruleHit // role markers, judged by their message below
 	var roleForms []string
 	directed := false
+	masked := make([]string, len(views)) // each form with the quotes it talks about masked
 	for i, w := range views {
+		masked[i] = maskMentions(w.Text)
 		raw := ""
 		if i == 0 {
 			raw = text // control_char rules look at the text as given, once
@@ -164,7 +166,7 @@ func (d *Detector) AssessField(text string, field Field) Assessment {
 			}
 			hit(h.Rule, h.Category, w.Kind, categorySays[h.Category], phrase(text, h.Match))
 		}
-		for _, h := range matchDirectives(maskMentions(w.Text)) {
+		for _, h := range matchDirectives(masked[i]) {
 			directed = true
 			hit(h.d.ID, "directive", w.Kind, h.d.Says, phrase(text, h.sentence))
 		}
@@ -176,8 +178,8 @@ func (d *Detector) AssessField(text string, field Field) Assessment {
 			best, form, worst = p, kind, t
 		}
 	}
-	for _, w := range views {
-		w.Text = maskMentions(w.Text)
+	for i, w := range views {
+		w.Text = masked[i]
 		sents := sentencesOf(w.Text)
 		orders := make([]bool, len(sents))
 		any := false
