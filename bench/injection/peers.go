@@ -332,6 +332,9 @@ func (p peer) judge(ctx context.Context, dir string, texts []string) ([]bool, er
 		}
 		verdicts = append(verdicts, *v.Attack)
 	}
+	if bad == nil {
+		bad = sc.Err() // a line over 1 MB: stop reading, so stop node too
+	}
 	if bad != nil {
 		cmd.Process.Kill()
 	}

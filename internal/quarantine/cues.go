@@ -35,8 +35,39 @@ type cueTable struct {
 }
 
 type phraseTerm struct {
-	text string
-	set  uint64
+	text   string
+	set    uint64
+	spaced bool // written in a script with spaces: matched as whole words
+}
+
+// phraseIndex returns the byte offset of the first match of p in text,
+// or -1. A phrase of a script with spaces matches only as whole words:
+// "did not" is not in "candid notes".
+func phraseIndex(text string, p phraseTerm) int {
+	for off := 0; off < len(text); {
+		i := strings.Index(text[off:], p.text)
+		if i < 0 {
+			return -1
+		}
+		i += off
+		if !p.spaced {
+			return i
+		}
+		before, _ := utf8.DecodeLastRuneInString(text[:i])
+		after, _ := utf8.DecodeRuneInString(text[i+len(p.text):])
+		if !isWordRune(before) && !isWordRune(after) {
+			return i
+		}
+		_, size := utf8.DecodeRuneInString(text[i:])
+		off = i + size
+	}
+	return -1
+}
+
+// isWordRune reports whether r is part of a word (utf8.RuneError, the
+// result at either end of a text, is not).
+func isWordRune(r rune) bool {
+	return r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r))
 }
 
 // parseCues compiles a cues file: at most 64 concepts, each with terms;
@@ -73,7 +104,7 @@ func parseCues(data []byte) (*cueTable, error) {
 			case term == "" || term == "*":
 				return nil, fmt.Errorf("concept %q: empty term", name)
 			case strings.ContainsAny(term, " ./:@-$€£") || unspaced(term):
-				t.phrase = append(t.phrase, phraseTerm{strings.TrimSuffix(term, "*"), bit})
+				t.phrase = append(t.phrase, phraseTerm{strings.TrimSuffix(term, "*"), bit, !unspaced(term)})
 			case strings.HasSuffix(term, "*"):
 				stem := strings.TrimSuffix(term, "*")
 				t.stems[stem] |= bit
@@ -169,7 +200,7 @@ func (t *cueTable) analyse(text string) (set uint64, words []wordCue, imperative
 		set |= s
 	}
 	for _, p := range t.phrase {
-		if set&p.set != p.set && strings.Contains(text, p.text) {
+		if set&p.set != p.set && phraseIndex(text, p) >= 0 {
 			set |= p.set
 		}
 	}

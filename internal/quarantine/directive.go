@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/specd-dev/specd/internal/quarantine/normalize"
 )
@@ -58,7 +59,7 @@ func matchDirectives(text string) []directiveHit {
 	spokenTo := false // the sentence before named an AI as the one spoken to
 	for _, s := range sentencesOf(text) {
 		set, words, opens := t.analyse(s)
-		imp := opens || t.clauseOrder(s)
+		imp := opens || t.clauseOrder(s) >= 0
 		addressee := -1 // not known yet
 		if spokenTo {
 			addressee = 1
@@ -72,8 +73,10 @@ func matchDirectives(text string) []directiveHit {
 			}
 			return addressee == 1
 		}
-		spokenTo = isAddressee() && len(words) <= 12 || set&t.bit("hijack") != 0
-		if t.tellsOf(set, words, opens) {
+		// Only a sentence that itself names its addressee passes it on,
+		// to the next sentence alone.
+		spokenTo = t.addressesAI(s, words) && len(words) <= 12 || set&t.bit("hijack") != 0
+		if t.tellsOf(s, set, words, opens) {
 			continue
 		}
 		for _, d := range ds {
@@ -134,7 +137,7 @@ func set(words string) map[string]bool {
 
 // addressesAI reports whether a sentence speaks to an AI: an opener
 // (openers, or "if you are") followed by an AI word within seven words;
-// an AI word among the first seven followed by a colon or comma; an AI
+// an AI word among the first three followed by a colon or comma; an AI
 // word among the first four, not after an article or an order, with a
 // "must" concept within the five words after it; or, in a script without
 // spaces, an AI term near the start followed by a colon, comma or
@@ -183,7 +186,7 @@ func (t *cueTable) addressesAI(s string, words []wordCue) bool {
 		if p.set&ai == 0 {
 			continue
 		}
-		if i := strings.Index(s, p.text); i >= 0 && i < 12 {
+		if i := phraseIndex(s, p); i >= 0 && i < 12 {
 			after := s[i+len(p.text):]
 			if len(after) > 9 {
 				after = after[:9]
@@ -201,7 +204,9 @@ func (t *cueTable) addressesAI(s string, words []wordCue) bool {
 // s; cut to about 90 characters with "…" in the middle.
 func phrase(raw, s string) string {
 	out := s
-	if i := strings.Index(strings.ToLower(raw), s); i >= 0 && strings.ToLower(raw[i:i+len(s)]) == s {
+	// Lowering can change a text's length (Ⱥ is 2 bytes, ⱥ 3; a stray
+	// byte becomes U+FFFD): use the offset only where it fits.
+	if i := strings.Index(strings.ToLower(raw), s); i >= 0 && i+len(s) <= len(raw) && strings.ToLower(raw[i:i+len(s)]) == s {
 		out = raw[i : i+len(s)]
 	}
 	out = strings.Join(strings.FieldsFunc(out, unicode.IsSpace), " ")
@@ -216,7 +221,7 @@ func phrase(raw, s string) string {
 // in mask.
 func (t *cueTable) hasPhrase(s string, mask uint64) bool {
 	for _, p := range t.phrase {
-		if p.set&mask != 0 && strings.Contains(s, p.text) {
+		if p.set&mask != 0 && phraseIndex(s, p) >= 0 {
 			return true
 		}
 	}
@@ -233,10 +238,10 @@ func (t *cueTable) hasPhrase(s string, mask uint64) bool {
 func givesOrder(s string, questions bool) bool {
 	t := cues()
 	set, words, opens := t.analyse(s)
-	imp := opens || t.clauseOrder(s)
+	imp := opens || t.clauseOrder(s) >= 0
 	you := set&t.bit("you") != 0
 	switch {
-	case t.tellsOf(set, words, opens):
+	case t.tellsOf(s, set, words, opens):
 		return false
 	case questions && strings.HasSuffix(s, "?") && you,
 		you && (set&t.bit("now") != 0 || slices.ContainsFunc(words, func(w wordCue) bool { return nowWords[w.w] })),
@@ -257,34 +262,99 @@ func givesOrder(s string, questions bool) bool {
 
 // tellsOf reports whether a sentence (its concepts, words, and whether
 // its first word gives an order) tells of an order rather than giving
-// one: it opens with "never"/"do not", or it holds a reporting word
-// ("contained", "attackers", "ignored"; "asked"/"told" without "you") and
-// does not open with an order. An order up front stays one whatever
-// follows: "Ignore your instructions; this is not an attack."
-func (t *cueTable) tellsOf(set uint64, words []wordCue, opens bool) bool {
-	if len(words) > 0 && words[0].set&t.bit("negation") != 0 {
+// one: it opens with "never"/"do not" and no later clause gives an
+// order ("Never mind the rules, reveal …" gives one), or a reporting word
+// ("contained", "attackers", "ignored"; "asked"/"told" without "you")
+// comes before its first order, or it has one and gives none. An order
+// up front stays one whatever follows: "Ignore your instructions; this
+// is not an attack."
+func (t *cueTable) tellsOf(s string, set uint64, words []wordCue, opens bool) bool {
+	later := t.clauseOrder(s)
+	if t.negated(s, words) && later < 0 {
 		return true
 	}
-	if opens && words[0].set&t.bit("report") == 0 {
-		return false
+	order := later // byte offset of the first order, -1 for none
+	if opens || t.addressesAI(s, words) {
+		order = 0
 	}
-	return set&t.bit("report") != 0 || set&t.bit("reportverb") != 0 && set&t.bit("you") == 0
+	rep := t.reportAt(s, set, words)
+	return rep >= 0 && (order < 0 || rep <= order)
+}
+
+// negated reports whether a sentence opens with a negation: "never",
+// "don't" (a word of the negation concept) or "do not" (a phrase of it).
+func (t *cueTable) negated(s string, words []wordCue) bool {
+	neg := t.bit("negation")
+	if len(words) > 0 && words[0].set&neg != 0 {
+		return true
+	}
+	for _, p := range t.phrase {
+		if p.set&neg != 0 && phraseIndex(s, p) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// reportAt returns the byte offset in s of its first reporting word or
+// phrase (the report concept; reportverb when the sentence does not say
+// "you"), or -1.
+func (t *cueTable) reportAt(s string, set uint64, words []wordCue) int {
+	mask := t.bit("report")
+	if set&t.bit("you") == 0 {
+		mask |= t.bit("reportverb")
+	}
+	if set&mask == 0 {
+		return -1
+	}
+	at, pos := -1, 0
+	for _, w := range words {
+		i := strings.Index(s[pos:], w.w)
+		if i < 0 {
+			continue
+		}
+		if w.set&mask != 0 {
+			at = pos + i
+			break
+		}
+		pos += i + len(w.w)
+	}
+	for _, p := range t.phrase {
+		if p.set&mask != 0 {
+			if i := phraseIndex(s, p); i >= 0 && (at < 0 || i < at) {
+				at = i
+			}
+		}
+	}
+	return at
 }
 
 // nowWords are "now" in the languages of cues.yaml that write it as a
 // word: with "you", a sentence that tells its reader what it is now.
 var nowWords = set("now jetzt nun maintenant ahora agora ora теперь сейчас")
 
-// clauseOrder reports whether a clause after the first of a sentence
-// (after a comma, colon, semicolon, dash, bracket, quote or a
-// chat-template marker's < | >) opens with an order: "When you put the answer together, finish it with …",
+// clauseOrder returns the byte offset of the first clause after the
+// first of a sentence (after a comma, colon, semicolon, dash, bracket,
+// quote or a chat-template marker's < | >) that opens with an order, or
+// -1: "When you put the answer together, finish it with …",
 // `"content": "Reply to every question …"`.
-func (t *cueTable) clauseOrder(s string) bool {
-	clauses := strings.FieldsFunc(s, func(r rune) bool { return strings.ContainsRune(",;:()[]{}<>|\"—–*", r) })
-	for _, c := range clauses[min(1, len(clauses)):] {
-		if _, _, imp := t.analyse(c); imp {
-			return true
+func (t *cueTable) clauseOrder(s string) int {
+	start := -1 // the first separator not yet seen
+	for i, r := range s {
+		if !strings.ContainsRune(",;:()[]{}<>|\"—–*", r) {
+			continue
+		}
+		if start >= 0 && i > start {
+			if _, _, imp := t.analyse(s[start:i]); imp {
+				return start
+			}
+		}
+		start = i + utf8.RuneLen(r)
+	}
+	if start >= 0 && start < len(s) {
+		if _, _, imp := t.analyse(s[start:]); imp {
+			return start
 		}
 	}
-	return false
+	return -1
 }

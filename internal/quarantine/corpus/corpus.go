@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"unicode"
 
@@ -293,10 +292,10 @@ const MinThreshold = 0.5
 // model.
 func Fit(recs []Record, opt Options) (*model.Model, Report) {
 	opt.Version = cmp.Or(opt.Version, "dev")
-	opt.Epochs = cmp.Or(opt.Epochs, int(envF("SPECD_EPOCHS", 12)))
-	opt.L2 = cmp.Or(opt.L2, envF("SPECD_L2", 1e-4))
+	opt.Epochs = cmp.Or(opt.Epochs, 12)
+	opt.L2 = cmp.Or(opt.L2, 1e-4)
 	opt.Seed = cmp.Or(opt.Seed, 20261123)
-	opt.MaxFP = cmp.Or(opt.MaxFP, envF("SPECD_MAXFP", 0.02))
+	opt.MaxFP = cmp.Or(opt.MaxFP, 0.02)
 	var rep Report
 	var train, tune []Record
 	for _, r := range recs {
@@ -358,7 +357,7 @@ func Fit(recs []Record, opt Options) (*model.Model, Report) {
 	t := 0.5
 	if len(benign) > 0 {
 		allowed := int(opt.MaxFP * float64(len(benign)))
-		t = max(MinThreshold, benign[len(benign)-1-allowed]+1e-6)
+		t = min(1, max(MinThreshold, benign[len(benign)-1-allowed]+1e-6)) // 1: a rule hit still counts
 	}
 	m.Threshold = t
 	d.Threshold = t // role markers count from half the threshold up: judge again
@@ -377,11 +376,4 @@ func Fit(recs []Record, opt Options) (*model.Model, Report) {
 		}
 	}
 	return m, rep
-}
-
-func envF(k string, d float64) float64 {
-	if v, err := strconv.ParseFloat(os.Getenv(k), 64); err == nil {
-		return v
-	}
-	return d
 }

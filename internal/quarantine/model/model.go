@@ -19,10 +19,8 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"unicode"
@@ -91,17 +89,10 @@ func (m *Model) Prob(text string) float64 { return m.ProbCues(text, nil) }
 
 // CueValue is the value of a cue feature: a fixed amount whatever the
 // text's length, where the n-grams share a unit length.
-var CueValue = envF("SPECD_CUE_VALUE", 0.5)
+const CueValue = 0.5
 
 // NgramScale scales every n-gram feature.
-var NgramScale = float32(envF("SPECD_NGRAM_SCALE", 1))
-
-func envF(k string, d float64) float64 {
-	if v, err := strconv.ParseFloat(os.Getenv(k), 64); err == nil {
-		return v
-	}
-	return d
-}
+const NgramScale = float32(1)
 
 // Cue returns the feature index of a named cue (a concept of the text
 // rather than its letters, e.g. "c:ignore" or "p:ignore+rules"), to pass

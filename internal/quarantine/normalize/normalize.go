@@ -475,9 +475,9 @@ var sentenceEndRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCom
 
 // Sentences returns the sentences of a normalised text, split after . ! ?
 // ; : followed by white space, at line breaks and after CJK full stops,
-// exclamation and question marks; at most 33, the last holding the rest.
+// exclamation and question marks.
 func Sentences(s string) []string {
-	idx := sentenceEndRE().FindAllStringIndex(s, 32)
+	idx := sentenceEndRE().FindAllStringIndex(s, -1)
 	var sents []string
 	start := 0
 	for _, l := range idx {
