@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/specd-dev/specd/internal/quarantine/model"
+	"github.com/specd-dev/specd/internal/quarantine/normalize"
 )
 
 //go:embed cues.yaml
@@ -99,7 +100,14 @@ func parseCues(data []byte) (*cueTable, error) {
 		bit := uint64(1) << len(t.names)
 		t.names = append(t.names, name)
 		for _, term := range terms {
-			term = strings.ToLower(strings.TrimSpace(term))
+			// The same canonical form as the text it is matched against:
+			// accents and other combining marks dropped ("envía" reads
+			// "envia", "отвечай" "отвечаи"), lowered.
+			stem := strings.HasSuffix(term, "*")
+			term = normalize.Text(strings.TrimSuffix(strings.TrimSpace(term), "*"))
+			if stem && term != "" {
+				term += "*"
+			}
 			switch {
 			case term == "" || term == "*":
 				return nil, fmt.Errorf("concept %q: empty term", name)

@@ -166,7 +166,7 @@ func (d *Detector) AssessField(text string, field Field) Assessment {
 			}
 			hit(h.Rule, h.Category, w.Kind, categorySays[h.Category], phrase(text, h.Match))
 		}
-		for _, h := range matchDirectives(masked[i]) {
+		for _, h := range matchDirectives(masked[i], hidden(w.Kind)) {
 			directed = true
 			hit(h.d.ID, "directive", w.Kind, h.d.Says, phrase(text, h.sentence))
 		}
@@ -184,7 +184,7 @@ func (d *Detector) AssessField(text string, field Field) Assessment {
 		orders := make([]bool, len(sents))
 		any := false
 		for i, s := range sents {
-			orders[i] = givesOrder(s, questions)
+			orders[i] = hidden(w.Kind) || givesOrder(s, questions)
 			any = any || orders[i]
 		}
 		if !any {
@@ -223,6 +223,12 @@ func (d *Detector) AssessField(text string, field Field) Assessment {
 	}
 	return v
 }
+
+// hidden reports whether a form was hidden in an encoding (base64, hex,
+// ROT13): a page does not encode what it only reports, so such a form
+// is judged as giving orders, every sentence of it, without the
+// reporting-word veto (docs/decisions.md#mention-versus-use).
+func hidden(kind string) bool { return kind == "base64" || kind == "hex" || kind == "rot13" }
 
 // categorySays is what a pattern rule's match is, by category.
 var categorySays = map[string]string{
