@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -68,11 +69,12 @@ func runTop(cmd *cobra.Command, g *globalOptions, args []string, interval time.D
 		return progress.WatchPlain(cmd.Context(), out, src, interval)
 	}
 	m := progress.NewModel(src, interval, lipgloss.NewRenderer(f))
-	// SIGINT and SIGTERM end cmd.Context() (main), which ends the program;
-	// bubbletea's own handler would race with it and can hang on exit.
-	_, err = tea.NewProgram(m, tea.WithOutput(f), tea.WithContext(cmd.Context()), tea.WithoutSignalHandler()).Run()
-	if errors.Is(err, tea.ErrProgramKilled) && cmd.Context().Err() != nil {
-		return nil // a signal from outside: the view ends as on q
-	}
+	// SIGINT and SIGTERM end cmd.Context() (main), which quits the program
+	// as q does: bubbletea's own handler would race with main's and can
+	// hang on exit, and killing the program (tea.WithContext) leaves its
+	// stdin reader running while the terminal is restored (a data race).
+	prog := tea.NewProgram(m, tea.WithOutput(f), tea.WithoutSignalHandler())
+	defer context.AfterFunc(cmd.Context(), prog.Quit)()
+	_, err = prog.Run()
 	return err
 }
