@@ -66,31 +66,36 @@ func main() {
 }
 
 // tally is the confusion of one set of texts.
-type tally struct{ attacks, caught, benign, flagged int }
+type tally = corpus.Tally
 
-func (t *tally) add(r corpus.Record, hit bool) {
-	if r.Attack() {
-		t.attacks++
-		if hit {
-			t.caught++
-		}
-	} else {
-		t.benign++
-		if hit {
-			t.flagged++
-		}
-	}
+// row prints one line of the table.
+func row(name string, t tally) string {
+	return fmt.Sprintf("%-24s %7d %9s %7d %9s", name, t.Attacks, share(t.Caught, t.Attacks), t.Benign, share(t.Flagged, t.Benign))
 }
 
-// row prints one line of the table: "-" for a share without texts.
-func (t tally) row(name string) string {
-	share := func(hit, n int) string {
-		if n == 0 {
-			return "      -"
+// meanOfRows returns the mean, over the rows with attacks, of the share
+// caught, and over the rows with benign texts, of the share flagged (%).
+func meanOfRows(rows []tally) (caught, flagged float64) {
+	var n [2]int
+	for _, t := range rows {
+		if t.Attacks > 0 {
+			caught += pct(t.Caught, t.Attacks)
+			n[0]++
 		}
-		return fmt.Sprintf("%5.1f %%", pct(hit, n))
+		if t.Benign > 0 {
+			flagged += pct(t.Flagged, t.Benign)
+			n[1]++
+		}
 	}
-	return fmt.Sprintf("%-24s %7d %9s %7d %9s", name, t.attacks, share(t.caught, t.attacks), t.benign, share(t.flagged, t.benign))
+	return caught / float64(max(1, n[0])), flagged / float64(max(1, n[1]))
+}
+
+// share is hit of n as a percentage, "-" when n is 0.
+func share(hit, n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%5.1f %%", pct(hit, n))
 }
 
 const header = "source                   attacks    caught  benign   flagged"
@@ -138,7 +143,7 @@ func bySource(dataDir, heldoutDir, weightsPath, only string, misses, peers bool)
 			d := &quarantine.Detector{Model: m, Threshold: m.Threshold}
 			for _, r := range test {
 				v := d.Assess(r.Text)
-				rows[i].add(r, v.Attack)
+				rows[i].Add(r, v.Attack)
 				if misses && v.Attack != r.Attack() {
 					missed[i] = append(missed[i], miss(s, r, v))
 				}
@@ -147,20 +152,11 @@ func bySource(dataDir, heldoutDir, weightsPath, only string, misses, peers bool)
 	}
 	wg.Wait()
 	fmt.Println(header)
-	var mean [2]float64
-	var n [2]int
 	for i, s := range sources {
-		fmt.Println(rows[i].row(s))
-		if rows[i].attacks > 0 {
-			mean[0] += pct(rows[i].caught, rows[i].attacks)
-			n[0]++
-		}
-		if rows[i].benign > 0 {
-			mean[1] += pct(rows[i].flagged, rows[i].benign)
-			n[1]++
-		}
+		fmt.Println(row(s, rows[i]))
 	}
-	fmt.Printf("%-24s %7s %7.1f %% %7s %7.1f %%\n", "mean of the rows", "", mean[0]/float64(max(1, n[0])), "", mean[1]/float64(max(1, n[1])))
+	caught, flagged := meanOfRows(rows)
+	fmt.Printf("%-24s %7s %7.1f %% %7s %7.1f %%\n", "mean of the rows", "", caught, "", flagged)
 	fmt.Printf("(%d models trained in %v)\n\n", len(sources), time.Since(start).Round(time.Second))
 	for _, ms := range missed {
 		for _, m := range ms {
@@ -189,16 +185,16 @@ func bySource(dataDir, heldoutDir, weightsPath, only string, misses, peers bool)
 			if by[s] == nil {
 				by[s] = &tally{}
 			}
-			by[s].add(r, v.Attack)
-			all.add(r, v.Attack)
+			by[s].Add(r, v.Attack)
+			all.Add(r, v.Attack)
 			if misses && v.Attack != r.Attack() {
 				fmt.Println(miss("held-out", r, v))
 			}
 		}
 		for _, s := range corpus.Sources(held) {
-			fmt.Println(by[s].row(s))
+			fmt.Println(row(s, *by[s]))
 		}
-		fmt.Println(all.row("all"))
+		fmt.Println(row("all", all))
 		fmt.Println()
 	}
 	if peers {
@@ -262,13 +258,13 @@ func scoreFiles(files []string, threshold float64, misses bool) error {
 		start := time.Now()
 		v := d.Assess(r.Text)
 		lat = append(lat, time.Since(start))
-		total.add(r, v.Attack)
+		total.Add(r, v.Attack)
 		for dim, key := range map[string]string{"category": r.Category, "lang": r.Lang, "source": corpus.SourceOf(r)} {
 			key = r.Label + " / " + key
 			if by[dim][key] == nil {
 				by[dim][key] = &tally{}
 			}
-			by[dim][key].add(r, v.Attack)
+			by[dim][key].Add(r, v.Attack)
 		}
 		if misses && v.Attack != r.Attack() {
 			fmt.Println(miss("", r, v))
@@ -277,8 +273,8 @@ func scoreFiles(files []string, threshold float64, misses bool) error {
 	if misses {
 		fmt.Println()
 	}
-	fmt.Printf("attacks caught:  %d/%d = %.1f %%\n", total.caught, total.attacks, pct(total.caught, total.attacks))
-	fmt.Printf("benign flagged:  %d/%d = %.1f %%\n\n", total.flagged, total.benign, pct(total.flagged, total.benign))
+	fmt.Printf("attacks caught:  %d/%d = %.1f %%\n", total.Caught, total.Attacks, pct(total.Caught, total.Attacks))
+	fmt.Printf("benign flagged:  %d/%d = %.1f %%\n\n", total.Flagged, total.Benign, pct(total.Flagged, total.Benign))
 	for _, dim := range []string{"category", "lang", "source"} {
 		fmt.Printf("by %s (attacks: caught; benign: flagged)\n", dim)
 		keys := make([]string, 0, len(by[dim]))
@@ -288,7 +284,7 @@ func scoreFiles(files []string, threshold float64, misses bool) error {
 		slices.Sort(keys)
 		for _, k := range keys {
 			c := by[dim][k]
-			hit, n := c.caught+c.flagged, c.attacks+c.benign
+			hit, n := c.Caught+c.Flagged, c.Attacks+c.Benign
 			fmt.Printf("  %-40s %5d/%-5d %6.1f %%\n", k, hit, n, pct(hit, n))
 		}
 		fmt.Println()

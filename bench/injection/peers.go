@@ -143,12 +143,11 @@ func comparePeers(sources []string, rows []tally, recs, held []corpus.Record, he
 			if m[s] == nil {
 				m[s] = &tally{}
 			}
-			m[s].add(rec, r.attack[i])
+			m[s].Add(rec, r.attack[i])
 		}
 	}
 	sideHeader(ok)
-	means := make([][2]float64, len(ok)+1)
-	counts := make([][2]int, len(ok)+1)
+	cols := make([][]tally, len(ok)+1) // each judge's rows: specd, then the peers
 	for i, s := range sources {
 		ts := []tally{rows[i]}
 		for j := range ok {
@@ -156,19 +155,13 @@ func comparePeers(sources []string, rows []tally, recs, held []corpus.Record, he
 		}
 		fmt.Println(sideRow(s, ts))
 		for k, t := range ts {
-			if t.attacks > 0 {
-				means[k][0] += pct(t.caught, t.attacks)
-				counts[k][0]++
-			}
-			if t.benign > 0 {
-				means[k][1] += pct(t.flagged, t.benign)
-				counts[k][1]++
-			}
+			cols[k] = append(cols[k], t)
 		}
 	}
 	line := fmt.Sprintf("%-24s %7s %7s", "mean of the rows", "", "")
-	for k := range means {
-		line += fmt.Sprintf("  %5.1f %% %5.1f %%", means[k][0]/float64(max(1, counts[k][0])), means[k][1]/float64(max(1, counts[k][1])))
+	for _, col := range cols {
+		caught, flagged := meanOfRows(col)
+		line += fmt.Sprintf("  %5.1f %% %5.1f %%", caught, flagged)
 	}
 	fmt.Println(line)
 	fmt.Println()
@@ -184,7 +177,7 @@ func comparePeers(sources []string, rows []tally, recs, held []corpus.Record, he
 			ts = append(ts, deref(heldPeer[j][s]))
 		}
 		for k, t := range ts {
-			all[k] = all[k].plus(t)
+			all[k] = all[k].Plus(t)
 		}
 		fmt.Println(sideRow(s, ts))
 	}
@@ -208,21 +201,11 @@ func sideHeader(ok []peerRun) {
 // sideRow is one row of a side-by-side table: the counts of ts[0] (every
 // judge saw the same texts) and each judge's caught % and flagged %.
 func sideRow(name string, ts []tally) string {
-	share := func(hit, n int) string {
-		if n == 0 {
-			return "     -"
-		}
-		return fmt.Sprintf("%5.1f %%", pct(hit, n))
-	}
-	line := fmt.Sprintf("%-24s %7d %7d", name, ts[0].attacks, ts[0].benign)
+	line := fmt.Sprintf("%-24s %7d %7d", name, ts[0].Attacks, ts[0].Benign)
 	for _, t := range ts {
-		line += fmt.Sprintf("  %7s %7s", share(t.caught, t.attacks), share(t.flagged, t.benign))
+		line += fmt.Sprintf("  %7s %7s", share(t.Caught, t.Attacks), share(t.Flagged, t.Benign))
 	}
 	return line
-}
-
-func (t tally) plus(u tally) tally {
-	return tally{t.attacks + u.attacks, t.caught + u.caught, t.benign + u.benign, t.flagged + u.flagged}
 }
 
 func deref(t *tally) tally {

@@ -152,9 +152,14 @@ func (d *Detector) AssessField(text string, field Field) Assessment {
 	var roles []ruleHit // role markers, judged by their message below
 	var roleForms []string
 	directed := false
-	masked := make([]string, len(views)) // each form with the quotes it talks about masked
+	best, form, worst := 0.0, "", ""
+	judge := func(kind, t string) {
+		if p := d.prob(t); p > best {
+			best, form, worst = p, kind, t
+		}
+	}
+	t := cues()
 	for i, w := range views {
-		masked[i] = maskMentions(w.Text)
 		raw := ""
 		if i == 0 {
 			raw = text // control_char rules look at the text as given, once
@@ -166,37 +171,30 @@ func (d *Detector) AssessField(text string, field Field) Assessment {
 			}
 			hit(h.Rule, h.Category, w.Kind, categorySays[h.Category], phrase(text, h.Match))
 		}
-		for _, h := range matchDirectives(masked[i], hidden(w.Kind)) {
+		masked := maskMentions(w.Text) // the quotes it talks about masked
+		sents := t.read(masked)
+		for _, h := range t.matchDirectives(sents, hidden(w.Kind)) {
 			directed = true
 			hit(h.d.ID, "directive", w.Kind, h.d.Says, phrase(text, h.sentence))
 		}
-	}
-	best, form, worst := 0.0, "", ""
-	questions := field == Fetched
-	judge := func(kind, t string) {
-		if p := d.prob(t); p > best {
-			best, form, worst = p, kind, t
-		}
-	}
-	for i, w := range views {
-		w.Text = masked[i]
-		sents := sentencesOf(w.Text)
+		// The model judges the form whole, and each sentence that gives
+		// an order alone and with its neighbours.
 		orders := make([]bool, len(sents))
 		any := false
-		for i, s := range sents {
-			orders[i] = hidden(w.Kind) || givesOrder(s, questions)
-			any = any || orders[i]
+		for k, x := range sents {
+			orders[k] = hidden(w.Kind) || t.givesOrder(x, field == Fetched)
+			any = any || orders[k]
 		}
 		if !any {
 			continue // tells of orders at most: left to rules and directives
 		}
-		judge(w.Kind, w.Text)
-		for i, s := range sents {
-			if len(sents) > 1 && orders[i] {
-				judge(w.Kind, s)
+		judge(w.Kind, masked)
+		for k, x := range sents {
+			if len(sents) > 1 && orders[k] {
+				judge(w.Kind, x.text)
 			}
-			if i > 0 && (orders[i-1] || orders[i]) {
-				judge(w.Kind, sents[i-1]+" "+s)
+			if k > 0 && (orders[k-1] || orders[k]) {
+				judge(w.Kind, sents[k-1].text+" "+x.text)
 			}
 		}
 	}

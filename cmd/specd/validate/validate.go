@@ -24,7 +24,10 @@ const MaxTraceBytes = 64 << 20
 // result (detected from its content) the result contract and gate, and
 // anything else the report contract, with the plan topic when topic is
 // not "". It returns a short description of a valid file, e.g. "report, 3
-// findings, 0 recommendations", or an error "FILE:LINE: invalid: reason"
+// findings, 0 recommendations" (for a structured result followed, each
+// after a newline, by one indented line per item the gate removes and, for
+// a quarantined text, one line per reason: validateResult), or an error
+// "FILE:LINE: invalid: reason"
 // (or the I/O error). A file over its size limit is refused from its size,
 // unread.
 func File(path, topic string) (string, error) {

@@ -268,12 +268,35 @@ type Options struct {
 	MaxFP float64
 }
 
-// Report is what Fit did: how many texts it trained and tuned on, and the
-// tuning split's figures at the chosen threshold.
+// Report is what Fit did: how many texts it trained on, and the tuning
+// split's figures at the chosen threshold.
 type Report struct {
 	TrainTexts, TrainAttacks, TrainBenign int
-	TuneAttacks, TuneCaught               int
-	TuneBenign, TuneFlagged               int
+	Tune                                  Tally
+}
+
+// Tally is the confusion of a set of texts: the attacks and how many of
+// them were caught, the benign texts and how many were flagged.
+type Tally struct{ Attacks, Caught, Benign, Flagged int }
+
+// Add counts one text; hit is whether the detector judged it an attack.
+func (t *Tally) Add(r Record, hit bool) {
+	if r.Attack() {
+		t.Attacks++
+		if hit {
+			t.Caught++
+		}
+	} else {
+		t.Benign++
+		if hit {
+			t.Flagged++
+		}
+	}
+}
+
+// Plus returns the sum of two tallies.
+func (t Tally) Plus(u Tally) Tally {
+	return Tally{t.Attacks + u.Attacks, t.Caught + u.Caught, t.Benign + u.Benign, t.Flagged + u.Flagged}
 }
 
 // MinThreshold is the lowest threshold Fit sets: the model must find an
@@ -362,18 +385,7 @@ func Fit(recs []Record, opt Options) (*model.Model, Report) {
 	m.Threshold = t
 	d.Threshold = t // role markers count from half the threshold up: judge again
 	for _, r := range tune {
-		hit := d.Assess(r.Text).Attack
-		if r.Attack() {
-			rep.TuneAttacks++
-			if hit {
-				rep.TuneCaught++
-			}
-		} else {
-			rep.TuneBenign++
-			if hit {
-				rep.TuneFlagged++
-			}
-		}
+		rep.Tune.Add(r, d.Assess(r.Text).Attack)
 	}
 	return m, rep
 }

@@ -132,8 +132,8 @@ func TestFitDeterministic(t *testing.T) {
 			t.Fatalf("weight %d differs: %v %v", i, a.W[i], b.W[i])
 		}
 	}
-	if rep.TuneBenign == 0 || float64(rep.TuneFlagged) > math.Ceil(0.02*float64(rep.TuneBenign)) {
-		t.Errorf("tune split: %d of %d benign flagged", rep.TuneFlagged, rep.TuneBenign)
+	if rep.Tune.Benign == 0 || float64(rep.Tune.Flagged) > math.Ceil(0.02*float64(rep.Tune.Benign)) {
+		t.Errorf("tune split: %d of %d benign flagged", rep.Tune.Flagged, rep.Tune.Benign)
 	}
 }
 

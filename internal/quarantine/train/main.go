@@ -81,7 +81,7 @@ func run(dataDir, weightsPath string, opt corpus.Options) error {
 	}
 	fmt.Printf("trained on %d texts (%d attacks, %d benign); threshold %.4f\n", rep.TrainTexts, rep.TrainAttacks, rep.TrainBenign, m.Threshold)
 	fmt.Printf("tune split: caught %d/%d attacks (%.1f %%), flagged %d/%d benign (%.1f %%)\n",
-		rep.TuneCaught, rep.TuneAttacks, pct(rep.TuneCaught, rep.TuneAttacks), rep.TuneFlagged, rep.TuneBenign, pct(rep.TuneFlagged, rep.TuneBenign))
+		rep.Tune.Caught, rep.Tune.Attacks, pct(rep.Tune.Caught, rep.Tune.Attacks), rep.Tune.Flagged, rep.Tune.Benign, pct(rep.Tune.Flagged, rep.Tune.Benign))
 	var buf strings.Builder
 	if err := m.Write(&buf); err != nil {
 		return err
