@@ -17,7 +17,7 @@ import (
 
 // Ranking parameters (docs/local-specialist.md#ranking).
 const (
-	k1          = 1.2 // BM25 term-frequency saturation
+	k1          = 0.8 // BM25 term-frequency saturation
 	windowLines = 12  // lines per window of a file that has no better units
 	stride      = 6   // lines between window starts
 	excerptMax  = 6   // longest excerpt of a finding, in lines
@@ -37,6 +37,12 @@ const (
 	// scopeBoost scales the score of a unit of a file whose path holds
 	// the topic's leading scope ("entry: avoid …" → entry.go).
 	scopeBoost = 3
+	// declPrior scales the score of a Go var or const declaration or a
+	// package clause: what a topic asks about, a behaviour or its fault,
+	// is more often in a function that uses a value than where the value
+	// is declared. Types keep their score: a topic about where data lives
+	// is answered by one.
+	declPrior = 0.5
 )
 
 // The fields of a unit, each with its weight and length normalisation
@@ -176,7 +182,8 @@ type ranking struct {
 }
 
 // rank scores the matching units with BM25F, scales each by its role's
-// prior, by its coverage of the query and by its size (sizePrior), adds
+// prior, by its coverage of the query, by its size (sizePrior) and, for a
+// var, const or package unit, by declPrior, adds
 // evidence from its callers (callerEvidence), and picks up to n: best
 // first (score desc, path asc, line asc), one finding per unit, no unit
 // that quotes the topic verbatim, no two overlapping windows of one file.
@@ -241,6 +248,10 @@ func (c *corpus) rank(n int) ranking {
 			if (u.Kind == "func" || u.Kind == "method") && c.q.spellsName(bareName(u.Name)) {
 				h.score *= nameBoost
 			}
+		}
+		switch u.Kind {
+		case "var", "const", "package":
+			h.score *= declPrior
 		}
 		if c.q.scope != "" && c.inScope(u.doc) {
 			h.score *= scopeBoost
