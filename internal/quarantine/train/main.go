@@ -40,6 +40,7 @@ func main() {
 	readmes := flag.String("extract-readmes", "", "rebuild data/readmes.jsonl from this Go module cache, then exit")
 	public := flag.String("extract-public", "", "rebuild the data files public.yaml lists from the git repositories in this directory (owner+name each), then exit")
 	manifest := flag.String("public", "internal/quarantine/train/public.yaml", "the manifest of public data for -extract-public")
+	publicOnly := flag.String("public-only", "", "with -extract-public: rebuild only these sources of public.yaml, comma-separated")
 	heldout := flag.String("heldout", "internal/quarantine/train/heldout", "where -extract-public writes the held-out source group")
 	flag.Parse()
 	var err error
@@ -49,7 +50,11 @@ func main() {
 	case *readmes != "":
 		err = extractReadmes(*readmes, filepath.Join(*data, "readmes.jsonl"))
 	case *public != "":
-		err = extractPublic(*manifest, *public, *data, *heldout)
+		var names []string
+		if *publicOnly != "" {
+			names = strings.Split(*publicOnly, ",")
+		}
+		err = extractPublic(*manifest, *public, *data, *heldout, names)
 	default:
 		err = run(*data, *weights, corpus.Options{Version: *version, MaxFP: *maxFP, Epochs: *epochs, L2: *l2})
 	}
