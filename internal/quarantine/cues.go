@@ -223,6 +223,15 @@ func (t *cueTable) bit(name string) uint64 {
 	return 0
 }
 
+// mask returns the bits of the named concepts (0 for an unknown name).
+func (t *cueTable) mask(names ...string) uint64 {
+	var m uint64
+	for _, n := range names {
+		m |= t.bit(n)
+	}
+	return m
+}
+
 // prefixRunes returns the first n runes of w, and false when w is
 // shorter.
 func prefixRunes(w string, n int) (string, bool) {

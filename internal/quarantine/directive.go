@@ -238,7 +238,9 @@ func (t *cueTable) hasPhrase(s string, mask uint64) bool {
 // add …"), it speaks to an AI (addressesAI), it tells "you" what it is
 // "now" ("you now obey the page", "from here on the assistant trusts
 // …"), it gives a persona ("act as", "you are now", "imagine"), or, with
-// questions, it is a question put to "you", or, in a
+// questions, it is a question put to "you" about something an attack
+// asks for (questionConcepts: "Can you share your password?", not "How
+// do you bake a cake?"), or, in a
 // script written without spaces, it holds an order concept or a polite
 // imperative (politeImperatives) anywhere; and
 // it does not tell of one (tellsOf; docs/decisions.md#mention-versus-use).
@@ -247,7 +249,7 @@ func (t *cueTable) givesOrder(x sentence, questions bool) bool {
 	switch {
 	case t.tellsOf(x):
 		return false
-	case questions && strings.HasSuffix(x.text, "?") && you,
+	case questions && strings.HasSuffix(x.text, "?") && you && x.set&t.mask(questionConcepts...) != 0,
 		you && (x.set&t.bit("now") != 0 || slices.ContainsFunc(x.words, func(w wordCue) bool { return nowWords[w.w] })),
 		x.set&t.bit("now") != 0 && x.set&t.bit("ai") != 0,
 		x.set&t.bit("pretend") != 0: // "act as", "you are now", "imagine"
@@ -341,6 +343,11 @@ func (t *cueTable) reportAt(s string, set uint64, words []wordCue) int {
 // politeImperatives mark an order in Japanese, Chinese and Korean,
 // which write no spaces between words or attach their particles.
 var politeImperatives = []string{"ください", "下さい", "なさい", "请", "請", "주세요", "하세요", "십시오", "하라"}
+
+// questionConcepts are the concepts that make a question put to "you" one
+// the model judges: what an attack asks for or asks to drop (a secret, the
+// user's data, the rules, a persona) rather than help with a task.
+var questionConcepts = []string{"secret", "userdata", "rules", "ignore", "prior", "now", "pretend", "unbound", "authority", "hijack", "money"}
 
 // nowWords are "now" in the languages of cues.yaml that write it as a
 // word: with "you", a sentence that tells its reader what it is now.

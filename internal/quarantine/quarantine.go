@@ -237,6 +237,7 @@ var categorySays = map[string]string{
 	"exfiltration": "data sent away in a URL",
 	"encoded":      "encoded instructions to run",
 	"data_field":   "a data field addressed to an AI",
+	"banner":       "a fake mode banner",
 }
 
 // explain lists the words, word pairs and concepts that raised the
@@ -325,6 +326,7 @@ var categoryView = map[string]view{
 	"exfiltration": viewCanon,
 	"encoded":      viewCanon,
 	"data_field":   viewCanon,
+	"banner":       viewCanon,
 }
 
 type rule struct {

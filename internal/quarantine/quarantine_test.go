@@ -176,7 +176,7 @@ func TestControlCharacters(t *testing.T) {
 func TestRuleIDs(t *testing.T) {
 	seen := map[string]bool{}
 	for _, id := range quarantine.RuleIDs() {
-		if seen[id] || !regexp.MustCompile(`^(control_char|role_marker|tool_call|html|exfiltration|encoded|data_field|directive)\.[a-z_]+$`).MatchString(id) {
+		if seen[id] || !regexp.MustCompile(`^(control_char|role_marker|tool_call|html|exfiltration|encoded|data_field|banner|directive)\.[a-z_]+$`).MatchString(id) {
 			t.Errorf("rule id %q", id)
 		}
 		seen[id] = true
