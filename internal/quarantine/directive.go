@@ -242,7 +242,8 @@ func (t *cueTable) hasPhrase(s string, mask uint64) bool {
 // asks for (questionConcepts: "Can you share your password?", not "How
 // do you bake a cake?"), or, in a
 // script written without spaces, it holds an order concept or a polite
-// imperative (politeImperatives) anywhere; and
+// imperative (politeImperatives) anywhere; not a bare task (taskConcepts);
+// and
 // it does not tell of one (tellsOf; docs/decisions.md#mention-versus-use).
 func (t *cueTable) givesOrder(x sentence, questions bool) bool {
 	you := x.set&t.bit("you") != 0
@@ -270,8 +271,17 @@ func (t *cueTable) givesOrder(x sentence, questions bool) bool {
 			}
 		}
 	}
+	if x.opens && x.later < 0 && !x.addressed && x.set&^t.mask(taskConcepts...) == 0 {
+		return false // a bare task: "Write a Python script to …", "Tell me about …"
+	}
 	return x.opens || x.later >= 0 || x.addressed
 }
+
+// taskConcepts are the concepts of an everyday task ("write", "describe",
+// "tell me", "add", "all"): a sentence that opens with an order and has
+// none but these, and does not speak to an AI, asks for a piece of work,
+// not for what an attack wants, and the model does not judge it.
+var taskConcepts = []string{"act", "reveal", "ask", "add", "all", "doc", "must"}
 
 // tellsOf reports whether a sentence tells of an order rather than
 // giving one: it opens with "never"/"do not" and no later clause gives an
