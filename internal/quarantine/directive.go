@@ -271,16 +271,25 @@ func (t *cueTable) givesOrder(x sentence, questions bool) bool {
 			}
 		}
 	}
-	if x.opens && x.later < 0 && !x.addressed && x.set&^t.mask(taskConcepts...) == 0 {
-		return false // a bare task: "Write a Python script to …", "Tell me about …"
+	if t.bareTask(x) {
+		return false
 	}
 	return x.opens || x.later >= 0 || x.addressed
+}
+
+// bareTask reports whether a sentence opens with an order that asks for a
+// piece of work and nothing an attack wants ("Write a Python script to
+// …", "Tell me about …"): only concepts of taskConcepts, no later clause
+// with an order, not spoken to an AI.
+func (t *cueTable) bareTask(x sentence) bool {
+	return x.opens && x.later < 0 && !x.addressed && x.set&^t.mask(taskConcepts...) == 0
 }
 
 // taskConcepts are the concepts of an everyday task ("write", "describe",
 // "tell me", "add", "all"): a sentence that opens with an order and has
 // none but these, and does not speak to an AI, asks for a piece of work,
-// not for what an attack wants, and the model does not judge it.
+// not for what an attack wants, and the model does not judge it, unless
+// it is the message of a chat-template role marker.
 var taskConcepts = []string{"act", "reveal", "ask", "add", "all", "doc", "must"}
 
 // tellsOf reports whether a sentence tells of an order rather than

@@ -182,7 +182,9 @@ func (d *Detector) AssessField(text string, field Field) Assessment {
 		orders := make([]bool, len(sents))
 		any := false
 		for k, x := range sents {
-			orders[k] = hidden(w.Kind) || t.givesOrder(x, field == Fetched)
+			// Under a role marker a bare task is an order too: the
+			// marker says whose order the message is.
+			orders[k] = hidden(w.Kind) || t.givesOrder(x, field == Fetched) || len(roles) > 0 && t.bareTask(x)
 			any = any || orders[k]
 		}
 		if !any {

@@ -32,7 +32,7 @@ import (
 func main() {
 	data := flag.String("data", "internal/quarantine/train/data", "directory of labelled *.jsonl files and written.yaml")
 	weights := flag.String("weights", "internal/quarantine/model/weights.bin", "where to write the model")
-	version := flag.String("version", "2026-11.2", "model version recorded with every decision")
+	version := flag.String("version", "2026-11.3", "model version recorded with every decision")
 	maxFP := flag.Float64("max-fp", 0.02, "largest share of tune-split benign texts the threshold may flag")
 	epochs := flag.Int("epochs", 12, "training passes")
 	l2 := flag.Float64("l2", 1e-4, "L2 penalty")
