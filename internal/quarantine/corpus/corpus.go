@@ -299,11 +299,13 @@ func (t Tally) Plus(u Tally) Tally {
 	return Tally{t.Attacks + u.Attacks, t.Caught + u.Caught, t.Benign + u.Benign, t.Flagged + u.Flagged}
 }
 
-// MinThreshold is the lowest threshold Fit sets: the model must find an
-// attack more likely than not. Most benign texts give no order and score
-// 0 (docs/decisions.md#mention-versus-use), so the tuning split alone
-// would push the threshold down to the few that do.
-const MinThreshold = 0.5
+// MinThreshold is the lowest threshold Fit sets. Most benign texts give
+// no order and score 0 (docs/decisions.md#mention-versus-use), so the
+// tuning split alone would push the threshold down to the few that do.
+// The attacks are weighted to balance the benign texts of their language,
+// so 0.5 is no natural boundary; 0.4 was chosen with the leave-one-source-
+// out bench (docs/decisions.md#measured-by-source).
+const MinThreshold = 0.4
 
 // Fit trains a model on recs outside the tuning split (Tune) and sets its
 // threshold to the lowest score that flags at most opt.MaxFP of the
