@@ -225,10 +225,16 @@ func (d *Detector) AssessField(text string, field Field) Assessment {
 }
 
 // hidden reports whether a form was hidden in an encoding (base64, hex,
-// ROT13): a page does not encode what it only reports, so such a form
+// binary, Morse, ROT13 or another Caesar shift): a page does not encode what it only reports, so such a form
 // is judged as giving orders, every sentence of it, without the
 // reporting-word veto (docs/decisions.md#mention-versus-use).
-func hidden(kind string) bool { return kind == "base64" || kind == "hex" || kind == "rot13" }
+func hidden(kind string) bool {
+	switch kind {
+	case "base64", "hex", "binary", "morse", "rot13", "caesar":
+		return true
+	}
+	return false
+}
 
 // categorySays is what a pattern rule's match is, by category.
 var categorySays = map[string]string{
