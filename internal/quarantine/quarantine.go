@@ -9,11 +9,13 @@
 // A text is judged in layers:
 //
 //   - normalisation (internal/quarantine/normalize): the canonical form, plus one
-//     form per embedded encoding decoded (base64, hex, ROT13, letter
-//     spacing, leetspeak);
+//     form per embedded encoding decoded (base64, hex, binary, Morse, ROT13
+//     and the other Caesar shifts, letter spacing, leetspeak);
 //   - rules, data in the embedded rules.yaml, for the unambiguous cases:
 //     chat-template role markers, tool-call markup, active HTML, bidi
-//     overrides and stray tag characters. A rule match scores 1;
+//     overrides and stray tag characters, fake mode banners, and
+//     directives (sentences that give their reader an order, over the
+//     concepts of cues.yaml). A rule match scores 1;
 //   - a learned model (internal/quarantine/model) that gives each form, and each
 //     sentence and pair of sentences of it (normalize.Segments), a
 //     probability; the text's model score is the highest of them, so an
