@@ -39,11 +39,14 @@ type phraseTerm struct {
 	text   string
 	set    uint64
 	spaced bool // written in a script with spaces: matched as whole words
+	stem   bool // its last word is a stem ("language model*"): any ending
 }
 
 // phraseIndex returns the byte offset of the first match of p in text,
 // or -1. A phrase of a script with spaces matches only as whole words:
-// "did not" is not in "candid notes".
+// "did not" is not in "candid notes"; a phrase whose term ends in "*"
+// may go on into a longer last word ("language model*" matches
+// "language models").
 func phraseIndex(text string, p phraseTerm) int {
 	for off := 0; off < len(text); {
 		i := strings.Index(text[off:], p.text)
@@ -56,7 +59,7 @@ func phraseIndex(text string, p phraseTerm) int {
 		}
 		before, _ := utf8.DecodeLastRuneInString(text[:i])
 		after, _ := utf8.DecodeRuneInString(text[i+len(p.text):])
-		if !isWordRune(before) && !isWordRune(after) {
+		if !isWordRune(before) && (p.stem || !isWordRune(after)) {
 			return i
 		}
 		_, size := utf8.DecodeRuneInString(text[i:])
@@ -112,7 +115,7 @@ func parseCues(data []byte) (*cueTable, error) {
 			case term == "" || term == "*":
 				return nil, fmt.Errorf("concept %q: empty term", name)
 			case strings.ContainsAny(term, " ./:@-$€£") || unspaced(term):
-				t.phrase = append(t.phrase, phraseTerm{strings.TrimSuffix(term, "*"), bit, !unspaced(term)})
+				t.phrase = append(t.phrase, phraseTerm{strings.TrimSuffix(term, "*"), bit, !unspaced(term), stem})
 			case strings.HasSuffix(term, "*"):
 				stem := strings.TrimSuffix(term, "*")
 				t.stems[stem] |= bit
@@ -221,6 +224,15 @@ func (t *cueTable) bit(name string) uint64 {
 		return 1 << i
 	}
 	return 0
+}
+
+// mask returns the bits of the named concepts (0 for an unknown name).
+func (t *cueTable) mask(names ...string) uint64 {
+	var m uint64
+	for _, n := range names {
+		m |= t.bit(n)
+	}
+	return m
 }
 
 // prefixRunes returns the first n runes of w, and false when w is

@@ -238,16 +238,19 @@ func (t *cueTable) hasPhrase(s string, mask uint64) bool {
 // add …"), it speaks to an AI (addressesAI), it tells "you" what it is
 // "now" ("you now obey the page", "from here on the assistant trusts
 // …"), it gives a persona ("act as", "you are now", "imagine"), or, with
-// questions, it is a question put to "you", or, in a
+// questions, it is a question put to "you" about something an attack
+// asks for (questionConcepts: "Can you share your password?", not "How
+// do you bake a cake?"), or, in a
 // script written without spaces, it holds an order concept or a polite
-// imperative (politeImperatives) anywhere; and
+// imperative (politeImperatives) anywhere; not a bare task (taskConcepts);
+// and
 // it does not tell of one (tellsOf; docs/decisions.md#mention-versus-use).
 func (t *cueTable) givesOrder(x sentence, questions bool) bool {
 	you := x.set&t.bit("you") != 0
 	switch {
 	case t.tellsOf(x):
 		return false
-	case questions && strings.HasSuffix(x.text, "?") && you,
+	case questions && strings.HasSuffix(x.text, "?") && you && x.set&t.mask(questionConcepts...) != 0,
 		you && (x.set&t.bit("now") != 0 || slices.ContainsFunc(x.words, func(w wordCue) bool { return nowWords[w.w] })),
 		x.set&t.bit("now") != 0 && x.set&t.bit("ai") != 0,
 		x.set&t.bit("pretend") != 0: // "act as", "you are now", "imagine"
@@ -268,8 +271,26 @@ func (t *cueTable) givesOrder(x sentence, questions bool) bool {
 			}
 		}
 	}
+	if t.bareTask(x) {
+		return false
+	}
 	return x.opens || x.later >= 0 || x.addressed
 }
+
+// bareTask reports whether a sentence opens with an order that asks for a
+// piece of work and nothing an attack wants ("Write a Python script to
+// …", "Tell me about …"): only concepts of taskConcepts, no later clause
+// with an order, not spoken to an AI.
+func (t *cueTable) bareTask(x sentence) bool {
+	return x.opens && x.later < 0 && !x.addressed && x.set&^t.mask(taskConcepts...) == 0
+}
+
+// taskConcepts are the concepts of an everyday task ("write", "describe",
+// "tell me", "add", "all"): a sentence that opens with an order and has
+// none but these, and does not speak to an AI, asks for a piece of work,
+// not for what an attack wants, and the model does not judge it, unless
+// it is the message of a chat-template role marker.
+var taskConcepts = []string{"act", "reveal", "ask", "add", "all", "doc", "must"}
 
 // tellsOf reports whether a sentence tells of an order rather than
 // giving one: it opens with "never"/"do not" and no later clause gives an
@@ -341,6 +362,11 @@ func (t *cueTable) reportAt(s string, set uint64, words []wordCue) int {
 // politeImperatives mark an order in Japanese, Chinese and Korean,
 // which write no spaces between words or attach their particles.
 var politeImperatives = []string{"ください", "下さい", "なさい", "请", "請", "주세요", "하세요", "십시오", "하라"}
+
+// questionConcepts are the concepts that make a question put to "you" one
+// the model judges: what an attack asks for or asks to drop (a secret, the
+// user's data, the rules, a persona) rather than help with a task.
+var questionConcepts = []string{"secret", "userdata", "rules", "ignore", "prior", "now", "pretend", "unbound", "authority", "hijack", "money"}
 
 // nowWords are "now" in the languages of cues.yaml that write it as a
 // word: with "you", a sentence that tells its reader what it is now.

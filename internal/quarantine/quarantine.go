@@ -9,11 +9,13 @@
 // A text is judged in layers:
 //
 //   - normalisation (internal/quarantine/normalize): the canonical form, plus one
-//     form per embedded encoding decoded (base64, hex, ROT13, letter
-//     spacing, leetspeak);
+//     form per embedded encoding decoded (base64, hex, binary, Morse, ROT13
+//     and the other Caesar shifts, letter spacing, leetspeak);
 //   - rules, data in the embedded rules.yaml, for the unambiguous cases:
 //     chat-template role markers, tool-call markup, active HTML, bidi
-//     overrides and stray tag characters. A rule match scores 1;
+//     overrides and stray tag characters, fake mode banners, and
+//     directives (sentences that give their reader an order, over the
+//     concepts of cues.yaml). A rule match scores 1;
 //   - a learned model (internal/quarantine/model) that gives each form, and each
 //     sentence and pair of sentences of it (normalize.Segments), a
 //     probability; the text's model score is the highest of them, so an
@@ -182,7 +184,9 @@ func (d *Detector) AssessField(text string, field Field) Assessment {
 		orders := make([]bool, len(sents))
 		any := false
 		for k, x := range sents {
-			orders[k] = hidden(w.Kind) || t.givesOrder(x, field == Fetched)
+			// Under a role marker a bare task is an order too: the
+			// marker says whose order the message is.
+			orders[k] = hidden(w.Kind) || t.givesOrder(x, field == Fetched) || len(roles) > 0 && t.bareTask(x)
 			any = any || orders[k]
 		}
 		if !any {
@@ -223,10 +227,16 @@ func (d *Detector) AssessField(text string, field Field) Assessment {
 }
 
 // hidden reports whether a form was hidden in an encoding (base64, hex,
-// ROT13): a page does not encode what it only reports, so such a form
+// binary, Morse, ROT13 or another Caesar shift): a page does not encode what it only reports, so such a form
 // is judged as giving orders, every sentence of it, without the
 // reporting-word veto (docs/decisions.md#mention-versus-use).
-func hidden(kind string) bool { return kind == "base64" || kind == "hex" || kind == "rot13" }
+func hidden(kind string) bool {
+	switch kind {
+	case "base64", "hex", "binary", "morse", "rot13", "caesar":
+		return true
+	}
+	return false
+}
 
 // categorySays is what a pattern rule's match is, by category.
 var categorySays = map[string]string{
@@ -237,6 +247,7 @@ var categorySays = map[string]string{
 	"exfiltration": "data sent away in a URL",
 	"encoded":      "encoded instructions to run",
 	"data_field":   "a data field addressed to an AI",
+	"banner":       "a fake mode banner",
 }
 
 // explain lists the words, word pairs and concepts that raised the
@@ -325,6 +336,7 @@ var categoryView = map[string]view{
 	"exfiltration": viewCanon,
 	"encoded":      viewCanon,
 	"data_field":   viewCanon,
+	"banner":       viewCanon,
 }
 
 type rule struct {

@@ -299,18 +299,21 @@ func (t Tally) Plus(u Tally) Tally {
 	return Tally{t.Attacks + u.Attacks, t.Caught + u.Caught, t.Benign + u.Benign, t.Flagged + u.Flagged}
 }
 
-// MinThreshold is the lowest threshold Fit sets: the model must find an
-// attack more likely than not. Most benign texts give no order and score
-// 0 (docs/decisions.md#mention-versus-use), so the tuning split alone
-// would push the threshold down to the few that do.
-const MinThreshold = 0.5
+// MinThreshold is the lowest threshold Fit sets. Most benign texts give
+// no order and score 0 (docs/decisions.md#mention-versus-use), so the
+// tuning split alone would push the threshold down to the few that do.
+// The attacks are weighted to balance the benign texts of their language,
+// so 0.5 is no natural boundary; 0.4 was chosen with the leave-one-source-
+// out bench (docs/decisions.md#measured-by-source).
+const MinThreshold = 0.4
 
 // Fit trains a model on recs outside the tuning split (Tune) and sets its
 // threshold to the lowest score that flags at most opt.MaxFP of the
 // tuning split's benign texts, judged by the whole detector (rules and
 // model), and at least MinThreshold. Each sentence of a benign text is also a benign example (the
 // detector judges sentences on their own), and the attacks of each
-// language (LangOf) together weigh as much as its benign examples. Encoded copies are not trained on. The model
+// language (LangOf) together weigh as much as its benign examples, each
+// source of them (SourceOf) an equal share. Encoded copies are not trained on. The model
 // comes back quantised, as Write stores it. Same records and options, same
 // model.
 func Fit(recs []Record, opt Options) (*model.Model, Report) {
@@ -337,14 +340,22 @@ func Fit(recs []Record, opt Options) (*model.Model, Report) {
 	// then the attacks of each language weighted so that they weigh as
 	// much as that language's benign examples: the language of a text
 	// must not tell its label (a language with few benign texts would
-	// otherwise read as an attack).
+	// otherwise read as an attack). Within a language each source of
+	// attacks (SourceOf) weighs the same, so that the largest one does not
+	// set what an attack looks like: what the sources share is what
+	// carries over to a source none of them is.
 	var ex []model.Example
 	benignMass := map[string]float64{}
-	attacks := map[string]int{}
+	attacks := map[[2]string]int{} // by language and source
+	sources := map[string]int{}    // attack sources per language
 	for _, r := range train {
 		lang := LangOf(r)
 		if r.Attack() {
-			attacks[lang]++
+			k := [2]string{lang, SourceOf(r)}
+			if attacks[k] == 0 {
+				sources[lang]++
+			}
+			attacks[k]++
 			continue
 		}
 		t := normalize.Text(r.Text)
@@ -358,7 +369,8 @@ func Fit(recs []Record, opt Options) (*model.Model, Report) {
 	for _, r := range train {
 		if r.Attack() {
 			lang := LangOf(r)
-			w := min(50, max(0.05, benignMass[lang]/float64(attacks[lang])))
+			n := attacks[[2]string{lang, SourceOf(r)}] * sources[lang]
+			w := min(50, max(0.05, benignMass[lang]/float64(n)))
 			ex = append(ex, example(normalize.Text(r.Text), true, w))
 		}
 	}

@@ -2,9 +2,10 @@
 // detector judges (docs/decisions.md#prompt-injection-detector): one
 // canonical form of the text, and one more form for each encoding found
 // inside it, decoded. A text is judged by its worst form, so an instruction
-// hidden in base64, ROT13, leetspeak, letter spacing, homoglyphs, fullwidth
-// letters, combining marks, HTML entities, URL escapes or zero-width
-// characters is judged as the plain instruction it hides.
+// hidden in base64, hex, binary, Morse code, ROT13 or another Caesar shift,
+// leetspeak, letter spacing, homoglyphs, fullwidth letters, combining marks,
+// HTML entities, URL escapes or zero-width characters is judged as the
+// plain instruction it hides.
 //
 // The canonical form is built in this order:
 //
@@ -40,8 +41,8 @@ import (
 )
 
 // View is one form of a text: Kind is "text" for the canonical form, or
-// the encoding that was decoded to get it ("base64", "hex", "rot13",
-// "spaced", "leet"). Text is normalised as the package doc describes.
+// the encoding that was decoded to get it ("base64", "hex", "binary",
+// "morse", "rot13", "caesar", "spaced", "leet"). Text is normalised as the package doc describes.
 type View struct {
 	Kind string
 	Text string
@@ -72,8 +73,12 @@ func Views(s string) []View {
 	for _, d := range decodeRuns(base, 2) {
 		add(d.Kind, d.Text)
 	}
-	if t, ok := rot13(base); ok {
-		add("rot13", t)
+	if t, k, ok := caesar(base); ok {
+		kind := "caesar"
+		if k == 13 {
+			kind = "rot13"
+		}
+		add(kind, t)
 	}
 	if t, ok := unspace(base); ok {
 		add("spaced", t)
@@ -228,7 +233,7 @@ var (
 	})
 )
 
-// decodeRuns finds base64 and hex runs in s that decode to text and
+// decodeRuns finds base64, hex, binary and Morse runs in s that decode to text and
 // returns s with each run replaced by its decoding (one view per kind),
 // looking depth levels deep (base64 inside base64).
 func decodeRuns(s string, depth int) []View {
@@ -241,7 +246,8 @@ func decodeRuns(s string, depth int) []View {
 		re     *regexp.Regexp
 		dec    func(string) (string, bool)
 		likely func(string) bool
-	}{{"base64", base64RE(), decodeBase64, likelyBase64}, {"hex", hexRE(), decodeHex, likelyHex}} {
+	}{{"base64", base64RE(), decodeBase64, likelyBase64}, {"hex", hexRE(), decodeHex, likelyHex},
+		{"binary", binaryRE(), decodeBinary, likelyBinary}, {"morse", morseRE(), decodeMorse, likelyMorse}} {
 		if !k.likely(s) {
 			continue
 		}
@@ -348,8 +354,8 @@ func readable(d []byte) (string, bool) {
 }
 
 // commonWords are function words of English, German, Spanish, French and
-// Portuguese; a text whose ROT13 has clearly more of them than the text
-// itself was ROT13.
+// Portuguese; a text whose Caesar shift has clearly more of them than the
+// text itself was shifted (caesar).
 var commonWords = map[string]bool{}
 
 func init() {
@@ -360,16 +366,6 @@ func init() {
 		o os as que e de em um uma você todas seu sua com para`) {
 		commonWords[w] = true
 	}
-}
-
-func countCommon(s string) int {
-	n := 0
-	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) }) {
-		if commonWords[w] {
-			n++
-		}
-	}
-	return n
 }
 
 // ROT13 rotates the ASCII letters of s by 13 places; other runes stay.
@@ -385,13 +381,157 @@ func ROT13(s string) string {
 	}, s)
 }
 
-// rot13 returns s in ROT13 when that reads as English and s does not.
-func rot13(s string) (string, bool) {
-	r := ROT13(s)
-	if countCommon(r) >= countCommon(s)+2 {
-		return r, true
+// shift rotates the ASCII letters of s by k places; other runes stay.
+func shift(s string, k int) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z':
+			return 'a' + (r-'a'+rune(k))%26
+		case r >= 'A' && r <= 'Z':
+			return 'A' + (r-'A'+rune(k))%26
+		}
+		return r
+	}, s)
+}
+
+// shiftedCommon maps each common word shifted by k (1–25) to the shifts
+// that turn it back into a common word: one lookup per word of a text
+// tells which Caesar shift, if any, makes it read as language.
+var shiftedCommon = sync.OnceValue(func() map[string][]int {
+	m := map[string][]int{}
+	for w := range commonWords {
+		for k := 1; k < 26; k++ {
+			e := shift(w, k)
+			m[e] = append(m[e], 26-k)
+		}
 	}
-	return "", false
+	return m
+})
+
+// caesar returns s with its ASCII letters shifted back by the Caesar shift
+// (ROT13 is the shift 13) that makes clearly more of its words of two or
+// more letters common words of English, German, Spanish, French or
+// Portuguese than s has (at least three, and two more), and that shift;
+// false when no shift does.
+func caesar(s string) (string, int, bool) {
+	var votes [26]int
+	sc := shiftedCommon()
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) }) {
+		if len(w) < 2 {
+			continue // every letter is some shift of "a", "e", "o" or "y"
+		}
+		if commonWords[w] {
+			votes[0]++
+		}
+		for _, k := range sc[w] {
+			votes[k]++
+		}
+	}
+	best := 0
+	for k := 1; k < 26; k++ {
+		if votes[k] > votes[best] {
+			best = k
+		}
+	}
+	if best == 0 || votes[best] < 3 || votes[best] < votes[0]+2 {
+		return "", 0, false
+	}
+	return shift(s, best), best, true
+}
+
+var (
+	// binaryRE is eight or more bytes written as groups of eight binary
+	// digits, separated by spaces or not.
+	binaryRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:[01]{8}\s?){8,}`) })
+	// morseRE is Morse code: eight or more letters of dots and dashes,
+	// separated by spaces, with "/" or wider gaps between words.
+	morseRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:[.-]{1,7}(?:\s+/\s+|\s+|$)){8,}`) })
+)
+
+// likelyBinary reports whether s has 64 binary digits in a row, spaces
+// skipped: a fast filter before binaryRE.
+func likelyBinary(s string) bool {
+	run := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '0', '1':
+			if run++; run >= 64 {
+				return true
+			}
+		case ' ':
+		default:
+			run = 0
+		}
+	}
+	return false
+}
+
+// decodeBinary decodes groups of eight binary digits into bytes, and
+// accepts them when they are text (readable).
+func decodeBinary(m string) (string, bool) {
+	digits := strings.Join(strings.Fields(m), "")
+	if len(digits)%8 != 0 {
+		return "", false
+	}
+	d := make([]byte, 0, len(digits)/8)
+	for i := 0; i < len(digits); i += 8 {
+		var b byte
+		for _, c := range digits[i : i+8] {
+			b = b<<1 | byte(c-'0')
+		}
+		d = append(d, b)
+	}
+	return readable(d)
+}
+
+// morseCode is the International Morse code of letters and digits.
+var morseCode = map[string]rune{
+	".-": 'a', "-...": 'b', "-.-.": 'c', "-..": 'd', ".": 'e', "..-.": 'f', "--.": 'g', "....": 'h',
+	"..": 'i', ".---": 'j', "-.-": 'k', ".-..": 'l', "--": 'm', "-.": 'n', "---": 'o', ".--.": 'p',
+	"--.-": 'q', ".-.": 'r', "...": 's', "-": 't', "..-": 'u', "...-": 'v', ".--": 'w', "-..-": 'x',
+	"-.--": 'y', "--..": 'z', "-----": '0', ".----": '1', "..---": '2', "...--": '3', "....-": '4',
+	".....": '5', "-....": '6', "--...": '7', "---..": '8', "----.": '9',
+}
+
+// likelyMorse reports whether s has sixteen dots and dashes with only
+// spaces and slashes between them: a fast filter before morseRE.
+func likelyMorse(s string) bool {
+	run := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '.', '-':
+			if run++; run >= 16 {
+				return true
+			}
+		case ' ', '/':
+		default:
+			run = 0
+		}
+	}
+	return false
+}
+
+// decodeMorse decodes Morse code, "/" between words, and accepts it when
+// every group is a letter or digit and the result has a space.
+func decodeMorse(m string) (string, bool) {
+	var b strings.Builder
+	for i, word := range strings.Split(m, "/") {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		for _, g := range strings.Fields(word) {
+			r, ok := morseCode[g]
+			if !ok {
+				return "", false
+			}
+			b.WriteRune(r)
+		}
+	}
+	t := strings.TrimSpace(b.String())
+	if !strings.Contains(t, " ") {
+		return "", false
+	}
+	return t, true
 }
 
 // unspace joins runs of three or more single letters separated by one

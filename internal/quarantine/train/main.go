@@ -32,7 +32,7 @@ import (
 func main() {
 	data := flag.String("data", "internal/quarantine/train/data", "directory of labelled *.jsonl files and written.yaml")
 	weights := flag.String("weights", "internal/quarantine/model/weights.bin", "where to write the model")
-	version := flag.String("version", "2026-11.2", "model version recorded with every decision")
+	version := flag.String("version", "2026-11.3", "model version recorded with every decision")
 	maxFP := flag.Float64("max-fp", 0.02, "largest share of tune-split benign texts the threshold may flag")
 	epochs := flag.Int("epochs", 12, "training passes")
 	l2 := flag.Float64("l2", 1e-4, "L2 penalty")
@@ -40,6 +40,7 @@ func main() {
 	readmes := flag.String("extract-readmes", "", "rebuild data/readmes.jsonl from this Go module cache, then exit")
 	public := flag.String("extract-public", "", "rebuild the data files public.yaml lists from the git repositories in this directory (owner+name each), then exit")
 	manifest := flag.String("public", "internal/quarantine/train/public.yaml", "the manifest of public data for -extract-public")
+	publicOnly := flag.String("public-only", "", "with -extract-public: rebuild only these sources of public.yaml, comma-separated")
 	heldout := flag.String("heldout", "internal/quarantine/train/heldout", "where -extract-public writes the held-out source group")
 	flag.Parse()
 	var err error
@@ -49,7 +50,11 @@ func main() {
 	case *readmes != "":
 		err = extractReadmes(*readmes, filepath.Join(*data, "readmes.jsonl"))
 	case *public != "":
-		err = extractPublic(*manifest, *public, *data, *heldout)
+		var names []string
+		if *publicOnly != "" {
+			names = strings.Split(*publicOnly, ",")
+		}
+		err = extractPublic(*manifest, *public, *data, *heldout, names)
 	default:
 		err = run(*data, *weights, corpus.Options{Version: *version, MaxFP: *maxFP, Epochs: *epochs, L2: *l2})
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 
 	"go.yaml.in/yaml/v3"
 
@@ -27,7 +29,7 @@ type publicSource struct {
 	Licence  string            `yaml:"licence"`
 	Label    string            `yaml:"label"`
 	Category string            `yaml:"category"`
-	Format   string            `yaml:"format"` // markdown | cyberseceval | jailbreakbench
+	Format   string            `yaml:"format"` // markdown | cyberseceval | jailbreakbench | csv | lines | json_strings | spikee
 	Files    []string          `yaml:"files"`  // path.Match patterns over the commit's files
 	Lang     string            `yaml:"lang"`
 	LangFrom string            `yaml:"lang_from"`
@@ -35,13 +37,23 @@ type publicSource struct {
 	PerFile  int               `yaml:"per_file"` // most records taken from one file, evenly spaced
 	Code     bool              `yaml:"code"`
 	Variants []string          `yaml:"variants"`
+	Column   string            `yaml:"column"` // csv: the column holding the text
+	Key      string            `yaml:"key"`    // json_strings: the key of the list of texts
+	// NotInHeldout drops a record that shares a run of shingleWords words
+	// with a text of the held-out group (the same template or prompt
+	// published twice), so the held-out group stays unseen.
+	NotInHeldout bool `yaml:"not_in_heldout"`
 }
 
-// extractPublic converts every source of the manifest at manifest, read
-// from the git repositories under dir (dir/owner+name, a clone or a git
-// directory), into dataDir/NAME.jsonl, or heldoutDir/NAME.jsonl for the
-// held-out group; sources of one name go into one file.
-func extractPublic(manifest, dir, dataDir, heldoutDir string) error {
+// shingleWords is the length of the word runs NotInHeldout compares.
+const shingleWords = 10
+
+// extractPublic converts every source of the manifest at manifest (or,
+// when only is not empty, the sources named there), read from the git
+// repositories under dir (dir/owner+name, a clone or a git directory),
+// into dataDir/NAME.jsonl, or heldoutDir/NAME.jsonl for the held-out
+// group; sources of one name go into one file.
+func extractPublic(manifest, dir, dataDir, heldoutDir string, only []string) error {
 	raw, err := os.ReadFile(manifest)
 	if err != nil {
 		return err
@@ -56,10 +68,29 @@ func extractPublic(manifest, dir, dataDir, heldoutDir string) error {
 	}
 	out := map[string][]corpus.Record{}
 	var order []string
+	var seen map[string]bool
 	for _, s := range m.Sources {
+		if len(only) > 0 && !slices.Contains(only, s.Name) {
+			continue
+		}
 		recs, err := s.extract(dir)
 		if err != nil {
 			return fmt.Errorf("%s (%s): %w", s.Name, s.Repo, err)
+		}
+		if s.NotInHeldout {
+			if seen == nil {
+				if seen, err = heldoutShingles(heldoutDir); err != nil {
+					return err
+				}
+			}
+			kept := recs[:0]
+			for _, r := range recs {
+				if !sharesShingle(r.Text, seen) {
+					kept = append(kept, r)
+				}
+			}
+			fmt.Printf("%s (%s): %d records, %d dropped as in the held-out group\n", s.Name, s.Repo, len(kept), len(recs)-len(kept))
+			recs = kept
 		}
 		p := filepath.Join(dataDir, s.Name+".jsonl")
 		if s.Heldout {
@@ -76,6 +107,49 @@ func extractPublic(manifest, dir, dataDir, heldoutDir string) error {
 		}
 	}
 	return nil
+}
+
+// shingles returns the runs of shingleWords words of text, lowered and
+// cut at anything but letters and digits.
+func shingles(text string) []string {
+	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	var out []string
+	for i := 0; i+shingleWords <= len(words); i++ {
+		out = append(out, strings.Join(words[i:i+shingleWords], " "))
+	}
+	return out
+}
+
+// heldoutShingles returns the set of shingles of every text in the
+// *.jsonl files of dir.
+func heldoutShingles(dir string) (map[string]bool, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for _, f := range files {
+		recs, err := corpus.ReadJSONL(f)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range recs {
+			for _, sh := range shingles(r.Text) {
+				seen[sh] = true
+			}
+		}
+	}
+	return seen, nil
+}
+
+// sharesShingle reports whether text has a shingle in seen.
+func sharesShingle(text string, seen map[string]bool) bool {
+	for _, sh := range shingles(text) {
+		if seen[sh] {
+			return true
+		}
+	}
+	return false
 }
 
 // git runs git on the repository of s under dir.
@@ -187,9 +261,109 @@ func (s publicSource) extract(dir string) ([]corpus.Record, error) {
 				}
 				out = append(out, rec(*j.Prompt, "jailbreak_"+strings.ToLower(a.Parameters.Method), "en", s.Name+":"+a.Parameters.Method+":"+j.Behavior))
 			}
+		case "csv":
+			rows, err := csv.NewReader(bytes.NewReader(body)).ReadAll()
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", f, err)
+			}
+			if len(rows) == 0 {
+				continue
+			}
+			col := slices.Index(rows[0], s.Column)
+			if col < 0 {
+				return nil, fmt.Errorf("%s: no column %q in %v", f, s.Column, rows[0])
+			}
+			for i, row := range rows[1:] {
+				if col < len(row) && strings.TrimSpace(row[col]) != "" {
+					out = append(out, rec(row[col], s.Category, lang, fmt.Sprintf("%s:%s:%d", s.Name, f, i)))
+				}
+			}
+		case "lines":
+			for i, l := range strings.Split(string(body), "\n") {
+				if l = strings.TrimSpace(l); l != "" {
+					out = append(out, rec(l, s.Category, lang, fmt.Sprintf("%s:%s:%d", s.Name, f, i+1)))
+				}
+			}
+		case "json_strings":
+			var doc map[string][]string
+			if err := json.Unmarshal(body, &doc); err != nil {
+				return nil, fmt.Errorf("%s: %w", f, err)
+			}
+			for i, t := range doc[s.Key] {
+				out = append(out, rec(t, s.Category, lang, fmt.Sprintf("%s:%s:%s:%d", s.Name, f, s.Key, i)))
+			}
+		case "spikee":
+			recs, err := s.spikee(dir, f, body)
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range recs {
+				l := lang
+				if r.Lang != "" {
+					l = r.Lang
+				}
+				out = append(out, rec(r.Text, r.Category, l, r.Group))
+			}
 		default:
 			return nil, fmt.Errorf("unknown format %q", s.Format)
 		}
+	}
+	return out, nil
+}
+
+// spikee returns the attacks of one of spikee's seed folders, whose
+// jailbreaks.jsonl is body (at f): each jailbreak template with its
+// <INSTRUCTION> filled by an instruction of the folder's
+// instructions.jsonl, the instructions in rotation, and each of the
+// folder's standalone_attacks.jsonl as it is. Records carry only Text,
+// Category, Group and, when the template names one, Lang.
+func (s publicSource) spikee(dir, f string, body []byte) ([]corpus.Record, error) {
+	type line struct {
+		ID          string `json:"id"`
+		Type        string `json:"jailbreak_type"`
+		Text        string `json:"text"`
+		Instruction string `json:"instruction"`
+		Lang        string `json:"lang"`
+	}
+	read := func(b []byte) ([]line, error) {
+		var out []line
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.TrimSpace(l) == "" {
+				continue
+			}
+			var x line
+			if err := json.Unmarshal([]byte(l), &x); err != nil {
+				return nil, err
+			}
+			out = append(out, x)
+		}
+		return out, nil
+	}
+	jbs, err := read(body)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f, err)
+	}
+	folder := path.Dir(f)
+	var ins, alone []line
+	if b, err := s.git(dir, "show", s.Commit+":"+folder+"/instructions.jsonl"); err == nil {
+		if ins, err = read(b); err != nil {
+			return nil, fmt.Errorf("%s/instructions.jsonl: %w", folder, err)
+		}
+	}
+	if b, err := s.git(dir, "show", s.Commit+":"+folder+"/standalone_attacks.jsonl"); err == nil {
+		if alone, err = read(b); err != nil {
+			return nil, fmt.Errorf("%s/standalone_attacks.jsonl: %w", folder, err)
+		}
+	}
+	var out []corpus.Record
+	if len(ins) > 0 {
+		for i, j := range jbs {
+			t := strings.ReplaceAll(j.Text, "<INSTRUCTION>", ins[i%len(ins)].Instruction)
+			out = append(out, corpus.Record{Text: t, Category: "spikee_" + j.Type, Lang: j.Lang, Group: s.Name + ":" + j.ID})
+		}
+	}
+	for _, a := range alone {
+		out = append(out, corpus.Record{Text: a.Text, Category: "spikee_standalone", Group: s.Name + ":" + a.ID})
 	}
 	return out, nil
 }
