@@ -4,7 +4,7 @@
 // report that passes the report contract (docs/contract.md#report-contract).
 //
 // What it searches: the text files git would track under the project root
-// (Files), cut into code units (package codeunit: Go definitions, Markdown
+// (index.Files), cut into code units (package codeunit: Go definitions, Markdown
 // sections, universal-ctags definitions, line windows) and ranked with
 // BM25F over their names, signatures, doc comments, calls, bodies and string
 // literals, code before tests and docs (docs/local-specialist.md#ranking). Each finding
@@ -17,10 +17,10 @@
 // (docs/local-specialist.md#confidence).
 //
 // The units are not cut again for every topic: they are kept in the
-// project's index (IndexDir, git-ignored), shards of inverted lists that
-// the first specialist to need them builds under a lock and later ones
-// bring up to date from the files whose size, modification time or inode
-// changed (docs/local-specialist.md#the-index).
+// project's index (package index, in IndexDir, git-ignored), shards of
+// inverted lists that the first specialist to need them builds under a
+// lock and later ones bring up to date from the files whose size,
+// modification time or inode changed (docs/local-specialist.md#the-index).
 //
 // Limits: it finds where the topic's words occur, not what code means.
 // Words are matched after lowercasing, identifier splitting (the whole

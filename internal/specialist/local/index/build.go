@@ -402,9 +402,10 @@ func dictionary(lists map[string]*plist) (keyOff, keys, postOff, post []byte) {
 }
 
 // vocabWord returns the word of the near-word vocabulary a token stands
-// for (nearTerms): its lowercase spelling, when that is 4 or more ASCII
-// letters (a shorter word is never near enough to a topic word of 5) and
-// the token is not a whole multi-part identifier.
+// for (Vocabulary, for the near-word fallback): its lowercase spelling,
+// when that is 4 or more ASCII letters (a shorter word is never near
+// enough to a topic word of 5) and the token is not a whole multi-part
+// identifier.
 func vocabWord(word, stem string) (string, bool) {
 	if len(word) < 4 || stem[0] == '=' {
 		return "", false
