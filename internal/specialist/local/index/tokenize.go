@@ -12,7 +12,8 @@ import (
 // field of every unit is cut into terms by Tokenizer when a shard is
 // built, and a query must be cut the same way to find them.
 
-// Tokenizer splits text into search tokens, remembering stems.
+// Tokenizer splits text into search tokens, remembering stems. The zero
+// value is ready to use; one Tokenizer is used by one goroutine at a time.
 type Tokenizer struct {
 	stems map[string]string // lowercased word → stem, "" for a dropped word
 	parts []string          // scratch for ident
