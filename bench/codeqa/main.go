@@ -62,6 +62,7 @@ import (
 	"github.com/specd-dev/specd/internal/jsonlines"
 	"github.com/specd-dev/specd/internal/specialist"
 	"github.com/specd-dev/specd/internal/specialist/local"
+	"github.com/specd-dev/specd/internal/specialist/local/index"
 )
 
 // question is one line of the labelled set.
@@ -440,7 +441,7 @@ func timeRequest(tmp, modVersion string, qs []question) error {
 	}
 	lines, files := 0, 0
 	ctx := context.Background()
-	list, err := local.Files(ctx, dir)
+	list, err := index.Files(ctx, dir)
 	if err != nil {
 		return err
 	}

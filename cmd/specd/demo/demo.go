@@ -21,7 +21,7 @@ import (
 	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/intake"
 	"github.com/specd-dev/specd/internal/setup"
-	"github.com/specd-dev/specd/internal/specialist/local"
+	"github.com/specd-dev/specd/internal/specialist/local/index"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -72,11 +72,11 @@ func New(dir string) (*Workspace, error) {
 // TreeDir is the workspace's spec tree.
 func (w *Workspace) TreeDir() string { return filepath.Join(w.Dir, ".opencode", "specs") }
 
-// Copy copies the files git would track under src (local.Files: the spec
+// Copy copies the files git would track under src (index.Files: the spec
 // tree left out) into the workspace, keeping their relative paths, and
 // returns how many it copied. Errors name the file.
 func (w *Workspace) Copy(ctx context.Context, src string) (int, error) {
-	files, err := local.Files(ctx, src)
+	files, err := index.Files(ctx, src)
 	if err != nil {
 		return 0, err
 	}

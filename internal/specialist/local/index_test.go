@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/specd-dev/specd/internal/specialist"
+	"github.com/specd-dev/specd/internal/specialist/local/index"
 )
 
 // The test binary doubles as a specialist process (childEnv set): the
@@ -23,7 +24,7 @@ import (
 // local`, input as JSON on stdin, the index log on stderr.
 const (
 	childEnv       = "SPECD_LOCAL_TEST_CHILD"
-	childTarget    = "SPECD_LOCAL_TEST_SHARD_TARGET" // shardTarget, in bytes
+	childTarget    = "SPECD_LOCAL_TEST_SHARD_TARGET" // index.ShardTarget, in bytes
 	childPause     = "SPECD_LOCAL_TEST_PAUSE"        // a file to create, then hang, after the first shard is written
 	childSlowShard = "SPECD_LOCAL_TEST_SLOW"         // a pause after each shard is written
 )
@@ -37,13 +38,13 @@ func TestMain(m *testing.M) {
 
 func childMain() int {
 	if v := os.Getenv(childTarget); v != "" {
-		shardTarget, _ = strconv.ParseInt(v, 10, 64)
+		index.ShardTarget, _ = strconv.ParseInt(v, 10, 64)
 	}
 	if d, err := time.ParseDuration(os.Getenv(childSlowShard)); err == nil {
-		testHookShardWritten = func() { time.Sleep(d) }
+		index.AfterShardWritten = func() { time.Sleep(d) }
 	}
 	if marker := os.Getenv(childPause); marker != "" {
-		testHookShardWritten = func() {
+		index.AfterShardWritten = func() {
 			os.WriteFile(marker, nil, 0o644)
 			time.Sleep(time.Hour)
 		}
@@ -158,12 +159,12 @@ func TestTwoSpecialistsBuildOneIndex(t *testing.T) {
 	if n := strings.Count(logs, "local index: "); n != 1 || !strings.Contains(logs, "(no index yet)") {
 		t.Errorf("want exactly one build logged, got:\n%s", logs)
 	}
-	m := readManifest(t, root)
-	if len(m.Shards) < 3 {
-		t.Errorf("%d shards, want several (shard target 40000 bytes)", len(m.Shards))
+	m := shards(t, root)
+	if len(m) < 3 {
+		t.Errorf("%d shards, want several (shard target 40000 bytes)", len(m))
 	}
-	if got, want := len(indexFiles(t, root)), len(m.Shards)+2; got != want {
-		t.Errorf("index directory holds %v, want the %d shards, the manifest and the lock", indexFiles(t, root), len(m.Shards))
+	if got, want := len(indexFiles(t, root)), len(m)+2; got != want {
+		t.Errorf("index directory holds %v, want the %d shards, the manifest and the lock", indexFiles(t, root), len(m))
 	}
 }
 
@@ -198,19 +199,16 @@ func TestConcurrentRunsInOneProcess(t *testing.T) {
 	}
 }
 
-func readManifest(t *testing.T, root string) manifest {
+// shards returns the shard files the manifest of root's index names,
+// after opening each one (format, size and checksum checked).
+func shards(t *testing.T, root string) []string {
 	t.Helper()
-	var idx index
-	idx.maxBytes = DefaultMaxFileBytes
-	m, why := idx.load(filepath.Join(root, IndexDir), m0ctags())
-	defer idx.close()
-	if m == nil {
-		t.Fatalf("index unreadable: %s", why)
+	names, err := index.Shards(filepath.Join(root, IndexDir))
+	if err != nil {
+		t.Fatalf("index unreadable: %v", err)
 	}
-	return *m
+	return names
 }
-
-func m0ctags() bool { _, err := exec.LookPath("ctags"); return err == nil }
 
 // waitFile waits up to 30 s for path to exist.
 func waitFile(t *testing.T, path string) {
@@ -235,7 +233,7 @@ func TestKillMidBuildLeavesAUsableTree(t *testing.T) {
 	waitFile(t, marker)
 	c.cmd.Process.Kill() // SIGKILL
 	c.cmd.Wait()
-	if _, err := os.Stat(filepath.Join(dir, manifestName)); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, index.ManifestFile)); err == nil {
 		t.Fatal("a killed first build left a manifest")
 	}
 	if len(indexFiles(t, root)) < 2 {
@@ -247,11 +245,11 @@ func TestKillMidBuildLeavesAUsableTree(t *testing.T) {
 	if !strings.Contains(c.stderr.String(), "(no index yet)") || !bytes.Contains(first, []byte("pkg04/file042.go")) {
 		t.Fatalf("stderr %s\nreport:\n%s", &c.stderr, first)
 	}
-	m := readManifest(t, root)
-	if got := len(indexFiles(t, root)); got != len(m.Shards)+2 {
-		t.Errorf("index directory holds %v, want only the manifest's %d shards, the manifest and the lock", indexFiles(t, root), len(m.Shards))
+	m := shards(t, root)
+	if got := len(indexFiles(t, root)); got != len(m)+2 {
+		t.Errorf("index directory holds %v, want only the manifest's %d shards, the manifest and the lock", indexFiles(t, root), len(m))
 	}
-	before, _ := os.ReadFile(filepath.Join(dir, manifestName))
+	before, _ := os.ReadFile(filepath.Join(dir, index.ManifestFile))
 
 	// An update killed after its first new shard: the old index stays.
 	for i := 40; i < 60; i++ {
@@ -264,10 +262,10 @@ func TestKillMidBuildLeavesAUsableTree(t *testing.T) {
 	waitFile(t, marker)
 	c.cmd.Process.Kill()
 	c.cmd.Wait()
-	if after, _ := os.ReadFile(filepath.Join(dir, manifestName)); !bytes.Equal(before, after) {
+	if after, _ := os.ReadFile(filepath.Join(dir, index.ManifestFile)); !bytes.Equal(before, after) {
 		t.Fatalf("the killed update changed the manifest:\n%s\n---\n%s", before, after)
 	}
-	readManifest(t, root) // every shard it names opens, checksums match
+	shards(t, root) // every shard it names opens, checksums match
 
 	// The next specialist reads the edited files: the word is gone from them.
 	c = startChild(t, root, "sprocket9 widget42", filepath.Join(reports, "004_d.md"), childTarget+"=40000")
@@ -276,9 +274,9 @@ func TestKillMidBuildLeavesAUsableTree(t *testing.T) {
 		!bytes.Contains(next, []byte("pkg04/file042.go")) {
 		t.Errorf("stderr %s\nreport:\n%s", &c.stderr, next)
 	}
-	m = readManifest(t, root)
-	if got := len(indexFiles(t, root)); got != len(m.Shards)+2 {
-		t.Errorf("index directory holds %v, want only the manifest's %d shards, the manifest and the lock", indexFiles(t, root), len(m.Shards))
+	m = shards(t, root)
+	if got := len(indexFiles(t, root)); got != len(m)+2 {
+		t.Errorf("index directory holds %v, want only the manifest's %d shards, the manifest and the lock", indexFiles(t, root), len(m))
 	}
 }
 
@@ -326,9 +324,9 @@ func TestEditedFileIsReindexed(t *testing.T) {
 // date (new shards, dead files, merges) answers every topic exactly as
 // an index built from scratch.
 func TestUpdatedIndexAnswersAsAFreshOne(t *testing.T) {
-	old := shardTarget
-	shardTarget = 20000
-	defer func() { shardTarget = old }()
+	old := index.ShardTarget
+	index.ShardTarget = 20000
+	defer func() { index.ShardTarget = old }()
 	root := bigProject(t, 60)
 	topics := []string{"widget7 gadget3 request", "session storage backend", "refresh token rotation", "handler answers request kind 5", "sprocket gizmo"}
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -357,8 +355,8 @@ func TestUpdatedIndexAnswersAsAFreshOne(t *testing.T) {
 			}
 		}
 	}
-	if m := readManifest(t, root); len(m.Shards) > 8 {
-		t.Errorf("%d shards after 6 rounds of edits: merges do not keep up", len(m.Shards))
+	if m := shards(t, root); len(m) > 8 {
+		t.Errorf("%d shards after 6 rounds of edits: merges do not keep up", len(m))
 	}
 }
 
@@ -396,20 +394,20 @@ func TestCorruptOrOldIndexIsRebuilt(t *testing.T) {
 			os.WriteFile(p, data[:len(data)-100], 0o644)
 		}},
 		{"missing shard", "no such file", func() { os.Remove(shardFile()) }},
-		{"garbage manifest", "manifest corrupt", func() { os.WriteFile(filepath.Join(dir, manifestName), []byte("{\"format\":"), 0o644) }},
-		{"old format", fmt.Sprintf("format 0, this specialist reads format %d", indexFormat), func() {
-			data, _ := os.ReadFile(filepath.Join(dir, manifestName))
-			os.WriteFile(filepath.Join(dir, manifestName), bytes.Replace(data, fmt.Appendf(nil, `"format": %d`, indexFormat), []byte(`"format": 0`), 1), 0o644)
+		{"garbage manifest", "manifest corrupt", func() { os.WriteFile(filepath.Join(dir, index.ManifestFile), []byte("{\"format\":"), 0o644) }},
+		{"old format", fmt.Sprintf("format 0, this specialist reads format %d", index.Format), func() {
+			data, _ := os.ReadFile(filepath.Join(dir, index.ManifestFile))
+			os.WriteFile(filepath.Join(dir, index.ManifestFile), bytes.Replace(data, fmt.Appendf(nil, `"format": %d`, index.Format), []byte(`"format": 0`), 1), 0o644)
 		}},
-		{"old shard format", fmt.Sprintf("format 0, want %d", indexFormat), func() {
+		{"old shard format", fmt.Sprintf("format 0, want %d", index.Format), func() {
 			p := shardFile()
 			data, _ := os.ReadFile(p)
 			data[8] = 0
 			os.WriteFile(p, data, 0o644)
 		}},
 		{"other size limit", "file size limit of 5 bytes", func() {
-			data, _ := os.ReadFile(filepath.Join(dir, manifestName))
-			os.WriteFile(filepath.Join(dir, manifestName), bytes.Replace(data, []byte(`"max_file_bytes": 1048576`), []byte(`"max_file_bytes": 5`), 1), 0o644)
+			data, _ := os.ReadFile(filepath.Join(dir, index.ManifestFile))
+			os.WriteFile(filepath.Join(dir, index.ManifestFile), bytes.Replace(data, []byte(`"max_file_bytes": 1048576`), []byte(`"max_file_bytes": 5`), 1), 0o644)
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,7 +4,7 @@
 // report that passes the report contract (docs/contract.md#report-contract).
 //
 // What it searches: the text files git would track under the project root
-// (Files), cut into code units (package codeunit: Go definitions, Markdown
+// (index.Files), cut into code units (package codeunit: Go definitions, Markdown
 // sections, universal-ctags definitions, line windows) and ranked with
 // BM25F over their names, signatures, doc comments, calls, bodies and string
 // literals, code before tests and docs (docs/local-specialist.md#ranking). Each finding
@@ -17,10 +17,10 @@
 // (docs/local-specialist.md#confidence).
 //
 // The units are not cut again for every topic: they are kept in the
-// project's index (IndexDir, git-ignored), shards of inverted lists that
-// the first specialist to need them builds under a lock and later ones
-// bring up to date from the files whose size, modification time or inode
-// changed (docs/local-specialist.md#the-index).
+// project's index (package index, in IndexDir, git-ignored), shards of
+// inverted lists that the first specialist to need them builds under a
+// lock and later ones bring up to date from the files whose size,
+// modification time or inode changed (docs/local-specialist.md#the-index).
 //
 // Limits: it finds where the topic's words occur, not what code means.
 // Words are matched after lowercasing, identifier splitting (the whole
@@ -48,7 +48,12 @@ import (
 
 	"github.com/specd-dev/specd/internal/atomicfile"
 	"github.com/specd-dev/specd/internal/specialist"
+	"github.com/specd-dev/specd/internal/specialist/local/index"
 )
+
+// IndexDir is where the project's index lives, relative to its root
+// (index.Dir).
+const IndexDir = index.Dir
 
 // DefaultMaxFileBytes is the size above which a file is not searched when
 // Options.MaxFileBytes is 0 (1 MiB).
@@ -167,7 +172,7 @@ func research(ctx context.Context, in specialist.Input, opt Options) error {
 			Details: map[string]any{"required_fields": []string{"report_path", "topic"},
 				"recovery_hint": "set " + specialist.EnvTopic + " or topic in the input JSON"}}
 	}
-	var tk tokenizer
+	var tk index.Tokenizer
 	q := newQuery(in.Topic, &tk)
 	if len(q.terms) == 0 {
 		return &Error{Type: ErrValidation, Message: "the topic has no search terms (only stop words or one-letter words)",
@@ -202,19 +207,19 @@ func research(ctx context.Context, in specialist.Input, opt Options) error {
 	if opt.Log == nil {
 		opt.Log = io.Discard
 	}
-	idx, err := openIndex(ctx, root, opt.IndexDir, opt.MaxFileBytes, opt.Log)
+	idx, err := index.Open(ctx, root, opt.IndexDir, opt.MaxFileBytes, opt.Log)
 	if err != nil {
 		if ctx.Err() != nil {
 			return cancelled(ctx.Err())
 		}
 		return fileError("index the project's files", err, root)
 	}
-	defer idx.close()
-	idx.exclude(excluded(root, reportPath, in.SpecDir, in.RequestFile))
-	c := idx.corpus(q, &tk)
+	defer idx.Close()
+	idx.Exclude(excluded(root, reportPath, in.SpecDir, in.RequestFile))
+	c := newCorpus(idx, q, &tk)
 	if c.files == 0 {
 		return &Error{Type: ErrAgent, Message: "no text file to search under the project root",
-			Details: map[string]any{"project_root": root, "files_listed": idx.listed,
+			Details: map[string]any{"project_root": root, "files_listed": idx.Listed(),
 				"recovery_hint": "run the local specialist in a project directory with text files"}}
 	}
 	n := findingCount(in.ResearchComplexity)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/specd-dev/specd/internal/golden"
 	"github.com/specd-dev/specd/internal/specialist"
+	"github.com/specd-dev/specd/internal/specialist/local/index"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -327,7 +328,7 @@ func TestFiles(t *testing.T) {
 	}{{false, walk}, {true, withGit}} {
 		t.Run(fmt.Sprintf("git=%v", tc.git), func(t *testing.T) {
 			root := project(t, tc.git)
-			got, err := Files(context.Background(), root)
+			got, err := index.Files(context.Background(), root)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -336,7 +337,7 @@ func TestFiles(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Files(context.Background(), filepath.Join(t.TempDir(), "missing")); err == nil {
+	if _, err := index.Files(context.Background(), filepath.Join(t.TempDir(), "missing")); err == nil {
 		t.Error("Files of a missing directory succeeded")
 	}
 }
@@ -601,28 +602,6 @@ func TestTopicIsQuotedExactly(t *testing.T) {
 		}
 		if !bytes.Contains(report, []byte("\n# Research Report: "+oneLine(topic)+"\n")) {
 			t.Errorf("title of %q:\n%s", topic, report)
-		}
-	}
-}
-
-func TestTokens(t *testing.T) {
-	var got []string
-	var tk tokenizer
-	tk.each("ReportPath resolves report_paths; the HTTPServer's utf8Valid URLs, IDs a x9 running stopped addresses added cases files entries string status ExecuteC", func(_, stem string) {
-		got = append(got, stem)
-	})
-	want := "=reportpath report path resolv =report_paths report path =httpserver http server =utf8valid utf8 valid url id x9 run stop address ad case file entri string status =executec execut"
-	if strings.Join(got, " ") != want {
-		t.Errorf("tokens\n got %q\nwant %q", strings.Join(got, " "), want)
-	}
-	stem := func(w string) (s string) {
-		tk.each(w, func(_, st string) { s = st })
-		return s
-	}
-	for _, pair := range [][2]string{{"file", "files"}, {"match", "matches"}, {"resolve", "resolving"}, {"rotate", "rotated"},
-		{"cache", "caches"}, {"store", "storing"}, {"case", "cases"}, {"process", "processes"}, {"change", "changed"}} {
-		if stem(pair[0]) != stem(pair[1]) {
-			t.Errorf("stem(%q) = %q, stem(%q) = %q", pair[0], stem(pair[0]), pair[1], stem(pair[1]))
 		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/hbollon/go-edlib"
+
+	"github.com/specd-dev/specd/internal/specialist/local/index"
 )
 
 // The fallback for a topic none of whose terms occur in the project
@@ -71,7 +73,7 @@ func maxEdits(n int) int {
 // keeps these words (4 letters or more: a shorter one is never near
 // enough) with their count per file. The result is in topic order, nil
 // when no word is near enough.
-func (c *corpus) nearTerms(tk *tokenizer) []nearTerm {
+func (c *corpus) nearTerms(tk *index.Tokenizer) []nearTerm {
 	type want struct {
 		t       int
 		spelled string
@@ -90,38 +92,23 @@ func (c *corpus) nearTerms(tk *tokenizer) []nearTerm {
 		return nil
 	}
 	// The words near some wanted term, and their counts in the files searched.
-	counts := map[string]int{}
 	dist := map[[2]string]int{}
-	idx := c.idx
-	for si, s := range idx.shards {
-		s.eachWord(func(i int, wb []byte) {
-			near := false
-			for _, w := range wants {
-				if len(wb)-len(w.spelled) > w.limit || len(w.spelled)-len(wb) > w.limit {
-					continue
-				}
-				key := [2]string{w.spelled, string(wb)}
-				d, ok := dist[key]
-				if !ok {
-					d = editDistance(w.spelled, key[1], w.limit)
-					dist[key] = d
-				}
-				near = near || d <= w.limit
+	counts := c.idx.Vocabulary(func(word string) bool {
+		near := false
+		for _, w := range wants {
+			if len(word)-len(w.spelled) > w.limit || len(w.spelled)-len(word) > w.limit {
+				continue
 			}
-			if !near {
-				return
+			key := [2]string{w.spelled, word}
+			d, ok := dist[key]
+			if !ok {
+				d = editDistance(w.spelled, word, w.limit)
+				dist[key] = d
 			}
-			n := 0
-			wordPostings(entry(s.sec[secWordPostOff], s.sec[secWordPostings], i), func(d, count int) {
-				if !idx.off[si][d] {
-					n += count
-				}
-			})
-			if n > 0 {
-				counts[string(wb)] += n
-			}
-		})
-	}
+			near = near || d <= w.limit
+		}
+		return near
+	})
 	words := make([]string, 0, len(counts))
 	for w := range counts {
 		words = append(words, w)
@@ -133,7 +120,7 @@ func (c *corpus) nearTerms(tk *tokenizer) []nearTerm {
 		for _, word := range words {
 			if d, ok := dist[[2]string{w.spelled, word}]; ok && d <= w.limit {
 				stem := ""
-				tk.each(word, func(_, st string) { stem = st })
+				tk.Each(word, func(_, st string) { stem = st })
 				cands = append(cands, nearTerm{term: w.t, word: word, stem: stem, dist: d, count: counts[word]})
 			}
 		}
@@ -176,8 +163,8 @@ func nearQuery(q query, near []nearTerm) query {
 
 // requery returns a corpus over the same files as c, counting q's terms
 // instead of c's.
-func (c *corpus) requery(q query, tk *tokenizer) *corpus {
-	return c.idx.corpus(q, tk)
+func (c *corpus) requery(q query, tk *index.Tokenizer) *corpus {
+	return newCorpus(c.idx, q, tk)
 }
 
 // editDistance returns the optimal string alignment distance between a

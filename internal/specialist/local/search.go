@@ -10,18 +10,15 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/kljensen/snowball/english"
-
 	"github.com/specd-dev/specd/internal/specialist/local/codeunit"
+	"github.com/specd-dev/specd/internal/specialist/local/index"
 )
 
 // Ranking parameters (docs/local-specialist.md#ranking).
 const (
-	k1          = 0.8 // BM25 term-frequency saturation
-	windowLines = 12  // lines per window of a file that has no better units
-	stride      = 6   // lines between window starts
-	excerptMax  = 6   // longest excerpt of a finding, in lines
-	quoteMin    = 16  // a topic this long quoted verbatim in a string literal marks the request itself
+	k1         = 0.8 // BM25 term-frequency saturation
+	excerptMax = 6   // longest excerpt of a finding, in lines
+	quoteMin   = 16  // a topic this long quoted verbatim in a string literal marks the request itself
 	// sizePrior scales a definition's score by 1 + sizePrior × ln(1 + its
 	// lines): longer functions do more, and are more often the answer.
 	sizePrior = 0.8
@@ -51,14 +48,14 @@ const (
 // string literals (an error or panic message a topic may quote), which the
 // body holds too.
 const (
-	fName = iota
-	fSig
-	fDoc
-	fCalls
-	fBody
-	fStr
-	fPath
-	nFields
+	fName   = index.FieldName
+	fSig    = index.FieldSig
+	fDoc    = index.FieldDoc
+	fCalls  = index.FieldCalls
+	fBody   = index.FieldBody
+	fStr    = index.FieldStr
+	fPath   = index.FieldPath
+	nFields = index.NumFields
 )
 
 var (
@@ -90,18 +87,18 @@ type query struct {
 	prior   [4]float64     // rolePrior, lifted for the roles the topic asks about
 }
 
-func newQuery(topic string, tk *tokenizer) query {
+func newQuery(topic string, tk *index.Tokenizer) query {
 	q := query{index: map[string]int{}, prior: rolePrior, text: normText(topic), raw: topic,
 		qualified: qualifiedRE.FindAllString(topic, -1), names: map[string]bool{}}
-	words(topic, func(w string) { q.names[w] = true })
+	index.Words(topic, func(w string) { q.names[w] = true })
 	if m := scopeRE.FindStringSubmatch(topic); m != nil {
-		tk.each(m[1], func(_, stem string) {
+		tk.Each(m[1], func(_, stem string) {
 			if q.scope == "" {
 				q.scope = stem
 			}
 		})
 	}
-	tk.each(topic, func(word, stem string) {
+	tk.Each(topic, func(word, stem string) {
 		switch stem {
 		case "test", "tests", "testdata":
 			q.prior[codeunit.Test] = 1
@@ -136,16 +133,17 @@ type unit struct {
 	codeunit.Unit
 	doc    int              // index in corpus.docs
 	id     int              // number in the index
+	nth    int              // place among its file's units (index.Unit.Nth)
 	tf     [nFields][]int32 // per field: count of each term; nil when none
 	flen   [nFields]int32   // per field: tokens
 	quoted int8             // corpus.quotes: 0 not known yet, 1 no, 2 a string literal quotes the topic
 }
 
 // corpus is the searched files cut into units, reduced to what ranking
-// needs, as the index gives them (index.corpus).
+// needs, as the index gives them (newCorpus).
 type corpus struct {
 	q         query
-	idx       *index
+	idx       *index.Index
 	files     int    // text files searched
 	lines     int    // lines searched
 	docs      []doc  // all the index's files; lines are read when needed (docLines)
@@ -307,9 +305,9 @@ func (c *corpus) inScope(d int) bool {
 	}
 	in, ok := c.scoped[d]
 	if !ok {
-		var tk tokenizer
+		var tk index.Tokenizer
 		p := c.docs[d].path
-		tk.each(strings.TrimSuffix(p, path.Ext(p)), func(_, stem string) { in = in || stem == c.q.scope })
+		tk.Each(strings.TrimSuffix(p, path.Ext(p)), func(_, stem string) { in = in || stem == c.q.scope })
 		c.scoped[d] = in
 	}
 	return in
@@ -390,8 +388,8 @@ func (c *corpus) termLines(h *hit) (from, to int) {
 
 // tkLine calls fn with the index of each query term in line.
 func (c *corpus) tkLine(line string, fn func(t int)) {
-	var tk tokenizer
-	tk.each(line, func(_, stem string) {
+	var tk index.Tokenizer
+	tk.Each(line, func(_, stem string) {
 		if t, ok := c.q.index[stem]; ok {
 			fn(t)
 		}
@@ -446,129 +444,6 @@ func mentions(s, name string) bool {
 
 func isIdent(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }
 
-// tokenizer splits text into search tokens, remembering stems.
-type tokenizer struct {
-	stems map[string]string // lowercased word → stem, "" for a dropped word
-	parts []string          // scratch for ident
-}
-
-// each calls fn for each search token of s, in order: word is the word as
-// written, stem its normalised form. Words are maximal runs of letters,
-// digits and underscores; one that is an identifier made of several parts
-// (camelCase, snake_case: "ExecuteC", "load_file") yields itself whole,
-// lowercased, unstemmed and marked with a leading "=" so that it never
-// meets a stem, then each part ("ReportPath" → Report, Path; "HTTPServer"
-// → HTTP, Server; "utf8Valid" → utf8, Valid). Parts are lowercased and
-// stemmed with the Snowball English stemmer; stop words and words under 2
-// characters are dropped.
-func (tk *tokenizer) each(s string, fn func(word, stem string)) {
-	words(s, func(w string) { tk.ident(w, fn) })
-}
-
-// words calls fn with each word of s, in order: the maximal runs of
-// letters, digits and underscores.
-func words(s string, fn func(w string)) {
-	start := -1
-	for i := 0; i < len(s); {
-		c := s[i]
-		var r rune
-		size := 1
-		if c < utf8.RuneSelf {
-			r = rune(c)
-		} else {
-			r, size = utf8.DecodeRuneInString(s[i:])
-		}
-		if c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c >= utf8.RuneSelf && isIdent(r) {
-			if start < 0 {
-				start = i
-			}
-		} else if start >= 0 {
-			fn(s[start:i])
-			start = -1
-		}
-		i += size
-	}
-	if start >= 0 {
-		fn(s[start:])
-	}
-}
-
-// emit normalises one word and calls fn unless it is dropped.
-func (tk *tokenizer) emit(w string, fn func(word, stem string)) {
-	if len(w) < 2 || (len(w) <= utf8.UTFMax && utf8.RuneCountInString(w) < 2) {
-		return
-	}
-	if tk.stems == nil {
-		tk.stems = map[string]string{}
-	}
-	st, ok := tk.stems[w]
-	if !ok {
-		lw := strings.ToLower(w)
-		if st, ok = tk.stems[lw]; !ok {
-			st = lw
-			if stopWords[lw] {
-				st = ""
-			} else if isLetters(lw) {
-				st = english.Stem(lw, true)
-			}
-			if len(st) < 2 || stopWords[st] {
-				st = ""
-			}
-			tk.stems[lw] = st
-		}
-		tk.stems[w] = st
-	}
-	if st != "" {
-		fn(strings.TrimPrefix(w, "="), st)
-	}
-}
-
-// ident emits an identifier's parts, preceded by the whole identifier
-// when it has more than one part.
-func (tk *tokenizer) ident(w string, fn func(word, stem string)) {
-	if simple(w) {
-		tk.emit(w, fn)
-		return
-	}
-	parts := tk.parts[:0]
-	start := -1
-	var prev, prev2 rune
-	prevAt := 0
-	for i, r := range w {
-		if r == '_' {
-			if start >= 0 {
-				parts = append(parts, w[start:i])
-				start = -1
-			}
-			continue
-		}
-		switch {
-		case start < 0:
-			start, prev2 = i, 0
-		case unicode.IsUpper(r) && (unicode.IsLower(prev) || unicode.IsDigit(prev)):
-			parts = append(parts, w[start:i]) // fooBar, utf8Valid
-			start, prev2 = i, 0
-		case unicode.IsLower(r) && unicode.IsUpper(prev) && unicode.IsUpper(prev2) && prevAt > start &&
-			!(r == 's' && !lowerAt(w, i+1)): // URLs and IDs are plurals, not URL+s
-			parts = append(parts, w[start:prevAt]) // HTTPServer: split before the S
-			start, prev2 = prevAt, 0
-		default:
-			prev2 = prev
-		}
-		prev, prevAt = r, i
-	}
-	if start >= 0 {
-		parts = append(parts, w[start:])
-	}
-	tk.parts = parts
-	if len(parts) > 1 {
-		tk.emit("="+strings.ToLower(w), fn)
-	}
-	for _, p := range parts {
-		tk.emit(p, fn)
-	}
-}
-
 // simple reports whether w is one lowercase ASCII word, or one capitalised
 // word, or all digits: a word with a single part.
 func simple(w string) bool {
@@ -592,33 +467,5 @@ func isLetters(w string) bool {
 	return true
 }
 
-// lowerAt reports whether s has a lowercase letter at byte offset i.
-func lowerAt(s string, i int) bool {
-	r, _ := utf8.DecodeRuneInString(s[i:])
-	return unicode.IsLower(r)
-}
-
 // normText lowercases s and collapses its white space, for quoting checks.
 func normText(s string) string { return strings.Join(strings.Fields(strings.ToLower(s)), " ") }
-
-// stopWords are dropped from topics and files alike: English function
-// words, the words topics use to ask for research, and Go's commonest
-// keywords.
-var stopWords = map[string]bool{}
-
-func init() {
-	for w := range strings.FieldsSeq(`a about above after again against all also am an and any are as at
-		be because been before being below between both but by can cannot could did do does doing done
-		down during each either etc few for from further had has have having he her here hers herself
-		him himself his how however i if in into is it its itself just let me more most my myself no nor
-		not now of off on once only or other ought our ours ourselves out over own per same she should so
-		some such than that the their theirs them themselves then there these they this those through
-		thus to too under until up upon us very via was we were what when where whether which while who
-		whom whose why will with within without would yet you your yours yourself yourselves
-		research researching investigate investigating analyze analyse analysis explain describe overview
-		topic topics use uses used using
-		func return nil err else var const
-		fix fixes fixed fixing bug bugs issue issues`) {
-		stopWords[w] = true
-	}
-}

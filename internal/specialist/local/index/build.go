@@ -1,4 +1,4 @@
-package local
+package index
 
 import (
 	"bytes"
@@ -15,11 +15,18 @@ import (
 )
 
 // Building shards: files are read, cut into units (codeunit) and their
-// fields tokenized as search does (tokenizer), and every term of every
+// fields tokenized as search does (Tokenizer), and every term of every
 // unit goes into the shard's inverted lists; a shard being merged gives
 // its live files' units and lists without reading the files again.
 
-// stemCacheMax bounds a builder's tokenizer cache (word → stem), which
+// Line windows, the units of a file that has no better ones
+// (docs/local-specialist.md#code-units).
+const (
+	windowLines = 12 // lines per window
+	stride      = 6  // lines between window starts
+)
+
+// stemCacheMax bounds a builder's Tokenizer cache (word → stem), which
 // otherwise grows with every distinct identifier of the tree.
 const stemCacheMax = 1 << 17
 
@@ -28,7 +35,7 @@ type plist struct {
 	n    int // entries
 	last int // the last entry's unit (or file)
 	cur  int // the unit (or file) being counted, -1 for none
-	tf   [nFields]int32
+	tf   [NumFields]int32
 	cnt  int // a word's count in the file being counted
 	buf  []byte
 }
@@ -62,10 +69,10 @@ type shardBuilder struct {
 	terms    map[string]*plist
 	words    map[string]*plist
 	stats    shardStats
-	tk       tokenizer
+	tk       Tokenizer
 	touched  []*plist
 	touchedW []*plist
-	memo     map[string][]tokRef // word as written → its tokens (the tokenizer's work, done once per word)
+	memo     map[string][]tokRef // word as written → its tokens (the Tokenizer's work, done once per word)
 }
 
 func newShardBuilder() *shardBuilder {
@@ -73,7 +80,7 @@ func newShardBuilder() *shardBuilder {
 		memo: map[string][]tokRef{}}
 }
 
-// refs returns the tokens of a word as written (tokenizer.ident), their
+// refs returns the tokens of a word as written (Tokenizer.ident), their
 // lists made when missing.
 func (b *shardBuilder) refs(w string) []tokRef {
 	if refs, ok := b.memo[w]; ok {
@@ -122,7 +129,7 @@ func (b *shardBuilder) addSkipped(rel string, st stamp) {
 // out: the length of every unit's path field.
 func (b *shardBuilder) pathLen(rel string) int32 {
 	n := int32(0)
-	b.tk.each(strings.TrimSuffix(rel, path.Ext(rel)), func(_, _ string) { n++ })
+	b.tk.Each(strings.TrimSuffix(rel, path.Ext(rel)), func(_, _ string) { n++ })
 	return n
 }
 
@@ -130,15 +137,15 @@ func (b *shardBuilder) pathLen(rel string) int32 {
 // the name, the signature, the doc comment, the body, each called name
 // and each string literal.
 func unitFields(cu *codeunit.Unit, fn func(f int, s string)) {
-	fn(fName, cu.Name)
-	fn(fSig, cu.Sig)
-	fn(fDoc, cu.Doc)
-	fn(fBody, cu.Body)
+	fn(FieldName, cu.Name)
+	fn(FieldSig, cu.Sig)
+	fn(FieldDoc, cu.Doc)
+	fn(FieldBody, cu.Body)
 	for _, call := range cu.Calls {
-		fn(fCalls, call)
+		fn(FieldCalls, call)
 	}
 	for _, lit := range cu.Strings {
-		fn(fStr, lit)
+		fn(FieldStr, lit)
 	}
 }
 
@@ -154,19 +161,19 @@ func (b *shardBuilder) addDoc(rel string, st stamp, n int, us []codeunit.Unit) {
 	for i := range us {
 		cu := &us[i]
 		u := len(b.unitOff)
-		var flen [nFields]int32
+		var flen [NumFields]int32
 		unitFields(cu, func(f int, s string) {
-			words(s, func(w string) {
+			Words(s, func(w string) {
 				for _, r := range b.refs(w) {
 					flen[f]++
 					p := r.term
 					if p.cur != u {
 						p.cur = u
-						p.tf = [nFields]int32{}
+						p.tf = [NumFields]int32{}
 						b.touched = append(b.touched, p)
 					}
 					p.tf[f]++
-					if p := r.word; p != nil && f != fStr { // the body holds the literals' words already
+					if p := r.word; p != nil && f != FieldStr { // the body holds the literals' words already
 						if p.cur != d {
 							p.cur, p.cnt = d, 0
 							b.touchedW = append(b.touchedW, p)
@@ -180,7 +187,7 @@ func (b *shardBuilder) addDoc(rel string, st stamp, n int, us []codeunit.Unit) {
 			p.add(u, func(buf []byte) []byte { return appendTF(buf, &p.tf) })
 		}
 		b.touched = b.touched[:0]
-		flen[fPath] = pathLen
+		flen[FieldPath] = pathLen
 		b.addUnit(d, cu.Kind, cu.Line, cu.Start, cu.End, &flen, cu.Name)
 	}
 	for _, p := range b.touchedW {
@@ -190,15 +197,15 @@ func (b *shardBuilder) addDoc(rel string, st stamp, n int, us []codeunit.Unit) {
 }
 
 // appendTF appends a posting's field mask and its counts.
-func appendTF(buf []byte, tf *[nFields]int32) []byte {
+func appendTF(buf []byte, tf *[NumFields]int32) []byte {
 	mask := 0
-	for f := range fPath {
+	for f := range FieldPath {
 		if tf[f] > 0 {
 			mask |= 1 << f
 		}
 	}
 	buf = binary.AppendUvarint(buf, uint64(mask))
-	for f := range fPath {
+	for f := range FieldPath {
 		if tf[f] > 0 {
 			buf = binary.AppendUvarint(buf, uint64(tf[f]))
 		}
@@ -207,7 +214,7 @@ func appendTF(buf []byte, tf *[nFields]int32) []byte {
 }
 
 // addUnit appends a unit's record.
-func (b *shardBuilder) addUnit(d int, kind string, line, start, end int, flen *[nFields]int32, name string) {
+func (b *shardBuilder) addUnit(d int, kind string, line, start, end int, flen *[NumFields]int32, name string) {
 	k, ok := b.kindIdx[kind]
 	if !ok {
 		k = len(b.kinds)
@@ -222,13 +229,13 @@ func (b *shardBuilder) addUnit(d int, kind string, line, start, end int, flen *[
 	for _, v := range []int{k, line, start, end} {
 		u = binary.AppendUvarint(u, uint64(v))
 	}
-	for f := range fPath {
+	for f := range FieldPath {
 		u = binary.AppendUvarint(u, uint64(flen[f]))
 	}
 	u = binary.AppendUvarint(u, uint64(len(name)))
 	b.units = append(u, name...)
 	b.stats.units++
-	for f := range nFields {
+	for f := range NumFields {
 		b.stats.totalLen[f] += int(flen[f])
 	}
 }
@@ -260,7 +267,7 @@ func (b *shardBuilder) addShard(s *shard, live func(doc int) bool) {
 		for u := dr.first; u < dr.first+dr.units; u++ {
 			ur := s.unit(u)
 			unitMap[u] = int32(len(b.unitOff))
-			ur.flen[fPath] = pathLen
+			ur.flen[FieldPath] = pathLen
 			b.addUnit(d, s.kinds[ur.kind], ur.line, ur.start, ur.end, &ur.flen, ur.name)
 		}
 	}
@@ -306,7 +313,7 @@ func (b *shardBuilder) bytes() []byte {
 	for _, v := range []int{b.stats.docs, b.stats.units, b.stats.textDocs, b.stats.lines} {
 		m = binary.AppendUvarint(m, uint64(v))
 	}
-	for f := range nFields {
+	for f := range NumFields {
 		m = binary.AppendUvarint(m, uint64(b.stats.totalLen[f]))
 	}
 	sec[secMeta] = m
@@ -351,7 +358,7 @@ func (b *shardBuilder) bytes() []byte {
 	}
 	out := make([]byte, 0, total)
 	out = append(out, shardMagic...)
-	out = binary.LittleEndian.AppendUint32(out, indexFormat)
+	out = binary.LittleEndian.AppendUint32(out, Format)
 	out = binary.LittleEndian.AppendUint32(out, nSections)
 	off := head
 	for _, s := range sec {
@@ -395,9 +402,10 @@ func dictionary(lists map[string]*plist) (keyOff, keys, postOff, post []byte) {
 }
 
 // vocabWord returns the word of the near-word vocabulary a token stands
-// for (nearTerms): its lowercase spelling, when that is 4 or more ASCII
-// letters (a shorter word is never near enough to a topic word of 5) and
-// the token is not a whole multi-part identifier.
+// for (Vocabulary, for the near-word fallback): its lowercase spelling,
+// when that is 4 or more ASCII letters (a shorter word is never near
+// enough to a topic word of 5) and the token is not a whole multi-part
+// identifier.
 func vocabWord(word, stem string) (string, bool) {
 	if len(word) < 4 || stem[0] == '=' {
 		return "", false

@@ -1,4 +1,23 @@
-package local
+// Package index is the local specialist's index on disk
+// (docs/local-specialist.md#the-index): every file the specialist
+// searches (Files), cut into units (package codeunit) whose fields are
+// cut into terms (Tokenizer) and inverted, kept in the project so that
+// each topic of each run reads it instead of the tree.
+//
+// It lives in Dir (git-ignored by `specd init`): a manifest naming the
+// shard files that make it up, each immutable and memory-mapped when
+// read, and a permanent lock file. The first specialist that finds it
+// missing, stale or unreadable brings it up to date under the lock
+// (Open), reading only the files whose size, modification time or inode
+// changed; the others wait for the lock and then read what it wrote.
+//
+// An open Index answers what ranking needs and nothing more: its files
+// (Docs), the totals over the files searched (Stats), a term's postings
+// with its count per field (Postings), a unit's record (Unit), the words
+// of the near-word vocabulary (Vocabulary), and a file's lines and full
+// units read again from disk (Lines, Units). Files and units are numbered
+// across the index's shards, from 0.
+package index
 
 import (
 	"context"
@@ -24,31 +43,41 @@ import (
 	"github.com/specd-dev/specd/internal/atomicfile"
 )
 
-// The index (docs/local-specialist.md#the-index): every file the
-// specialist searches, cut into units and inverted, kept on disk in the
-// project so that each topic of each run reads it instead of the tree.
-// It lives in IndexDir (git-ignored by `specd init`): a manifest naming
-// the shard files that make it up (shard), each immutable, and a
-// permanent lock file. The first specialist that finds it missing, stale
-// or unreadable brings it up to date under the lock, reading only the
-// files whose size, modification time or inode changed; the others wait
-// for the lock and then read what it wrote.
+// Dir is where the index of a project lives, relative to its root.
+const Dir = ".opencode/cache/local-index"
 
-// IndexDir is where the index of a project lives, relative to its root.
-const IndexDir = ".opencode/cache/local-index"
+// ManifestFile is the name of the index's manifest in its directory.
+const ManifestFile = "manifest.json"
 
+// lockName is the index's lock file in its directory, never removed.
+const lockName = "index.lock"
+
+// ShardTarget is the most bytes of text a new shard is filled with;
+// shards are built in parallel, one per CPU. Tests lower it to get
+// several shards from a small tree; it must not change while an Open runs.
+var ShardTarget int64 = 8 << 20
+
+// AfterShardWritten, when not nil, is called after each new shard file is
+// written, before the manifest names it: tests slow a build down or kill
+// it there. It must not change while an Open runs.
+var AfterShardWritten func()
+
+// The fields of a unit, each counted apart in postings and field lengths
+// (ranking weighs them: docs/local-specialist.md#ranking): its name, its
+// signature, its doc comment, the names it calls, its body, its string
+// literals (which the body holds too) and its file's path (extension left
+// out, the same for every unit of a file). Arrays of NumFields are indexed
+// by them.
 const (
-	manifestName = "manifest.json"
-	lockName     = "index.lock"
+	FieldName = iota
+	FieldSig
+	FieldDoc
+	FieldCalls
+	FieldBody
+	FieldStr
+	FieldPath
+	NumFields
 )
-
-// shardTarget is the most bytes of text a new shard is filled with;
-// shards are built in parallel, one per CPU. A variable for tests.
-var shardTarget int64 = 8 << 20
-
-// testHookShardWritten, when set (by tests), is called after each new
-// shard file is written, before the manifest names it.
-var testHookShardWritten func()
 
 // manifest is the index's root: what the shards were built with and
 // which files of each are no longer current (replaced or deleted: a
@@ -66,8 +95,10 @@ type shardRef struct {
 	Dead []int  `json:"dead,omitempty"` // file numbers in the shard
 }
 
-// index is the open index of a tree, as of one update.
-type index struct {
+// Index is the open index of a tree, as of one update (Open): its
+// shards stay mapped, and answer the same, until Close, whatever later
+// updates do. An Index is read by one goroutine at a time.
+type Index struct {
 	root     string
 	maxBytes int64
 	shards   []*shard
@@ -79,7 +110,7 @@ type index struct {
 	update   indexUpdate
 }
 
-// indexUpdate says what openIndex did, for the log and the bench.
+// indexUpdate says what Open did, for the log and the bench.
 type indexUpdate struct {
 	Dir     string        // the index directory
 	Rebuilt string        // why the index was built from scratch; "" when it was updated or current
@@ -90,7 +121,7 @@ type indexUpdate struct {
 	Took    time.Duration // the whole update, waiting included
 }
 
-// openIndex brings the index of root up to date and opens it: it takes
+// Open brings the index of root up to date and opens it: it takes
 // the index's lock (waiting while another process holds it, until ctx
 // ends), lists the files (Files), compares them with the manifest, reads
 // the new and changed ones into new shards, writes the manifest, removes
@@ -99,11 +130,12 @@ type indexUpdate struct {
 // readable). A missing, corrupt or old-format index, or one built with
 // another size limit or without universal-ctags when it is now
 // installed (or the reverse), is built anew; the reason is logged to log.
-// dir is the index directory ("" for the default: IndexDir in root, else
-// the user's cache directory, else a temporary directory removed on
-// close). Errors: ctx's, the listing's, and I/O errors of the index
+// dir is the index directory ("" for the default: Dir in root, else
+// the user's cache directory, else a temporary directory removed once
+// the shards are mapped); maxBytes is the size in bytes above which a
+// file is not read (a file over it is listed but has no units). Errors: ctx's, the listing's, and I/O errors of the index
 // directory.
-func openIndex(ctx context.Context, root, dir string, maxBytes int64, log io.Writer) (*index, error) {
+func Open(ctx context.Context, root, dir string, maxBytes int64, log io.Writer) (*Index, error) {
 	start := time.Now()
 	if fi, err := os.Stat(root); err != nil {
 		return nil, err
@@ -130,11 +162,11 @@ func openIndex(ctx context.Context, root, dir string, maxBytes int64, log io.Wri
 	if err != nil {
 		return nil, err
 	}
-	idx := &index{root: root, maxBytes: maxBytes, listed: len(ls)}
+	idx := &Index{root: root, maxBytes: maxBytes, listed: len(ls)}
 	ls = slices.DeleteFunc(ls, func(f listed) bool { return !printablePath(f.rel) })
 	up, err := idx.bringUpToDate(ctx, dir, ls)
 	if err != nil {
-		idx.close()
+		idx.Close()
 		return nil, err
 	}
 	up.Dir, up.Waited, up.Took = dir, waited, time.Since(start)
@@ -151,7 +183,7 @@ func openIndex(ctx context.Context, root, dir string, maxBytes int64, log io.Wri
 }
 
 // indexDir returns the index directory to use and makes it: dir when
-// set; else IndexDir in root; else, when that cannot be written (a
+// set; else Dir in root; else, when that cannot be written (a
 // read-only tree such as the Go module cache), specd/local-index/<hash of
 // root> in the user's cache directory; else a new temporary directory
 // (temp true), which the caller removes.
@@ -173,7 +205,7 @@ func indexDir(root, dir string) (string, bool, error) {
 		}
 		return dir, false, nil
 	}
-	if d := filepath.Join(root, filepath.FromSlash(IndexDir)); try(d) {
+	if d := filepath.Join(root, filepath.FromSlash(Dir)); try(d) {
 		return d, false, nil
 	}
 	if cache, err := os.UserCacheDir(); err == nil {
@@ -186,19 +218,19 @@ func indexDir(root, dir string) (string, bool, error) {
 	return d, true, err
 }
 
-// close unmaps the shards.
-func (idx *index) close() {
+// Close unmaps the shards; the Index must not be used after.
+func (idx *Index) Close() {
 	for _, s := range idx.shards {
 		s.close()
 	}
 	idx.shards, idx.dead = nil, nil
 }
 
-// load reads the manifest and opens its shards. It returns why the index
-// must be built anew ("" when it can be updated; "no index yet" when
-// there is none).
-func (idx *index) load(dir string, ctags bool) (*manifest, string) {
-	data, err := os.ReadFile(filepath.Join(dir, manifestName))
+// readManifest reads the manifest in dir. It returns why the index
+// must be built anew when it cannot be read or is of another format ("no
+// index yet" when there is none).
+func readManifest(dir string) (*manifest, string) {
+	data, err := os.ReadFile(filepath.Join(dir, ManifestFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, "no index yet"
 	}
@@ -209,9 +241,46 @@ func (idx *index) load(dir string, ctags bool) (*manifest, string) {
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, "manifest corrupt: " + err.Error()
 	}
+	if m.Format != Format {
+		return nil, fmt.Sprintf("format %d, this specialist reads format %d", m.Format, Format)
+	}
+	return &m, ""
+}
+
+// Shards reads the manifest of the index in dir and opens every shard it
+// names, checking each one's format, size and checksum as Open does, and
+// returns their file names in manifest order. It takes no lock and
+// changes nothing (tests check what a build left with it). The error
+// says why Open would build the index anew.
+func Shards(dir string) ([]string, error) {
+	m, why := readManifest(dir)
+	if m == nil {
+		return nil, errors.New(why)
+	}
+	var names []string
+	for _, ref := range m.Shards {
+		if ref.File != filepath.Base(ref.File) || !strings.HasPrefix(ref.File, "shard-") {
+			return nil, errors.New("manifest corrupt: shard name " + ref.File)
+		}
+		s, err := openShard(filepath.Join(dir, ref.File), ref.File, ref.Size)
+		if err != nil {
+			return nil, err
+		}
+		s.close()
+		names = append(names, ref.File)
+	}
+	return names, nil
+}
+
+// load reads the manifest and opens its shards. It returns why the index
+// must be built anew ("" when it can be updated; "no index yet" when
+// there is none).
+func (idx *Index) load(dir string, ctags bool) (*manifest, string) {
+	m, why := readManifest(dir)
+	if m == nil {
+		return nil, why
+	}
 	switch {
-	case m.Format != indexFormat:
-		return nil, fmt.Sprintf("format %d, this specialist reads format %d", m.Format, indexFormat)
 	case m.MaxFileBytes != idx.maxBytes:
 		return nil, fmt.Sprintf("built with a file size limit of %d bytes, now %d", m.MaxFileBytes, idx.maxBytes)
 	case m.Ctags != ctags:
@@ -219,19 +288,19 @@ func (idx *index) load(dir string, ctags bool) (*manifest, string) {
 	}
 	for _, ref := range m.Shards {
 		if ref.File != filepath.Base(ref.File) || !strings.HasPrefix(ref.File, "shard-") {
-			idx.close()
+			idx.Close()
 			return nil, "manifest corrupt: shard name " + ref.File
 		}
 		s, err := openShard(filepath.Join(dir, ref.File), ref.File, ref.Size)
 		if err != nil {
-			idx.close()
+			idx.Close()
 			return nil, "unreadable: " + err.Error()
 		}
 		dead := make([]bool, len(s.docs))
 		for _, d := range ref.Dead {
 			if d < 0 || d >= len(dead) {
 				s.close()
-				idx.close()
+				idx.Close()
 				return nil, "manifest corrupt: dead file out of range in " + ref.File
 			}
 			dead[d] = true
@@ -239,7 +308,7 @@ func (idx *index) load(dir string, ctags bool) (*manifest, string) {
 		idx.shards = append(idx.shards, s)
 		idx.dead = append(idx.dead, dead)
 	}
-	return &m, ""
+	return m, ""
 }
 
 // bringUpToDate loads the index in dir and makes it match ls: files
@@ -248,7 +317,7 @@ func (idx *index) load(dir string, ctags bool) (*manifest, string) {
 // dead or small are merged into the new ones (without reading their
 // files again). It writes new shards, then the manifest, then removes
 // what the manifest no longer names.
-func (idx *index) bringUpToDate(ctx context.Context, dir string, ls []listed) (indexUpdate, error) {
+func (idx *Index) bringUpToDate(ctx context.Context, dir string, ls []listed) (indexUpdate, error) {
 	var up indexUpdate
 	_, err := exec.LookPath("ctags")
 	ctags := err == nil
@@ -297,7 +366,7 @@ func (idx *index) bringUpToDate(ctx context.Context, dir string, ls []listed) (i
 	var jobs []*shardJob
 	var weight []int64
 	add := func(w int64, fn func(j *shardJob)) {
-		if n := len(jobs); n == 0 || weight[n-1] > 0 && weight[n-1]+w > shardTarget {
+		if n := len(jobs); n == 0 || weight[n-1] > 0 && weight[n-1]+w > ShardTarget {
 			jobs = append(jobs, &shardJob{})
 			weight = append(weight, 0)
 		}
@@ -315,7 +384,7 @@ func (idx *index) bringUpToDate(ctx context.Context, dir string, ls []listed) (i
 				live += dr.weight
 			}
 		}
-		if 2*deadDocs <= len(s.docs) && 2*deadUnits <= s.stats.units && live >= shardTarget/4 {
+		if 2*deadDocs <= len(s.docs) && 2*deadUnits <= s.stats.units && live >= ShardTarget/4 {
 			keep = append(keep, si)
 			continue
 		}
@@ -344,8 +413,8 @@ func (idx *index) bringUpToDate(ctx context.Context, dir string, ls []listed) (i
 					names[i] = "shard-" + rand.Text()[:16] + ".idx"
 					err = atomicfile.WriteFile(filepath.Join(dir, names[i]), data, 0o644)
 				}
-				if err == nil && testHookShardWritten != nil {
-					testHookShardWritten()
+				if err == nil && AfterShardWritten != nil {
+					AfterShardWritten()
 				}
 				errs[i] = err
 			}
@@ -364,7 +433,7 @@ func (idx *index) bringUpToDate(ctx context.Context, dir string, ls []listed) (i
 	}
 
 	// The new manifest: the kept shards, then the new ones.
-	m := manifest{Format: indexFormat, MaxFileBytes: idx.maxBytes, Ctags: ctags}
+	m := manifest{Format: Format, MaxFileBytes: idx.maxBytes, Ctags: ctags}
 	var shards []*shard
 	var dead [][]bool
 	for _, si := range keep {
@@ -399,7 +468,7 @@ func (idx *index) bringUpToDate(ctx context.Context, dir string, ls []listed) (i
 	if err != nil {
 		return up, err
 	}
-	if err := atomicfile.WriteFile(filepath.Join(dir, manifestName), append(data, '\n'), 0o644); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, ManifestFile), append(data, '\n'), 0o644); err != nil {
 		return up, err
 	}
 	// Anything else in the directory is an old shard or a crashed
@@ -408,7 +477,7 @@ func (idx *index) bringUpToDate(ctx context.Context, dir string, ls []listed) (i
 	if ents, err := os.ReadDir(dir); err == nil {
 		for _, e := range ents {
 			n := e.Name()
-			if n != lockName && n != manifestName && !slices.ContainsFunc(m.Shards, func(r shardRef) bool { return r.File == n }) {
+			if n != lockName && n != ManifestFile && !slices.ContainsFunc(m.Shards, func(r shardRef) bool { return r.File == n }) {
 				os.Remove(filepath.Join(dir, n))
 			}
 		}
@@ -419,7 +488,7 @@ func (idx *index) bringUpToDate(ctx context.Context, dir string, ls []listed) (i
 
 // layout numbers the shards' files and units globally, in shard order,
 // and sets off to dead.
-func (idx *index) layout() {
+func (idx *Index) layout() {
 	idx.docBase = make([]int, len(idx.shards))
 	idx.unitBase = make([]int, len(idx.shards))
 	idx.off = make([][]bool, len(idx.shards))
@@ -432,10 +501,10 @@ func (idx *index) layout() {
 	}
 }
 
-// exclude leaves out of the search, besides dead files, those whose
+// Exclude leaves out of the search, besides dead files, those whose
 // absolute path skip reports (the report, the request, the run's spec
 // tree).
-func (idx *index) exclude(skip func(abs string) bool) {
+func (idx *Index) Exclude(skip func(abs string) bool) {
 	for si, s := range idx.shards {
 		for d := range s.docs {
 			if !idx.off[si][d] && skip(filepath.Join(idx.root, filepath.FromSlash(s.docs[d].path))) {

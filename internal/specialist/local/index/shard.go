@@ -1,4 +1,4 @@
-package local
+package index
 
 import (
 	"bytes"
@@ -40,9 +40,9 @@ import (
 // Units and files are numbered from 0 in the shard; a unit's delta is its
 // number minus the previous one's (the first: its number).
 
-// indexFormat is the format version of the index; a manifest or shard of
+// Format is the format version of the index; a manifest or shard of
 // another version is rebuilt.
-const indexFormat = 2
+const Format = 2
 
 var shardMagic = []byte("specdidx")
 
@@ -100,7 +100,7 @@ func stampOf(fi os.FileInfo) stamp {
 // shardStats are a shard's totals over its text files.
 type shardStats struct {
 	docs, units, textDocs, lines int
-	totalLen                     [nFields]int
+	totalLen                     [NumFields]int
 }
 
 // shard is an open shard file, memory-mapped read-only.
@@ -140,8 +140,8 @@ func openShard(path, name string, want int64) (*shard, error) {
 	if _, err := f.ReadAt(hdr[:], 0); err != nil || !bytes.Equal(hdr[:8], shardMagic) {
 		return nil, fmt.Errorf("%s: not a shard: %w", name, errCorrupt)
 	}
-	if v := binary.LittleEndian.Uint32(hdr[8:]); v != indexFormat {
-		return nil, fmt.Errorf("%s: format %d, want %d: %w", name, v, indexFormat, errCorrupt)
+	if v := binary.LittleEndian.Uint32(hdr[8:]); v != Format {
+		return nil, fmt.Errorf("%s: format %d, want %d: %w", name, v, Format, errCorrupt)
 	}
 	if want >= 0 && size != want {
 		return nil, fmt.Errorf("%s: %d bytes, the manifest says %d: %w", name, size, want, errCorrupt)
@@ -190,8 +190,8 @@ func (s *shard) parse(head, end int) (err error) {
 	if !bytes.Equal(d[:len(shardMagic)], shardMagic) {
 		return errors.New("not a shard")
 	}
-	if v := binary.LittleEndian.Uint32(d[8:]); v != indexFormat {
-		return fmt.Errorf("format %d, want %d", v, indexFormat)
+	if v := binary.LittleEndian.Uint32(d[8:]); v != Format {
+		return fmt.Errorf("format %d, want %d", v, Format)
 	}
 	if n := binary.LittleEndian.Uint32(d[12:]); n != nSections {
 		return fmt.Errorf("%d sections, want %d", n, nSections)
@@ -206,7 +206,7 @@ func (s *shard) parse(head, end int) (err error) {
 	}
 	r := reader{b: s.sec[secMeta]}
 	s.stats.docs, s.stats.units, s.stats.textDocs, s.stats.lines = r.int(), r.int(), r.int(), r.int()
-	for f := range nFields {
+	for f := range NumFields {
 		s.stats.totalLen[f] = r.int()
 	}
 	r = reader{b: s.sec[secDocs]}
@@ -254,7 +254,7 @@ func (s *shard) unitDoc(u int) int {
 type unitRec struct {
 	kind             int
 	line, start, end int
-	flen             [nFields]int32 // fPath is left 0
+	flen             [NumFields]int32 // FieldPath is left 0
 	name             string
 }
 
@@ -265,7 +265,7 @@ func (s *shard) unit(u int) unitRec {
 	r := reader{b: s.sec[secUnits][off:end]}
 	var ur unitRec
 	ur.kind, ur.line, ur.start, ur.end = r.int(), r.int(), r.int(), r.int()
-	for f := range fPath {
+	for f := range FieldPath {
 		ur.flen[f] = int32(r.uint())
 	}
 	ur.name = r.str()
@@ -312,7 +312,7 @@ func (s *shard) eachWord(fn func(i int, w []byte)) {
 // posting is one unit of a term's inverted list.
 type posting struct {
 	unit int
-	tf   [nFields]int32 // fPath is 0
+	tf   [NumFields]int32 // FieldPath is 0
 }
 
 // postings decodes a term's inverted list, calling fn for each unit in
@@ -325,8 +325,8 @@ func postings(b []byte, fn func(p *posting)) {
 	for range n {
 		p.unit += r.int()
 		mask := r.uint()
-		p.tf = [nFields]int32{}
-		for f := range fPath {
+		p.tf = [NumFields]int32{}
+		for f := range FieldPath {
 			if mask&(1<<f) != 0 {
 				p.tf[f] = int32(r.uint())
 			}
