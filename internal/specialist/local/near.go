@@ -83,7 +83,7 @@ func (c *corpus) nearTerms(tk *index.Tokenizer) []nearTerm {
 	for t, df := range c.df {
 		spelled := c.q.spelled[t]
 		limit := maxEdits(len(spelled))
-		if df > 0 || strings.HasPrefix(c.q.terms[t], "=") || !isLetters(spelled) || limit == 0 {
+		if df > 0 || strings.HasPrefix(c.q.terms[t], "=") || !index.Letters(spelled) || limit == 0 {
 			continue
 		}
 		wants = append(wants, want{t, spelled, limit})

@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/specd-dev/specd/internal/specialist/local/codeunit"
@@ -321,7 +320,7 @@ func (q *query) spellsName(name string) bool {
 	if len(name) < 3 || !q.names[name] {
 		return false
 	}
-	return !simple(name) || 'A' <= name[0] && name[0] <= 'Z'
+	return !index.OnePart(name) || 'A' <= name[0] && name[0] <= 'Z'
 }
 
 // callerEvidence adds to each Go function or method among hits a share
@@ -435,36 +434,11 @@ func mentions(s, name string) bool {
 		j += i
 		before, _ := utf8.DecodeLastRuneInString(s[:j])
 		after, _ := utf8.DecodeRuneInString(s[j+len(name):])
-		if !isIdent(before) && !isIdent(after) {
+		if !index.IdentRune(before) && !index.IdentRune(after) {
 			return true
 		}
 		i = j + len(name)
 	}
-}
-
-func isIdent(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }
-
-// simple reports whether w is one lowercase ASCII word, or one capitalised
-// word, or all digits: a word with a single part.
-func simple(w string) bool {
-	for i := 0; i < len(w); i++ {
-		c := w[i]
-		if c == '_' || c >= utf8.RuneSelf || i > 0 && 'A' <= c && c <= 'Z' {
-			return false
-		}
-	}
-	return true
-}
-
-// isLetters reports whether w is made of ASCII letters only (what the
-// stemmer is for).
-func isLetters(w string) bool {
-	for i := 0; i < len(w); i++ {
-		if w[i] < 'a' || w[i] > 'z' {
-			return false
-		}
-	}
-	return true
 }
 
 // normText lowercases s and collapses its white space, for quoting checks.

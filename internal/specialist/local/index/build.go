@@ -416,7 +416,7 @@ func vocabWord(word, stem string) (string, bool) {
 	for i := 0; i < len(word); i++ {
 		if word[i] >= 0x80 { // lowercasing may make it ASCII (the Kelvin sign)
 			w := strings.ToLower(word)
-			return w, len(w) >= 4 && isLetters(w)
+			return w, len(w) >= 4 && Letters(w)
 		}
 	}
 	return "", false

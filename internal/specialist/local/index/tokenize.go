@@ -45,7 +45,7 @@ func Words(s string, fn func(w string)) {
 		} else {
 			r, size = utf8.DecodeRuneInString(s[i:])
 		}
-		if c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c >= utf8.RuneSelf && isIdent(r) {
+		if c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c >= utf8.RuneSelf && IdentRune(r) {
 			if start < 0 {
 				start = i
 			}
@@ -75,7 +75,7 @@ func (tk *Tokenizer) emit(w string, fn func(word, stem string)) {
 			st = lw
 			if stopWords[lw] {
 				st = ""
-			} else if isLetters(lw) {
+			} else if Letters(lw) {
 				st = english.Stem(lw, true)
 			}
 			if len(st) < 2 || stopWords[st] {
@@ -93,7 +93,7 @@ func (tk *Tokenizer) emit(w string, fn func(word, stem string)) {
 // ident emits an identifier's parts, preceded by the whole identifier
 // when it has more than one part.
 func (tk *Tokenizer) ident(w string, fn func(word, stem string)) {
-	if simple(w) {
+	if OnePart(w) {
 		tk.emit(w, fn)
 		return
 	}
@@ -136,9 +136,10 @@ func (tk *Tokenizer) ident(w string, fn func(word, stem string)) {
 	}
 }
 
-// simple reports whether w is one lowercase ASCII word, or one capitalised
-// word, or all digits: a word with a single part.
-func simple(w string) bool {
+// OnePart reports whether w is one lowercase ASCII word, or one
+// capitalised word, or all digits: a word the tokenizer does not split
+// (docs/local-specialist.md#code-units).
+func OnePart(w string) bool {
 	for i := 0; i < len(w); i++ {
 		c := w[i]
 		if c == '_' || c >= utf8.RuneSelf || i > 0 && 'A' <= c && c <= 'Z' {
@@ -148,9 +149,9 @@ func simple(w string) bool {
 	return true
 }
 
-// isLetters reports whether w is made of ASCII letters only (what the
-// stemmer is for).
-func isLetters(w string) bool {
+// Letters reports whether w is made of lowercase ASCII letters only (what
+// the stemmer is for).
+func Letters(w string) bool {
 	for i := 0; i < len(w); i++ {
 		if w[i] < 'a' || w[i] > 'z' {
 			return false
@@ -165,7 +166,9 @@ func lowerAt(s string, i int) bool {
 	return unicode.IsLower(r)
 }
 
-func isIdent(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }
+// IdentRune reports whether r may be part of an identifier: a letter, a
+// digit or '_'.
+func IdentRune(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 // stopWords are dropped from topics and files alike: English function
 // words, the words topics use to ask for research, and Go's commonest
