@@ -450,15 +450,23 @@ var (
 
 // likelyBinary reports whether s has 64 binary digits in a row, spaces
 // skipped: a fast filter before binaryRE.
-func likelyBinary(s string) bool {
+func likelyBinary(s string) bool { return longRun(s, "01", " ", 64) }
+
+// likelyMorse reports whether s has sixteen dots and dashes with only
+// spaces and slashes between them: a fast filter before morseRE.
+func likelyMorse(s string) bool { return longRun(s, ".-", " /", 16) }
+
+// longRun reports whether s has n bytes of in, in a row where only bytes
+// of skip come between them.
+func longRun(s, in, skip string, n int) bool {
 	run := 0
 	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '0', '1':
-			if run++; run >= 64 {
+		switch {
+		case strings.IndexByte(in, s[i]) >= 0:
+			if run++; run >= n {
 				return true
 			}
-		case ' ':
+		case strings.IndexByte(skip, s[i]) >= 0:
 		default:
 			run = 0
 		}
@@ -491,24 +499,6 @@ var morseCode = map[string]rune{
 	"--.-": 'q', ".-.": 'r', "...": 's', "-": 't', "..-": 'u', "...-": 'v', ".--": 'w', "-..-": 'x',
 	"-.--": 'y', "--..": 'z', "-----": '0', ".----": '1', "..---": '2', "...--": '3', "....-": '4',
 	".....": '5', "-....": '6', "--...": '7', "---..": '8', "----.": '9',
-}
-
-// likelyMorse reports whether s has sixteen dots and dashes with only
-// spaces and slashes between them: a fast filter before morseRE.
-func likelyMorse(s string) bool {
-	run := 0
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '.', '-':
-			if run++; run >= 16 {
-				return true
-			}
-		case ' ', '/':
-		default:
-			run = 0
-		}
-	}
-	return false
 }
 
 // decodeMorse decodes Morse code, "/" between words, and accepts it when
