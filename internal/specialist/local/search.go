@@ -33,8 +33,8 @@ const (
 	// scopeBoost scales the score of a unit of a file whose path holds
 	// the topic's leading scope ("entry: avoid …" → entry.go).
 	scopeBoost = 3
-	// declPrior scales the score of a Go var or const declaration or a
-	// package clause: what a topic asks about, a behaviour or its fault,
+	// declPrior scales the score of a unit of kind var, const or package
+	// (a Go declaration or package clause, ctags' package elsewhere): what a topic asks about, a behaviour or its fault,
 	// is more often in a function that uses a value than where the value
 	// is declared. Types keep their score: a topic about where data lives
 	// is answered by one.
