@@ -18,7 +18,7 @@ import (
 	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/preset"
 	"github.com/specd-dev/specd/internal/specialist"
-	"github.com/specd-dev/specd/internal/specialist/local"
+	"github.com/specd-dev/specd/internal/specialist/local/index"
 )
 
 // The -scale mode (docs/local-specialist.md#speed): the local specialist
@@ -73,7 +73,7 @@ func scale(dir string, parallel, cpus int) error {
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("go build ./cmd/specd (run codeqa from the repository root): %w", err)
 	}
-	indexDir := filepath.Join(dir, filepath.FromSlash(local.IndexDir))
+	indexDir := filepath.Join(dir, filepath.FromSlash(index.Dir))
 	if err := os.RemoveAll(indexDir); err != nil {
 		return err
 	}
@@ -94,7 +94,7 @@ func scale(dir string, parallel, cpus int) error {
 		fmt.Printf("tree: %s text files, %s lines\n", m[1], m[2])
 	}
 	size, shards := dirSize(indexDir)
-	fmt.Printf("index: %s, %.1f MB on disk in %d shards\n", local.IndexDir, float64(size)/1e6, shards)
+	fmt.Printf("index: %s, %.1f MB on disk in %d shards\n", index.Dir, float64(size)/1e6, shards)
 	printRequest("first request (builds the index)", first)
 
 	second, err := runRequest(bin, dir, tmp, "second", scaleTopics[1][:], parallel, cpus)
@@ -148,7 +148,7 @@ func runRequest(bin, dir, tmp, name string, topics []string, parallel, cpus int)
 				}
 				for l := range strings.SplitSeq(log, "\n") {
 					if strings.HasPrefix(l, "local index: ") {
-						r.logs = append(r.logs, strings.TrimPrefix(l, "local index: "+filepath.Join(dir, filepath.FromSlash(local.IndexDir))+": "))
+						r.logs = append(r.logs, strings.TrimPrefix(l, "local index: "+filepath.Join(dir, filepath.FromSlash(index.Dir))+": "))
 					}
 				}
 				reports[i] = report

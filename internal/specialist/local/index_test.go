@@ -130,7 +130,7 @@ func age(t *testing.T, root string) {
 // indexFiles lists the index directory of root.
 func indexFiles(t *testing.T, root string) []string {
 	t.Helper()
-	ents, err := os.ReadDir(filepath.Join(root, IndexDir))
+	ents, err := os.ReadDir(filepath.Join(root, index.Dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestConcurrentRunsInOneProcess(t *testing.T) {
 // after opening each one (format, size and checksum checked).
 func shards(t *testing.T, root string) []string {
 	t.Helper()
-	names, err := index.Shards(filepath.Join(root, IndexDir))
+	names, err := index.Shards(filepath.Join(root, index.Dir))
 	if err != nil {
 		t.Fatalf("index unreadable: %v", err)
 	}
@@ -224,7 +224,7 @@ func waitFile(t *testing.T, path string) {
 func TestKillMidBuildLeavesAUsableTree(t *testing.T) {
 	root := bigProject(t, 120)
 	reports := filepath.Join(root, reportsDir)
-	dir := filepath.Join(root, IndexDir)
+	dir := filepath.Join(root, index.Dir)
 	topic := "widget42 gadget9"
 
 	// A first build killed after its first shard: no manifest, so no index.
@@ -363,7 +363,7 @@ func TestUpdatedIndexAnswersAsAFreshOne(t *testing.T) {
 func TestCorruptOrOldIndexIsRebuilt(t *testing.T) {
 	root := project(t, false)
 	age(t, root)
-	dir := filepath.Join(root, IndexDir)
+	dir := filepath.Join(root, index.Dir)
 	const topic = "refresh token rotation"
 	_, want, _, err := run(t, root, topic, 2, Options{})
 	if err != nil {

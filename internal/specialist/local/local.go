@@ -17,7 +17,7 @@
 // (docs/local-specialist.md#confidence).
 //
 // The units are not cut again for every topic: they are kept in the
-// project's index (package index, in IndexDir, git-ignored), shards of
+// project's index (package index, in index.Dir, git-ignored), shards of
 // inverted lists that the first specialist to need them builds under a
 // lock and later ones bring up to date from the files whose size,
 // modification time or inode changed (docs/local-specialist.md#the-index).
@@ -51,10 +51,6 @@ import (
 	"github.com/specd-dev/specd/internal/specialist/local/index"
 )
 
-// IndexDir is where the project's index lives, relative to its root
-// (index.Dir).
-const IndexDir = index.Dir
-
 // DefaultMaxFileBytes is the size above which a file is not searched when
 // Options.MaxFileBytes is 0 (1 MiB).
 const DefaultMaxFileBytes = 1 << 20
@@ -67,7 +63,7 @@ type Options struct {
 	// MaxFileBytes is the size in bytes above which a file is skipped;
 	// 0 or less means DefaultMaxFileBytes.
 	MaxFileBytes int64
-	// IndexDir is the directory of the project's index; "" means IndexDir
+	// IndexDir is the directory of the project's index; "" means index.Dir
 	// under the project root, or the user's cache directory when the
 	// project cannot be written (docs/local-specialist.md#the-index).
 	IndexDir string
@@ -119,7 +115,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // (docs/local-specialist.md#confidence).
 //
 // Before searching, Run brings the project's index up to date (opt.IndexDir,
-// by default IndexDir under the project root), waiting while another
+// by default index.Dir under the project root), waiting while another
 // process holds its lock, and logs a build or an update to opt.Log.
 //
 // On success Run prints "REPORT_CREATED: <in.ReportPath>" on stdout and
