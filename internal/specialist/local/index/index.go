@@ -227,7 +227,8 @@ func (idx *Index) Close() {
 }
 
 // readManifest reads the manifest in dir. It returns why the index
-// must be built anew when it cannot be read or is of another format ("no
+// must be built anew when it cannot be read, is of another format or
+// names a shard outside dir ("no
 // index yet" when there is none).
 func readManifest(dir string) (*manifest, string) {
 	data, err := os.ReadFile(filepath.Join(dir, ManifestFile))
@@ -244,6 +245,11 @@ func readManifest(dir string) (*manifest, string) {
 	if m.Format != Format {
 		return nil, fmt.Sprintf("format %d, this specialist reads format %d", m.Format, Format)
 	}
+	for _, ref := range m.Shards {
+		if ref.File != filepath.Base(ref.File) || !strings.HasPrefix(ref.File, "shard-") {
+			return nil, "manifest corrupt: shard name " + ref.File
+		}
+	}
 	return &m, ""
 }
 
@@ -259,9 +265,6 @@ func Shards(dir string) ([]string, error) {
 	}
 	var names []string
 	for _, ref := range m.Shards {
-		if ref.File != filepath.Base(ref.File) || !strings.HasPrefix(ref.File, "shard-") {
-			return nil, errors.New("manifest corrupt: shard name " + ref.File)
-		}
 		s, err := openShard(filepath.Join(dir, ref.File), ref.File, ref.Size)
 		if err != nil {
 			return nil, err
@@ -287,10 +290,6 @@ func (idx *Index) load(dir string, ctags bool) (*manifest, string) {
 		return nil, fmt.Sprintf("universal-ctags installed: %v when built, %v now", m.Ctags, ctags)
 	}
 	for _, ref := range m.Shards {
-		if ref.File != filepath.Base(ref.File) || !strings.HasPrefix(ref.File, "shard-") {
-			idx.Close()
-			return nil, "manifest corrupt: shard name " + ref.File
-		}
 		s, err := openShard(filepath.Join(dir, ref.File), ref.File, ref.Size)
 		if err != nil {
 			idx.Close()
