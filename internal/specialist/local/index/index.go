@@ -226,10 +226,9 @@ func (idx *Index) Close() {
 	idx.shards, idx.dead = nil, nil
 }
 
-// readManifest reads the manifest in dir. It returns why the index
-// must be built anew when it cannot be read, is of another format or
-// names a shard outside dir ("no
-// index yet" when there is none).
+// readManifest reads the manifest in dir. It returns why the index must
+// be built anew when it cannot be read, is of another format or names a
+// shard outside dir ("no index yet" when there is none).
 func readManifest(dir string) (*manifest, string) {
 	data, err := os.ReadFile(filepath.Join(dir, ManifestFile))
 	if errors.Is(err, fs.ErrNotExist) {
