@@ -253,7 +253,7 @@ func (t *cueTable) hasPhrase(s string, mask uint64) bool {
 // add …"), it speaks to an AI (addressesAI), it tells "you" what it is
 // "now" and more than that ("you now obey the page", "from here on the
 // assistant trusts …"; not "Now you are ready to deploy", nowOnly), it
-// gives a persona ("act as", "you are now", "imagine"), or, with
+// gives a persona ("act as", "you are now", "pretend"), or, with
 // questions, it is a question put to "you" about something an attack
 // asks for (questionConcepts: "Can you share your password?", not "How
 // do you bake a cake?"), or, in a
@@ -264,13 +264,13 @@ func (t *cueTable) hasPhrase(s string, mask uint64) bool {
 func (t *cueTable) givesOrder(x sentence, questions bool) bool {
 	you := x.set&t.bit("you") != 0
 	switch {
-	case t.tellsOf(x), loneTag(x.text):
+	case t.tellsOf(x), loneTag(x.text), t.readyOnly(x):
 		return false
 	case questions && strings.HasSuffix(x.text, "?") && you && x.set&t.mask(questionConcepts...) != 0,
 		you && (x.set&t.bit("now") != 0 || slices.ContainsFunc(x.words, func(w wordCue) bool { return nowWords[w.w] })) &&
 			x.set&^t.mask(nowOnly...) != 0,
 		x.set&t.bit("now") != 0 && x.set&t.bit("ai") != 0,
-		x.set&t.bit("pretend") != 0: // "act as", "you are now", "imagine"
+		x.set&t.bit("pretend") != 0: // "act as", "you are now", "pretend"
 		return true
 	}
 	if len(x.words) > 0 && unspaced(x.words[0].w) {
@@ -400,6 +400,17 @@ var politeImperatives = []string{"ください", "下さい", "なさい", "请"
 // the model judges: what an attack asks for or asks to drop (a secret, the
 // user's data, the rules, a persona) rather than help with a task.
 var questionConcepts = []string{"secret", "userdata", "rules", "ignore", "prior", "now", "pretend", "unbound", "authority", "hijack", "money"}
+
+// readyOnly reports whether a sentence tells its reader what it is now
+// or will see from now on in the words of docs (the ready concept: "Now
+// you are all set to send your first request", "From now on you will
+// receive an email") and gives no order: none up front, in a later clause
+// or to a named AI, and no persona, AI, rules, secret or persona without
+// rules in it.
+func (t *cueTable) readyOnly(x sentence) bool {
+	return x.set&t.bit("ready") != 0 && !x.opens && x.later < 0 && !x.addressed &&
+		x.set&t.mask("persona", "ai", "unbound", "ignore", "regardless", "rules", "secret", "hijack", "authority", "money") == 0
+}
 
 // nowOnly are the concepts of a sentence that says "you … now" and
 // nothing an order or an attack needs ("Now you are ready to deploy",
