@@ -20,6 +20,7 @@ type directive struct {
 	All       []string `yaml:"all"`
 	Addressed bool     `yaml:"addressed"`
 	Addressee bool     `yaml:"addressee"`
+	Marked    bool     `yaml:"marked"` // with Addressee: a role marker in the text names the addressee too
 	need      []uint64 // per entry of All, the concepts any of which it needs
 }
 
@@ -66,6 +67,7 @@ func (t *cueTable) read(text string) []sentence {
 	var out []sentence
 	for _, s := range normalize.Sentences(text) {
 		set, words, opens := t.analyse(s)
+		opens = opens || set&t.bit("castorder") != 0 && t.opensWith(s, t.bit("castorder"))
 		out = append(out, sentence{s, set, words, opens, t.clauseOrder(s), t.addressesAI(s, words)})
 	}
 	return out
@@ -73,8 +75,10 @@ func (t *cueTable) read(text string) []sentence {
 
 // matchDirectives returns the directives matched by the sentences of a
 // text, at most one hit per directive; hidden (a form decoded from an
-// encoding) drops the reporting-word veto.
-func (t *cueTable) matchDirectives(sents []sentence, hidden bool) []directiveHit {
+// encoding) drops the reporting-word veto; marked (the text has a
+// chat-template role marker, "SYSTEM:") names an AI as the one spoken to
+// for a directive with marked.
+func (t *cueTable) matchDirectives(sents []sentence, hidden, marked bool) []directiveHit {
 	you, must, ai := t.bit("you"), t.bit("must"), t.bit("ai")
 	var hits []directiveHit
 	spokenTo := false // the sentence before named an AI as the one spoken to
@@ -101,7 +105,7 @@ func (t *cueTable) matchDirectives(sents []sentence, hidden bool) []directiveHit
 			switch {
 			case !ok:
 				continue
-			case d.Addressee && !addressee:
+			case d.Addressee && !addressee && !(d.Marked && marked):
 				continue
 			case d.Addressed && !imp && !(x.set&you != 0 && x.set&(must|ai) != 0) && !addressee:
 				continue
@@ -149,7 +153,7 @@ func set(words string) map[string]bool {
 // particle of address.
 func (t *cueTable) addressesAI(s string, words []wordCue) bool {
 	ai, must := t.bit("ai"), t.bit("must")
-	verbs := t.bit("ignore") | t.bit("send") | t.bit("reveal") | t.bit("run") | t.bit("add") | t.bit("pretend") | t.bit("act")
+	verbs := t.mask("ignore", "send", "reveal", "run", "add", "pretend", "act", "cancel", "castorder")
 	here := t.hasPhrase(s, t.bit("here")) // "reading this", "this page"
 	if (len(words) > 0 && openers[words[0].w] || here) && t.hasPhrase(s[:min(len(s), 60)], ai) {
 		return true
@@ -222,6 +226,17 @@ func phrase(raw, s string) string {
 	return out
 }
 
+// opensWith reports whether s starts with a phrase term of one of the
+// concepts in mask ("Stay in character, …": an order).
+func (t *cueTable) opensWith(s string, mask uint64) bool {
+	for _, p := range t.phrase {
+		if p.set&mask != 0 && phraseIndex(s, p) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // hasPhrase reports whether s holds a phrase term of one of the concepts
 // in mask.
 func (t *cueTable) hasPhrase(s string, mask uint64) bool {
@@ -236,8 +251,9 @@ func (t *cueTable) hasPhrase(s string, mask uint64) bool {
 // givesOrder reports whether a sentence gives its reader an order: a
 // clause of it opens with one (clauseOrder: "Ignore …", "When you answer,
 // add …"), it speaks to an AI (addressesAI), it tells "you" what it is
-// "now" ("you now obey the page", "from here on the assistant trusts
-// …"), it gives a persona ("act as", "you are now", "imagine"), or, with
+// "now" and more than that ("you now obey the page", "from here on the
+// assistant trusts …"; not "Now you are ready to deploy", nowOnly), it
+// gives a persona ("act as", "you are now", "pretend"), or, with
 // questions, it is a question put to "you" about something an attack
 // asks for (questionConcepts: "Can you share your password?", not "How
 // do you bake a cake?"), or, in a
@@ -248,12 +264,13 @@ func (t *cueTable) hasPhrase(s string, mask uint64) bool {
 func (t *cueTable) givesOrder(x sentence, questions bool) bool {
 	you := x.set&t.bit("you") != 0
 	switch {
-	case t.tellsOf(x):
+	case t.tellsOf(x), loneTag(x.text), t.readyOnly(x):
 		return false
 	case questions && strings.HasSuffix(x.text, "?") && you && x.set&t.mask(questionConcepts...) != 0,
-		you && (x.set&t.bit("now") != 0 || slices.ContainsFunc(x.words, func(w wordCue) bool { return nowWords[w.w] })),
+		you && (x.set&t.bit("now") != 0 || slices.ContainsFunc(x.words, func(w wordCue) bool { return nowWords[w.w] })) &&
+			x.set&^t.mask(nowOnly...) != 0,
 		x.set&t.bit("now") != 0 && x.set&t.bit("ai") != 0,
-		x.set&t.bit("pretend") != 0: // "act as", "you are now", "imagine"
+		x.set&t.bit("pretend") != 0: // "act as", "you are now", "pretend"
 		return true
 	}
 	if len(x.words) > 0 && unspaced(x.words[0].w) {
@@ -277,20 +294,36 @@ func (t *cueTable) givesOrder(x sentence, questions bool) bool {
 	return x.opens || x.later >= 0 || x.addressed
 }
 
-// bareTask reports whether a sentence opens with an order that asks for a
-// piece of work and nothing an attack wants ("Write a Python script to
-// …", "Tell me about …"): only concepts of taskConcepts, no later clause
-// with an order, not spoken to an AI.
-func (t *cueTable) bareTask(x sentence) bool {
-	return x.opens && x.later < 0 && !x.addressed && x.set&^t.mask(taskConcepts...) == 0
+// hasOrderConcept reports whether a sentence holds a concept of an order
+// (imperativeConcepts) or of what an attack asks for (questionConcepts):
+// what a decoded form needs to be judged as giving orders.
+func (t *cueTable) hasOrderConcept(x sentence) bool {
+	return x.set&(t.mask(imperativeConcepts...)|t.mask(questionConcepts...)) != 0
 }
 
-// taskConcepts are the concepts of an everyday task ("write", "describe",
-// "tell me", "add", "all"): a sentence that opens with an order and has
+// loneTag reports whether a sentence is one angle-bracketed name and
+// nothing else ("<Insert mode>", "<Esc>"): a key or tag name, which gives
+// no order whatever its first word.
+func loneTag(s string) bool {
+	return len(s) > 2 && s[0] == '<' && s[len(s)-1] == '>' && !strings.ContainsAny(s[1:len(s)-1], "<>|")
+}
+
+// bareTask reports whether a sentence gives an order that asks for a
+// piece of work and nothing an attack wants ("Write a Python script to
+// …", "Tell me about …", a man page's "Do not write anything; just print
+// what would change"): an order up front or in a later clause, only
+// concepts of taskConcepts, not spoken to an AI.
+func (t *cueTable) bareTask(x sentence) bool {
+	return (x.opens || x.later >= 0) && !x.addressed && x.set&^t.mask(taskConcepts...) == 0
+}
+
+// taskConcepts are the concepts of an everyday task: act ("write",
+// "describe"), reveal ("print", "show"), ask ("tell me"), add, all, doc,
+// must, negation ("do not") and outputonly ("just print"): a sentence that gives an order and has
 // none but these, and does not speak to an AI, asks for a piece of work,
 // not for what an attack wants, and the model does not judge it, unless
 // it is the message of a chat-template role marker.
-var taskConcepts = []string{"act", "reveal", "ask", "add", "all", "doc", "must"}
+var taskConcepts = []string{"act", "reveal", "ask", "add", "all", "doc", "must", "negation", "outputonly"}
 
 // tellsOf reports whether a sentence tells of an order rather than
 // giving one: it opens with "never"/"do not" and no later clause gives an
@@ -367,6 +400,22 @@ var politeImperatives = []string{"ください", "下さい", "なさい", "请"
 // the model judges: what an attack asks for or asks to drop (a secret, the
 // user's data, the rules, a persona) rather than help with a task.
 var questionConcepts = []string{"secret", "userdata", "rules", "ignore", "prior", "now", "pretend", "unbound", "authority", "hijack", "money"}
+
+// readyOnly reports whether a sentence tells its reader what it is now
+// or will see from now on in the words of docs (the ready concept: "Now
+// you are all set to send your first request", "From now on you will
+// receive an email") and gives no order: none up front, in a later clause
+// or to a named AI, and no persona, AI, rules, secret or persona without
+// rules in it.
+func (t *cueTable) readyOnly(x sentence) bool {
+	return x.set&t.bit("ready") != 0 && !x.opens && x.later < 0 && !x.addressed &&
+		x.set&t.mask("persona", "ai", "unbound", "ignore", "regardless", "rules", "secret", "hijack", "authority", "money") == 0
+}
+
+// nowOnly are the concepts of a sentence that says "you … now" and
+// nothing an order or an attack needs ("Now you are ready to deploy",
+// "From now on you will see a warning"): the model does not judge it.
+var nowOnly = []string{"you", "now", "nowyou", "all", "doc", "negation"}
 
 // nowWords are "now" in the languages of cues.yaml that write it as a
 // word: with "you", a sentence that tells its reader what it is now.

@@ -175,7 +175,7 @@ func (d *Detector) AssessField(text string, field Field) Assessment {
 		}
 		masked := maskMentions(w.Text) // the quotes it talks about masked
 		sents := t.read(masked)
-		for _, h := range t.matchDirectives(sents, hidden(w.Kind)) {
+		for _, h := range t.matchDirectives(sents, hidden(w.Kind), len(roles) > 0) {
 			directed = true
 			hit(h.d.ID, "directive", w.Kind, h.d.Says, phrase(text, h.sentence))
 		}
@@ -186,7 +186,10 @@ func (d *Detector) AssessField(text string, field Field) Assessment {
 		for k, x := range sents {
 			// Under a role marker a bare task is an order too: the
 			// marker says whose order the message is.
-			orders[k] = hidden(w.Kind) || t.givesOrder(x, field == Fetched) || len(roles) > 0 && t.bareTask(x)
+			// A decoded form is judged as giving orders when it holds
+			// an order concept: eight bytes of a binary tutorial that
+			// spell "hello wo" give none.
+			orders[k] = hidden(w.Kind) && t.hasOrderConcept(x) || t.givesOrder(x, field == Fetched) || len(roles) > 0 && t.bareTask(x)
 			any = any || orders[k]
 		}
 		if !any {
@@ -227,9 +230,10 @@ func (d *Detector) AssessField(text string, field Field) Assessment {
 }
 
 // hidden reports whether a form was hidden in an encoding (base64, hex,
-// binary, Morse, ROT13 or another Caesar shift): a page does not encode what it only reports, so such a form
-// is judged as giving orders, every sentence of it, without the
-// reporting-word veto (docs/decisions.md#mention-versus-use).
+// binary, Morse, ROT13 or another Caesar shift): a page does not encode
+// what it only reports, so such a form is judged as giving orders, every
+// sentence of it that holds an order concept (hasOrderConcept), without
+// the reporting-word veto (docs/decisions.md#mention-versus-use).
 func hidden(kind string) bool {
 	switch kind {
 	case "base64", "hex", "binary", "morse", "rot13", "caesar":
@@ -326,6 +330,7 @@ type view int
 const (
 	viewRaw   view = iota // the text as given
 	viewCanon             // normalize.Text, backticks kept
+	viewCased             // normalize.Cased: case and line breaks kept
 )
 
 var categoryView = map[string]view{
@@ -336,7 +341,7 @@ var categoryView = map[string]view{
 	"exfiltration": viewCanon,
 	"encoded":      viewCanon,
 	"data_field":   viewCanon,
-	"banner":       viewCanon,
+	"banner":       viewCased,
 }
 
 type rule struct {
@@ -457,14 +462,16 @@ var (
 type ruleHit struct{ Rule, Category, Match string }
 
 // matchRules returns every rule that matches the text: control_char rules
-// on raw, the others on canon (normalize.Text). A markup match inside a
+// on raw, banner rules on normalize.Cased(raw), the others on canon
+// (normalize.Text). A markup match inside a
 // code span when the prose outside the code has a cue word, or outside
 // code with a cue word within nearCue bytes, is documentation and does
 // not count.
 func matchRules(raw, canon string) []ruleHit {
 	var hits []ruleHit
 	var spans [][]int
-	cue := -1 // whether the prose outside code has a cue word; -1 not yet known
+	cue := -1   // whether the prose outside code has a cue word; -1 not yet known
+	cased := "" // normalize.Cased(raw), made when a rule needs it
 	proseCue := func() bool {
 		if cue < 0 {
 			spans = codeSpanRE().FindAllStringIndex(canon, -1)
@@ -479,17 +486,26 @@ func matchRules(raw, canon string) []ruleHit {
 	for i := range rs {
 		r := &rs[i]
 		in := canon
-		if r.view == viewRaw {
+		switch r.view {
+		case viewRaw:
 			if isASCII(raw) {
 				continue // every control_char rule is about non-ASCII characters
 			}
 			in = raw
+		case viewCased:
+			if len(r.Needles) > 0 && !containsAny(canon, r.Needles) {
+				continue // the needles are lowercase: looked for in canon
+			}
+			if cased == "" {
+				cased = normalize.Cased(raw)
+			}
+			in = cased
 		}
-		if len(r.Needles) > 0 && !containsAny(in, r.Needles) {
+		if r.view != viewCased && len(r.Needles) > 0 && !containsAny(in, r.Needles) {
 			continue
 		}
 		for _, loc := range r.re.FindAllStringIndex(in, 8) {
-			if r.view == viewRaw {
+			if r.view != viewCanon {
 				hits = append(hits, ruleHit{r.ID, r.Category, upTo(in, loc[0], loc[1]+40)})
 				break
 			}

@@ -92,6 +92,12 @@ func Views(s string) []View {
 // Text returns the canonical form of s (the first of Views).
 func Text(s string) string { return fold(prepare(s)) }
 
+// Cased returns s after steps 1 and 2 only (references and escapes
+// decoded, invisible characters removed, NFKC): case, marks and line
+// breaks are kept, for a rule that needs the case a text was written in
+// (an upper-case banner such as "<SYSTEM MODE>").
+func Cased(s string) string { return prepare(s) }
+
 var (
 	// invisibleRE: zero-width characters, bidi embeddings, overrides and
 	// isolates, word joiners and invisible operators, soft hyphen, BOM,
@@ -444,17 +450,22 @@ var (
 	// digits, separated by spaces or not.
 	binaryRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:[01]{8}\s?){8,}`) })
 	// morseRE is Morse code: eight or more letters of dots and dashes,
-	// separated by spaces, with "/" or wider gaps between words.
+	// separated by white space, with "/" or a gap of two or more spaces
+	// (or a line break) between words. The run is found in the text
+	// before its white space is collapsed (Views decodes prepare's form),
+	// so the wider gap is still there.
 	morseRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:[.-]{1,7}(?:\s+/\s+|\s+|$)){8,}`) })
+	// morseGapRE is a gap between two words of Morse code.
+	morseGapRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\s*/\s*|[ \t]*[\n\r][ \t\n\r]*|[ \t]{2,}`) })
 )
 
-// likelyBinary reports whether s has 64 binary digits in a row, spaces
-// skipped: a fast filter before binaryRE.
-func likelyBinary(s string) bool { return longRun(s, "01", " ", 64) }
+// likelyBinary reports whether s has 64 binary digits in a row, white
+// space skipped: a fast filter before binaryRE.
+func likelyBinary(s string) bool { return longRun(s, "01", " \n\r\t", 64) }
 
 // likelyMorse reports whether s has sixteen dots and dashes with only
-// spaces and slashes between them: a fast filter before morseRE.
-func likelyMorse(s string) bool { return longRun(s, ".-", " /", 16) }
+// white space and slashes between them: a fast filter before morseRE.
+func likelyMorse(s string) bool { return longRun(s, ".-", " /\n\r\t", 16) }
 
 // longRun reports whether s has n bytes of in, in a row where only bytes
 // of skip come between them.
@@ -492,33 +503,41 @@ func decodeBinary(m string) (string, bool) {
 	return readable(d)
 }
 
-// morseCode is the International Morse code of letters and digits.
+// morseCode is the International Morse code of letters, digits and
+// punctuation.
 var morseCode = map[string]rune{
 	".-": 'a', "-...": 'b', "-.-.": 'c', "-..": 'd', ".": 'e', "..-.": 'f', "--.": 'g', "....": 'h',
 	"..": 'i', ".---": 'j', "-.-": 'k', ".-..": 'l', "--": 'm', "-.": 'n', "---": 'o', ".--.": 'p',
 	"--.-": 'q', ".-.": 'r', "...": 's', "-": 't', "..-": 'u', "...-": 'v', ".--": 'w', "-..-": 'x',
 	"-.--": 'y', "--..": 'z', "-----": '0', ".----": '1', "..---": '2', "...--": '3', "....-": '4',
 	".....": '5', "-....": '6', "--...": '7', "---..": '8', "----.": '9',
+	".-.-.-": '.', "--..--": ',', "..--..": '?', "-.-.--": '!', "-..-.": '/', "---...": ':',
+	"-.-.-.": ';', "-...-": '=', ".----.": '\'', ".-..-.": '"', "-....-": '-', ".--.-.": '@',
+	"-.--.": '(', "-.--.-": ')', ".-...": '&', ".-.-.": '+', "..--.-": '_',
 }
 
-// decodeMorse decodes Morse code, "/" between words, and accepts it when
-// every group is a letter or digit and the result has a space.
+// decodeMorse decodes Morse code, "/", a line break or a wider gap
+// between words, and accepts it when at most one group in ten is not in
+// morseCode (such a group is dropped) and the result has a space.
 func decodeMorse(m string) (string, bool) {
 	var b strings.Builder
-	for i, word := range strings.Split(m, "/") {
+	groups, unknown := 0, 0
+	for i, word := range morseGapRE().Split(m, -1) {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
 		for _, g := range strings.Fields(word) {
+			groups++
 			r, ok := morseCode[g]
 			if !ok {
-				return "", false
+				unknown++
+				continue
 			}
 			b.WriteRune(r)
 		}
 	}
-	t := strings.TrimSpace(b.String())
-	if !strings.Contains(t, " ") {
+	t := strings.Join(strings.Fields(b.String()), " ")
+	if unknown*10 > groups || !strings.Contains(t, " ") {
 		return "", false
 	}
 	return t, true
