@@ -27,13 +27,19 @@
 // Modules are taken from the module cache and downloaded with `go mod
 // download` when missing, so the sets are reproducible from their pins.
 //
+// With -git MIRRORDIR the history-derived questions run on git checkouts
+// of their pinned release instead of the module cache (checkout.go), so
+// that an experiment can give the specialist the project's history; a
+// question whose release is not an ancestor of its fix in the mirror is
+// left out, and the count is printed.
+//
 // With -scale DIR it only times the specialist on the tree DIR (a copy of
 // $(go env GOROOT)/src, say), as real processes the way the daemon starts
 // them (scale.go): the index build, its size on disk, a first and a
 // second request of four topics, a request after one file is edited, and
 // the peak RSS of the processes.
 //
-// Usage: go run ./bench/codeqa [-set FILES] [-split tune|holdout] [-fit] [-v] [-j N] [-perf MODULE@VERSION]
+// Usage: go run ./bench/codeqa [-set FILES] [-split tune|holdout] [-fit] [-v] [-j N] [-perf MODULE@VERSION] [-git MIRRORDIR]
 //
 //	go run ./bench/codeqa -scale DIR [-parallel 2] [-cpus 2]
 //	go run ./bench/codeqa -derive OUT tune:OWNER/NAME=GITDIR … holdout:OWNER/NAME=GITDIR …
@@ -112,6 +118,7 @@ func main() {
 	parallel := flag.Int("parallel", 2, "with -scale: specialists at once (max_parallel)")
 	cpus := flag.Int("cpus", 2, "with -scale: GOMAXPROCS of each specialist")
 	deriveOut := flag.String("derive", "", "write history-derived questions to this file from the git directories named by the arguments (tune:OWNER/NAME=GITDIR or holdout:OWNER/NAME=GITDIR) instead of scoring")
+	gitDir := flag.String("git", "", "run history-derived questions on git checkouts of their pinned release, made from the mirrors in this directory (OWNER+NAME/repo) (\"\" reads the module cache)")
 	flag.Parse()
 	if *scaleDir != "" {
 		if err := scale(*scaleDir, *parallel, *cpus); err != nil {
@@ -145,6 +152,13 @@ func main() {
 	if *split != "" {
 		qs = slices.DeleteFunc(qs, func(q question) bool { return q.Split != *split })
 	}
+	tmp, err := os.MkdirTemp("", "codeqa-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "codeqa:", err)
+		os.Exit(1)
+	}
+	defer os.RemoveAll(tmp)
+
 	dirs := map[string]string{}
 	for _, q := range qs {
 		key := q.Module + "@" + q.Version
@@ -161,13 +175,26 @@ func main() {
 			os.Exit(1)
 		}
 	}
-	tmp, err := os.MkdirTemp("", "codeqa-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "codeqa:", err)
-		os.Exit(1)
+	if *gitDir != "" {
+		// One checkout per repository and version, answers checked against the module cache.
+		cache := dirs
+		dirs = map[string]string{}
+		n := len(qs)
+		qs = slices.DeleteFunc(qs, func(q question) bool {
+			key := q.Module + "@" + q.Version
+			dir, err := checkout(tmp, *gitDir, q, cache[key])
+			if errors.Is(err, errNoCheckout) {
+				return true
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "codeqa:", err)
+				os.Exit(1)
+			}
+			dirs[key] = dir
+			return false
+		})
+		fmt.Printf("-git: %d of %d questions on checkouts of their pinned release; %d left out (release not an ancestor of the fix's parent in the mirror)\n", len(qs), n, n-len(qs))
 	}
-	defer os.RemoveAll(tmp)
-
 	res := make([]result, len(qs))
 	work := make(chan int)
 	var wg sync.WaitGroup
