@@ -73,7 +73,7 @@ func newCorpus(idx *index.Index, q query, tk *index.Tokenizer) *corpus {
 		p, ok := paths[u.doc]
 		if !ok {
 			p0 := c.docs[u.doc].path
-			tk.Each(strings.TrimSuffix(p0, path.Ext(p0)), func(_, stem string) {
+			tk.EachPath(p0, func(_, stem string) {
 				p.len++
 				if t, ok := q.index[stem]; ok {
 					if p.tf == nil {

@@ -3,7 +3,6 @@ package local
 import (
 	"cmp"
 	"math"
-	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -306,7 +305,7 @@ func (c *corpus) inScope(d int) bool {
 	if !ok {
 		var tk index.Tokenizer
 		p := c.docs[d].path
-		tk.Each(strings.TrimSuffix(p, path.Ext(p)), func(_, stem string) { in = in || stem == c.q.scope })
+		tk.EachPath(p, func(_, stem string) { in = in || stem == c.q.scope })
 		c.scoped[d] = in
 	}
 	return in

@@ -129,7 +129,7 @@ func (b *shardBuilder) addSkipped(rel string, st stamp) {
 // out: the length of every unit's path field.
 func (b *shardBuilder) pathLen(rel string) int32 {
 	n := int32(0)
-	b.tk.Each(strings.TrimSuffix(rel, path.Ext(rel)), func(_, _ string) { n++ })
+	b.tk.EachPath(rel, func(_, _ string) { n++ })
 	return n
 }
 

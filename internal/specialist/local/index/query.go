@@ -2,9 +2,7 @@ package index
 
 import (
 	"context"
-	"path"
 	"path/filepath"
-	"strings"
 
 	"github.com/specd-dev/specd/internal/specialist/local/codeunit"
 )
@@ -77,7 +75,7 @@ func (idx *Index) Stats() Stats {
 			st.Lines -= dr.lines
 			st.Units -= dr.units
 			pathLen := 0
-			tk.Each(strings.TrimSuffix(dr.path, path.Ext(dr.path)), func(_, _ string) { pathLen++ })
+			tk.EachPath(dr.path, func(_, _ string) { pathLen++ })
 			for u := dr.first; u < dr.first+dr.units; u++ {
 				ur := s.unit(u)
 				for f := range FieldPath {

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"path"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -30,6 +31,13 @@ type Tokenizer struct {
 // characters are dropped.
 func (tk *Tokenizer) Each(s string, fn func(word, stem string)) {
 	Words(s, func(w string) { tk.ident(w, fn) })
+}
+
+// EachPath calls fn as Each does for the terms of a file's slash-separated
+// path without its extension ("internal/auth/token.go" → internal, auth,
+// token): the path field of its units (docs/local-specialist.md#ranking).
+func (tk *Tokenizer) EachPath(rel string, fn func(word, stem string)) {
+	tk.Each(strings.TrimSuffix(rel, path.Ext(rel)), fn)
 }
 
 // Words calls fn with each word of s, in order: the maximal runs of
