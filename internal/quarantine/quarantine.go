@@ -485,24 +485,22 @@ func matchRules(raw, canon string) []ruleHit {
 	rs := rules()
 	for i := range rs {
 		r := &rs[i]
-		in := canon
-		switch r.view {
-		case viewRaw:
-			if isASCII(raw) {
-				continue // every control_char rule is about non-ASCII characters
-			}
-			in = raw
-		case viewCased:
-			if len(r.Needles) > 0 && !containsAny(canon, r.Needles) {
-				continue // the needles are lowercase: looked for in canon
-			}
+		if r.view == viewRaw && isASCII(raw) {
+			continue // every control_char rule is about non-ASCII characters
+		}
+		hay := canon // the needles are lowercase: a cased rule's are looked for in canon
+		if r.view == viewRaw {
+			hay = raw
+		}
+		if len(r.Needles) > 0 && !containsAny(hay, r.Needles) {
+			continue
+		}
+		in := hay
+		if r.view == viewCased {
 			if cased == "" {
 				cased = normalize.Cased(raw)
 			}
 			in = cased
-		}
-		if r.view != viewCased && len(r.Needles) > 0 && !containsAny(in, r.Needles) {
-			continue
 		}
 		for _, loc := range r.re.FindAllStringIndex(in, 8) {
 			if r.view != viewCanon {
