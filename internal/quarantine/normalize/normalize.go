@@ -375,17 +375,7 @@ func init() {
 }
 
 // ROT13 rotates the ASCII letters of s by 13 places; other runes stay.
-func ROT13(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z':
-			return 'a' + (r-'a'+13)%26
-		case r >= 'A' && r <= 'Z':
-			return 'A' + (r-'A'+13)%26
-		}
-		return r
-	}, s)
-}
+func ROT13(s string) string { return shift(s, 13) }
 
 // shift rotates the ASCII letters of s by k places; other runes stay.
 func shift(s string, k int) string {
