@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 )
 
@@ -21,8 +22,14 @@ func Read[T any](path string, strict bool, check func(T) error) ([]T, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return Decode(f, path, strict, check)
+}
+
+// Decode is Read over r, a data set that is not a file of its own (a
+// file at a commit, from git show); name stands for the path in errors.
+func Decode[T any](r io.Reader, name string, strict bool, check func(T) error) ([]T, error) {
 	var out []T
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for n := 1; sc.Scan(); n++ {
 		line := bytes.TrimSpace(sc.Bytes())
@@ -35,17 +42,17 @@ func Read[T any](path string, strict bool, check func(T) error) ([]T, error) {
 			dec.DisallowUnknownFields()
 		}
 		if err := dec.Decode(&v); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
+			return nil, fmt.Errorf("%s:%d: %w", name, n, err)
 		}
 		if check != nil {
 			if err := check(v); err != nil {
-				return nil, fmt.Errorf("%s:%d: %w", path, n, err)
+				return nil, fmt.Errorf("%s:%d: %w", name, n, err)
 			}
 		}
 		out = append(out, v)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return out, nil
 }

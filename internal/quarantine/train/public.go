@@ -16,6 +16,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/specd-dev/specd/internal/jsonlines"
 	"github.com/specd-dev/specd/internal/quarantine/corpus"
 )
 
@@ -325,34 +326,23 @@ func (s publicSource) spikee(dir, f string, body []byte) ([]corpus.Record, error
 		Instruction string `json:"instruction"`
 		Lang        string `json:"lang"`
 	}
-	read := func(b []byte) ([]line, error) {
-		var out []line
-		for _, l := range strings.Split(string(b), "\n") {
-			if strings.TrimSpace(l) == "" {
-				continue
-			}
-			var x line
-			if err := json.Unmarshal([]byte(l), &x); err != nil {
-				return nil, err
-			}
-			out = append(out, x)
-		}
-		return out, nil
+	read := func(name string, b []byte) ([]line, error) {
+		return jsonlines.Decode[line](bytes.NewReader(b), name, false, nil)
 	}
-	jbs, err := read(body)
+	jbs, err := read(f, body)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", f, err)
+		return nil, err
 	}
 	folder := path.Dir(f)
 	var ins, alone []line
 	if b, err := s.git(dir, "show", s.Commit+":"+folder+"/instructions.jsonl"); err == nil {
-		if ins, err = read(b); err != nil {
-			return nil, fmt.Errorf("%s/instructions.jsonl: %w", folder, err)
+		if ins, err = read(folder+"/instructions.jsonl", b); err != nil {
+			return nil, err
 		}
 	}
 	if b, err := s.git(dir, "show", s.Commit+":"+folder+"/standalone_attacks.jsonl"); err == nil {
-		if alone, err = read(b); err != nil {
-			return nil, fmt.Errorf("%s/standalone_attacks.jsonl: %w", folder, err)
+		if alone, err = read(folder+"/standalone_attacks.jsonl", b); err != nil {
+			return nil, err
 		}
 	}
 	var out []corpus.Record
