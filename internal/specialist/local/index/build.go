@@ -125,14 +125,6 @@ func (b *shardBuilder) addSkipped(rel string, st stamp) {
 	b.stats.docs++
 }
 
-// pathLen is the number of tokens of a file's path, its extension left
-// out: the length of every unit's path field.
-func (b *shardBuilder) pathLen(rel string) int32 {
-	n := int32(0)
-	b.tk.EachPath(rel, func(_, _ string) { n++ })
-	return n
-}
-
 // unitFields calls fn with each searched text of a unit and its field:
 // the name, the signature, the doc comment, the body, each called name
 // and each string literal.
@@ -157,7 +149,7 @@ func (b *shardBuilder) addDoc(rel string, st stamp, n int, us []codeunit.Unit) {
 	b.stats.docs++
 	b.stats.textDocs++
 	b.stats.lines += n
-	pathLen := b.pathLen(rel)
+	pathLen := b.tk.pathLen(rel)
 	for i := range us {
 		cu := &us[i]
 		u := len(b.unitOff)
@@ -263,7 +255,7 @@ func (b *shardBuilder) addShard(s *shard, live func(doc int) bool) {
 		}
 		b.stats.textDocs++
 		b.stats.lines += dr.lines
-		pathLen := b.pathLen(dr.path)
+		pathLen := b.tk.pathLen(dr.path)
 		for u := dr.first; u < dr.first+dr.units; u++ {
 			ur := s.unit(u)
 			unitMap[u] = int32(len(b.unitOff))

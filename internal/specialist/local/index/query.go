@@ -74,8 +74,7 @@ func (idx *Index) Stats() Stats {
 			st.Files--
 			st.Lines -= dr.lines
 			st.Units -= dr.units
-			pathLen := 0
-			tk.EachPath(dr.path, func(_, _ string) { pathLen++ })
+			pathLen := int(tk.pathLen(dr.path))
 			for u := dr.first; u < dr.first+dr.units; u++ {
 				ur := s.unit(u)
 				for f := range FieldPath {

@@ -40,6 +40,14 @@ func (tk *Tokenizer) EachPath(rel string, fn func(word, stem string)) {
 	tk.Each(strings.TrimSuffix(rel, path.Ext(rel)), fn)
 }
 
+// pathLen is the number of terms of a file's path (EachPath): the length
+// of the path field of each of its units, which shards do not store.
+func (tk *Tokenizer) pathLen(rel string) int32 {
+	n := int32(0)
+	tk.EachPath(rel, func(_, _ string) { n++ })
+	return n
+}
+
 // Words calls fn with each word of s, in order: the maximal runs of
 // letters, digits and underscores.
 func Words(s string, fn func(w string)) {
