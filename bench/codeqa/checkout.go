@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -58,16 +57,11 @@ func checkout(tmp, mirrors string, q question, cacheDir string) (string, error) 
 		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 			return "", err
 		}
-		for _, args := range [][]string{
-			{"clone", "-q", "--shared", "--no-checkout", mirror, dir},
-			{"-C", dir, "-c", "advice.detachedHead=false", "checkout", "-q", "--detach", rev},
-		} {
-			cmd := exec.Command("git", args...)
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			if err := cmd.Run(); err != nil {
-				return "", fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(stderr.String()))
-			}
+		if _, err := git("clone", "-q", "--shared", "--no-checkout", mirror, dir); err != nil {
+			return "", err
+		}
+		if _, err := git("-C", dir, "-c", "advice.detachedHead=false", "checkout", "-q", "--detach", rev); err != nil {
+			return "", err
 		}
 	}
 	for _, a := range q.Answers {

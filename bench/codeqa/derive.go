@@ -406,8 +406,15 @@ func mentionsWord(s, w string) bool {
 	return regexp.MustCompile(`\b` + regexp.QuoteMeta(w) + `\b`).MatchString(s)
 }
 
+// gitOut runs git on the git directory gitDir and returns its output.
 func gitOut(gitDir string, args ...string) (string, error) {
-	cmd := exec.Command("git", append([]string{"--git-dir=" + gitDir}, args...)...)
+	return git(append([]string{"--git-dir=" + gitDir}, args...)...)
+}
+
+// git runs git with args and returns its output; the error holds the
+// command and what git wrote on stderr.
+func git(args ...string) (string, error) {
+	cmd := exec.Command("git", args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
