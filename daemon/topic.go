@@ -97,9 +97,10 @@ type attempt struct {
 	i   int // the topic's position in the run
 	try int // 0-based
 
-	in   specialist.Input
-	stem string // reports/.logs/NNN: the attempt's log files without extension
-	log  zerolog.Logger
+	in     specialist.Input
+	stem   string // reports/.logs/NNN: the attempt's log files without extension
+	outDir string // reports/.logs/NNN.out: where the specialist writes its report and result (docs/contract.md#sandbox)
+	log    zerolog.Logger
 
 	sp      config.Specialist // this attempt's settings: one snapshot, so a SIGHUP changes a next attempt whole
 	argv    []string
@@ -107,7 +108,6 @@ type attempt struct {
 	res     barrier.Attempt
 	out     preset.Output // what the process printed on stdout: its text and usage (startAndWait reads it)
 	wait    time.Duration // the retry delay decide chose
-	fenced  snapshot      // the fenced files as the process started (local runner only)
 }
 
 func (r *run) newAttempt(i int) *attempt {
@@ -125,11 +125,16 @@ func (r *run) newAttempt(i int) *attempt {
 		CorrelationID:      r.rs.WorkflowID,
 		AnalysisDepth:      r.depth,
 	}
-	in.ResultPath, _ = delivery.ResultPaths(r.paths[i])
+	// The specialist writes into its own directory, the only one its
+	// sandbox may write; specd moves what it wrote into place (promote).
+	stem := r.logStem(i)
+	outDir := stem + ".out"
+	in.ReportPath = filepath.Join(outDir, filepath.Base(r.paths[i]))
+	in.ResultPath, _ = delivery.ResultPaths(in.ReportPath)
 	if p := filepath.Join(r.runDir, specs.RequestFile); fileExists(p) {
 		in.RequestFile = p
 	}
-	return &attempt{r: r, i: i, in: in, stem: r.logStem(i),
+	return &attempt{r: r, i: i, in: in, stem: stem, outDir: outDir,
 		log: r.log.With().Int("topic", t.Index).Str("report", t.Report).Logger()}
 }
 
@@ -207,7 +212,7 @@ func (a *attempt) startAndWait(start, tctx context.Context) next {
 	}
 	_, mdResult := delivery.ResultPaths(a.in.ReportPath)
 	t := r.topic(a.i)
-	a.res.Result = r.d.runner.Run(tctx, runner.Job{
+	job := runner.Job{
 		Argv: a.argv, Dir: r.d.opts.Root, Env: append(preset.Env(a.sp.Env), a.in.Env()...), Stdin: a.in.JSON(),
 		Stdout: a.stem + ".stdout", Stderr: a.stem + ".stderr",
 		Timeout: a.sp.Timeout.Std(), Grace: a.sp.Grace.Std(),
@@ -218,16 +223,26 @@ func (a *attempt) startAndWait(start, tctx context.Context) next {
 		Skip:     a.skip(t.Rerun),
 		OnStart: func() {
 			// This attempt's result is the only one that counts.
-			os.Remove(a.in.ResultPath)
-			os.Remove(mdResult)
-			if r.d.opts.Runner == nil { // a worker's machine is not this tree
-				a.fenced = r.fence()
-			}
+			a.clean()
 			r.d.stats.running.Add(1)
 			r.d.metrics.changed()
 		},
 		OnSpawn: a.spawned,
-	})
+	}
+	if r.d.opts.Runner == nil { // a worker confines its own specialists
+		tmp, err := a.confine(&job)
+		if tmp != "" {
+			defer os.RemoveAll(tmp)
+		}
+		if err != nil {
+			a.res = barrier.Attempt{Result: runner.Result{ExitCode: -1, StartErr: err}}
+			return done
+		}
+	}
+	a.res.Result = r.d.runner.Run(tctx, job)
+	if a.res.Started {
+		a.promote()
+	}
 	a.out = preset.Output{}
 	if a.res.Started {
 		r.d.stats.running.Add(-1)
@@ -264,6 +279,7 @@ func (a *attempt) skip(rerun bool) func() bool {
 		if rerun {
 			return false
 		}
+		a.promote() // what a specialist of a specd that crashed left
 		a.skipped, _ = a.r.deliver(a.i, nil)
 		return a.skipped.Err == nil
 	}
@@ -302,11 +318,6 @@ func (a *attempt) collect(context.Context, context.Context) next {
 	if invalid != "" {
 		a.res.End, a.res.Reason = barrier.ResultInvalid, invalid
 	}
-	if a.res.Started && a.fenced != nil {
-		if changed := a.fenced.changed(r.fence()); len(changed) > 0 {
-			a.violation(changed)
-		}
-	}
 	a.log.Info().Int("exit_code", a.res.ExitCode).Str("signal", a.res.Signal).Bool("timed_out", a.res.TimedOut).
 		Int64("duration_ms", a.res.Duration.Milliseconds()).Msg("specialist exited")
 	return proceed
@@ -318,7 +329,7 @@ func (a *attempt) collect(context.Context, context.Context) next {
 func (a *attempt) decide() next {
 	r := a.r
 	kind := infraFailure(a.res)
-	if a.res.End == barrier.PolicyViolation || r.stopOnConfigError(a.in.TopicIndex, a.res) || kind == "" || a.try >= a.sp.Retries || a.res.Report.Err == nil {
+	if r.stopOnConfigError(a.in.TopicIndex, a.res) || kind == "" || a.try >= a.sp.Retries || a.res.Report.Err == nil {
 		return done // the file is the truth: a valid report ends the topic
 	}
 	wait := backoff(a.sp.RetryBackoff.Std(), a.try)
@@ -509,23 +520,4 @@ func (r *run) warnOnce(key, msg string) {
 	if _, seen := r.limits.LoadOrStore(key, true); !seen {
 		r.log.Warn().Msg(msg)
 	}
-}
-
-// violation fails the attempt for changing files outside the specialist's
-// own (docs/contract.md#fence): the log and one errors.jsonl entry
-// (error_type policy_violation) name the files.
-func (a *attempt) violation(changed []string) {
-	r := a.r
-	shown := changed[:min(len(changed), 10)]
-	a.res.End = barrier.PolicyViolation
-	a.res.Reason = fmt.Sprintf("policy violation: the specialist changed %s outside its report", strings.Join(shown, ", "))
-	if len(changed) > len(shown) {
-		a.res.Reason += fmt.Sprintf(" and %d more files", len(changed)-len(shown))
-	}
-	a.log.Error().Strs("files", changed).Msg("policy violation: the specialist changed files outside its report, result and logs")
-	r.d.logError(jsonl.Entry{WorkflowID: r.rs.WorkflowID, ErrorType: jsonl.TypePolicy, Source: "fence",
-		Message: fmt.Sprintf("topic [%d] %s", a.in.TopicIndex, a.res.Reason),
-		Details: map[string]any{"spec_dir": r.rel, "topic_index": a.in.TopicIndex, "files": changed, "argv0": a.argv[0]},
-		RecoveryHint: "Check the files with `git diff`, and restore them if the change is unwanted; use the read-only research-specialist agent " +
-			"(leave specialist.agent unset) or a command that writes only $SPECD_REPORT_PATH (docs/contract.md#fence)."})
 }

@@ -39,7 +39,7 @@ const (
 	TypeFile       = "file_error"       // a file could not be read, written or found
 	TypeState      = "state_error"      // a run's state was inconsistent
 	TypeExecution  = "execution_error"  // a command could not be started or exited badly
-	TypePolicy     = "policy_violation" // a specialist changed files outside its report (docs/contract.md#fence)
+	TypeSandbox    = "sandbox_error"    // specialists cannot start in their sandbox: no Landlock in this kernel (docs/operating.md#sandbox)
 )
 
 // SchemaVersion is the schema_version Append writes when the entry has none.

@@ -101,7 +101,7 @@ func runErrors(cmd *cobra.Command, g *globalOptions, o errorsOptions) error {
 // errorTypes are the error_type values --type takes.
 var errorTypes = []string{
 	jsonl.TypeAgent, jsonl.TypeValidation, jsonl.TypeTimeout, jsonl.TypeParse,
-	jsonl.TypeFile, jsonl.TypeState, jsonl.TypeExecution, jsonl.TypePolicy,
+	jsonl.TypeFile, jsonl.TypeState, jsonl.TypeExecution, jsonl.TypeSandbox,
 }
 
 // parseSince reads --since: a duration before now (not negative, as

@@ -114,6 +114,7 @@ Start with 'specd demo', then 'specd init' and 'specd run' in your project.` + e
 		newDemoCommand(g),
 		newTrustCommand(g),
 		newVersionCommand(),
+		newSandboxExecCommand(),
 	)
 	root.InitDefaultCompletionCmd() // now, so that wrapUsage covers it too
 	wrapUsage(root)

@@ -47,7 +47,7 @@ func TestUsageExitCodes(t *testing.T) {
 		{[]string{"submit", "x", "--complexity", "high"}, `invalid argument "high" for "--complexity"`},
 		{[]string{"submit", "x", "--depth", "deep"}, "--depth"},
 
-		{[]string{"errors", "--type", "foo"}, `--type "foo": want one of agent_error, validation_error, timeout_error, parse_error, file_error, state_error, execution_error, policy_violation`},
+		{[]string{"errors", "--type", "foo"}, `--type "foo": want one of agent_error, validation_error, timeout_error, parse_error, file_error, state_error, execution_error, sandbox_error`},
 		{[]string{"errors", "--since", "yesterday"}, `--since "yesterday": want a duration such as 24h or 14d, or an RFC 3339 time`},
 		{[]string{"errors", "--since", "-5h"}, `--since "-5h"`},
 		{[]string{"errors", "x"}, `unknown command "x" for "specd errors"`},

@@ -32,9 +32,6 @@ import (
 // report's metadata when completed.
 func Outcome(res Attempt, reportPath, topic string) (specs.Outcome, string, specs.ReportMeta) {
 	meta, verr := res.Report.Meta, res.Report.Err
-	if res.End == PolicyViolation {
-		return specs.OutcomeInvalid, res.Reason, meta
-	}
 	if !res.Report.Checked {
 		meta, verr = specs.ValidateReport(reportPath, topic)
 	}
@@ -88,10 +85,6 @@ const (
 	Cancelled                // `specd cancel` stopped it, or kept it from starting; Reason: who cancelled
 	NotStarted               // a limit kept it from starting (budget, an auth or config error); Reason: which
 	ResultInvalid            // it ran, and its structured result was refused; Reason: why
-	// PolicyViolation: it ran and changed files outside its report, its
-	// result and its logs (docs/contract.md#fence); the topic fails
-	// whatever its report says. Reason: which files.
-	PolicyViolation
 )
 
 // Attempt is how a topic's last specialist attempt ended: the process's

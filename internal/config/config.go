@@ -115,6 +115,64 @@ type Config struct {
 	// instead of this machine when Address is set
 	// (docs/configuration.md#temporal, docs/decisions.md#many-machines).
 	Temporal Temporal `yaml:"temporal"`
+	// Sandbox confines every specialist with Landlock
+	// (docs/operating.md#sandbox): `sandbox: on` (the default) or `off`,
+	// or a mapping with mode and the paths and ports it adds.
+	Sandbox Sandbox `yaml:"sandbox"`
+}
+
+// Sandbox configures the Landlock sandbox of the specialists.
+type Sandbox struct {
+	// Off runs specialists unconfined (sandbox: off, or mode: off); the
+	// daemon warns at start-up.
+	Off bool `yaml:"-"`
+	// Writable and Readable add paths (absolute, or relative to the
+	// project root) the specialists may write, or read.
+	Writable []string `yaml:"writable"`
+	Readable []string `yaml:"readable"`
+	// ConnectPorts, when not empty, are the only TCP ports specialists may
+	// connect to (Landlock ABI 4, Linux 6.7, or later).
+	ConnectPorts []uint16 `yaml:"connect_ports"`
+}
+
+// UnmarshalYAML reads `sandbox: on|off`, or a mapping with mode (on or
+// off, default on), writable, readable and connect_ports.
+func (s *Sandbox) UnmarshalYAML(n *yaml.Node) error {
+	mode := func(v string, line int) error {
+		switch strings.ToLower(v) {
+		case "on", "true", "yes":
+			s.Off = false
+		case "off", "false", "no":
+			s.Off = true
+		default:
+			return fmt.Errorf("line %d: sandbox %q: want on or off", line, v)
+		}
+		return nil
+	}
+	if n.Kind == yaml.ScalarNode {
+		return mode(n.Value, n.Line)
+	}
+	var m struct {
+		Mode         string   `yaml:"mode"`
+		Writable     []string `yaml:"writable"`
+		Readable     []string `yaml:"readable"`
+		ConnectPorts []uint16 `yaml:"connect_ports"`
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		switch k := n.Content[i]; k.Value {
+		case "mode", "writable", "readable", "connect_ports":
+		default:
+			return fmt.Errorf("line %d: field %s not found in sandbox (mode, writable, readable, connect_ports)", k.Line, k.Value)
+		}
+	}
+	if err := n.Decode(&m); err != nil {
+		return err
+	}
+	s.Writable, s.Readable, s.ConnectPorts = m.Writable, m.Readable, m.ConnectPorts
+	if m.Mode != "" {
+		return mode(m.Mode, n.Line)
+	}
+	return nil
 }
 
 // Quarantine configures the prompt-injection detector.

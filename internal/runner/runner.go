@@ -13,11 +13,14 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/specd-dev/specd/internal/sandbox"
 )
 
 // Job is one specialist process for one topic.
@@ -44,6 +47,14 @@ type Job struct {
 	// OnSpawn, when set, is called with the process (and group) id once it
 	// has started.
 	OnSpawn func(pid int)
+	// Helper, when set, is the command line of the topic's subreaper step
+	// (sandbox.Helper), which runs Argv and, when it ends or is stopped,
+	// ends every process it left behind (docs/operating.md#sandbox).
+	Helper []string
+	// Sandbox, when set, confines the process tree (the helper, the
+	// specialist and all they start) to its Landlock policy; nil runs it
+	// unconfined (sandbox: off).
+	Sandbox *sandbox.Policy
 
 	// The fields below are for runners that run the job on another
 	// machine (package temporal); Process ignores them.
@@ -155,9 +166,23 @@ func (Process) Run(ctx context.Context, job Job) Result {
 	}
 	defer stderr.Close()
 
+	argv, grace := job.Argv, job.Grace
+	if len(job.Helper) > 0 {
+		// The helper starts the specialist: find it here, so that a
+		// missing program is a start error, as without the helper.
+		if _, err := exec.LookPath(argv[0]); err != nil {
+			res.StartErr = err
+			return res
+		}
+		argv = append(append(slices.Clone(job.Helper), "-grace", job.Grace.String(), "--"), argv...)
+		// The helper signals every descendant itself, SIGKILL after
+		// job.Grace; it gets helperMargin more before its group is killed.
+		grace += helperMargin
+	}
+
 	tctx, cancel := context.WithTimeout(ctx, job.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(tctx, job.Argv[0], job.Argv[1:]...)
+	cmd := exec.CommandContext(tctx, argv[0], argv[1:]...)
 	cmd.Dir = job.Dir
 	cmd.Env = childEnv(job.Env)
 	if job.Dir != "" {
@@ -173,13 +198,17 @@ func (Process) Run(ctx context.Context, job Job) Result {
 		cmd.ExtraFiles = []*os.File{lock}
 	}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
-	cmd.WaitDelay = job.Grace
+	cmd.WaitDelay = grace
 
 	if job.OnStart != nil {
 		job.OnStart()
 	}
 	res.Started = true
-	if err := cmd.Start(); err != nil {
+	spawn := cmd.Start
+	if job.Sandbox != nil {
+		spawn = func() error { return job.Sandbox.Start(cmd) }
+	}
+	if err := spawn(); err != nil {
 		res.StartErr = err
 		return res
 	}
@@ -196,7 +225,7 @@ func (Process) Run(ctx context.Context, job Job) Result {
 		case <-tctx.Done():
 			select {
 			case <-done:
-			case <-time.After(job.Grace):
+			case <-time.After(grace):
 				_ = syscall.Kill(-pgid, syscall.SIGKILL)
 			}
 		}
@@ -267,6 +296,10 @@ func exited(pid int) {
 		}
 	}
 }
+
+// helperMargin is how long a Job.Helper has, after its grace period, to
+// kill and reap the specialist's processes before its own group is killed.
+const helperMargin = 2 * time.Second
 
 // pidfdRecheck is how often exited looks whether the process has exited
 // without a wakeup from the poller.

@@ -1,0 +1,131 @@
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/specd-dev/specd/daemon/delivery"
+	"github.com/specd-dev/specd/internal/config"
+	"github.com/specd-dev/specd/internal/runner"
+	"github.com/specd-dev/specd/internal/sandbox"
+	"github.com/specd-dev/specd/jsonl"
+	"github.com/specd-dev/specd/specs"
+)
+
+// confine sets up the attempt's job to run in the topic's sandbox
+// (docs/operating.md#sandbox): behind the subreaper step, with a private
+// TMPDIR, and — unless sandbox: off — confined by Landlock to the
+// policy of its preset. It returns the TMPDIR, which the caller removes
+// once the process has ended, and an error when the specialist must not
+// start: the kernel has no Landlock (one errors.jsonl entry per daemon),
+// or a directory could not be made.
+func (a *attempt) confine(job *runner.Job) (tmp string, err error) {
+	r := a.r
+	cfg := r.d.config()
+	if !cfg.Sandbox.Off && sandbox.ABI() < 1 {
+		r.d.sandboxUnavailable()
+		return "", fmt.Errorf("sandbox: %w; set sandbox: off in %s to run specialists unconfined", sandbox.ErrUnsupported, specs.ConfigFile)
+	}
+	tmp, err = os.MkdirTemp("", "specd-topic-")
+	if err != nil {
+		return "", fmt.Errorf("the topic's TMPDIR: %w", err)
+	}
+	job.Env = append(job.Env, "TMPDIR="+tmp)
+	job.Helper = r.d.helper
+	if cfg.Sandbox.Off {
+		return tmp, nil
+	}
+	env := envLookup(job.Env)
+	cache := filepath.Join(filepath.Dir(r.d.opts.TreeDir), "cache")
+	_, write := sandbox.StateDirs(a.sp.Preset, env)
+	if a.sp.Preset == config.PresetLocal {
+		write = append(write, cache) // the index, shared by its topics
+	}
+	// A directory the sandbox may write must exist when it is made.
+	for _, dir := range write {
+		if filepath.Ext(dir) != ".json" { // claude's ~/.claude.json is a file
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return tmp, fmt.Errorf("a directory the %s specialist writes: %w", a.sp.Preset, err)
+			}
+		}
+	}
+	p := sandbox.For(sandbox.Topic{
+		Preset: a.sp.Preset, Argv: a.argv, Helper: r.d.helper[0],
+		Root: r.d.opts.Root, Out: a.outDir, Tmp: tmp,
+		Cache: cache,
+		Env:   env, Readable: cfg.Sandbox.Readable, Writable: cfg.Sandbox.Writable, ConnectPorts: cfg.Sandbox.ConnectPorts,
+	})
+	job.Sandbox = &p
+	return tmp, nil
+}
+
+// envLookup returns a lookup of the specialist's environment: specd's
+// own, with env (NAME=value pairs, the last one winning) over it.
+func envLookup(env []string) func(string) string {
+	m := map[string]string{}
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return func(name string) string {
+		if v, ok := m[name]; ok {
+			return v
+		}
+		return os.Getenv(name)
+	}
+}
+
+// clean readies the attempt's files as it starts (the topic's lock held):
+// no result of an earlier attempt counts, and its output directory is
+// empty.
+func (a *attempt) clean() {
+	json, md := delivery.ResultPaths(a.r.paths[a.i])
+	os.Remove(json)
+	os.Remove(md)
+	os.RemoveAll(a.outDir)
+	if err := os.Mkdir(a.outDir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		a.log.Warn().Err(err).Msg("the specialist's output directory")
+	}
+}
+
+// promote moves what the specialist wrote in its output directory — its
+// report and structured results — to their places in reports/, and
+// removes the directory. Only regular files are moved: a link or a
+// directory the specialist left there is logged and dropped.
+func (a *attempt) promote() {
+	final := a.r.paths[a.i]
+	fj, fm := delivery.ResultPaths(final)
+	sj, sm := delivery.ResultPaths(a.in.ReportPath)
+	for _, m := range [][2]string{{a.in.ReportPath, final}, {sj, fj}, {sm, fm}} {
+		fi, err := os.Lstat(m[0])
+		if err != nil {
+			continue
+		}
+		if !fi.Mode().IsRegular() {
+			a.log.Warn().Str("file", m[0]).Str("mode", fi.Mode().String()).Msg("not a regular file: left out of the report")
+			continue
+		}
+		if err := os.Rename(m[0], m[1]); err != nil {
+			a.log.Error().Err(err).Msg("moving the specialist's output into place")
+		}
+	}
+	os.RemoveAll(a.outDir)
+}
+
+// sandboxUnavailable logs, once per daemon, that specialists cannot
+// start because the kernel has no Landlock.
+func (d *Daemon) sandboxUnavailable() {
+	if !d.warnOnce("\x00sandbox", "unavailable") {
+		return
+	}
+	msg := "specialists not started: " + sandbox.ErrUnsupported.Error()
+	d.opts.Log.Error().Msg(msg)
+	d.logError(jsonl.Entry{ErrorType: jsonl.TypeSandbox, Source: "sandbox", Message: msg,
+		Details:      map[string]any{"landlock_abi": sandbox.ABI()},
+		RecoveryHint: "Run specd on Linux 5.13 or later with Landlock enabled, or set `sandbox: off` in " + specs.ConfigFile + " to run specialists unconfined (docs/operating.md#sandbox)."})
+}

@@ -1,0 +1,170 @@
+package sandbox
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// Topic is what For needs to know of one topic's specialist.
+type Topic struct {
+	Preset string   // specialist.preset: local, command, opencode, claude
+	Argv   []string // the specialist's command line (Argv[0] looked up in PATH)
+	Helper string   // the program of the topic's subreaper step (Helper)
+	Root   string   // the project root: read, never written
+	Out    string   // the topic's own output directory: written
+	Tmp    string   // the topic's private TMPDIR: written
+	Cache  string   // the local specialist's index directory (preset local): written
+	// Env looks up a variable of the specialist's environment (HOME,
+	// XDG_*_HOME, CLAUDE_CONFIG_DIR) as the specialist will see it.
+	Env func(string) string
+	// Readable and Writable are sandbox.readable and sandbox.writable:
+	// absolute, or relative to Root.
+	Readable, Writable []string
+	ConnectPorts       []uint16 // sandbox.connect_ports
+}
+
+// systemRead is what every specialist may read: programs, libraries,
+// configuration and the kernel's views of processes and devices.
+var systemRead = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/proc", "/sys", "/dev", "/run/systemd/resolve"}
+
+// systemWrite are the device files every specialist may write.
+var systemWrite = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom"}
+
+// For returns the policy of one topic's specialist
+// (docs/operating.md#sandbox): it reads the system, the project, its own
+// program's directory and its CLI's state; it writes only its output
+// directory, its TMPDIR and its CLI's state directories:
+//
+//	local     + writes Cache (the index)
+//	command   + reads the directory of Argv[0]
+//	opencode  + reads its install (the node_modules tree of Argv[0]) and $XDG_CONFIG_HOME/opencode;
+//	            writes $XDG_DATA_HOME/opencode, $XDG_STATE_HOME/opencode, $XDG_CACHE_HOME/opencode
+//	claude    + reads its install; writes $CLAUDE_CONFIG_DIR, or ~/.claude and ~/.claude.json
+//
+// and sandbox.readable / sandbox.writable on top. The CLI state
+// directories are those StateDirs returns; the caller creates them
+// before the start, since a path that does not exist is left out.
+func For(t Topic) Policy {
+	p := Policy{
+		Read:         append(append([]string{}, systemRead...), t.Root),
+		Write:        append(append([]string{}, systemWrite...), t.Out, t.Tmp),
+		ConnectPorts: t.ConnectPorts,
+	}
+	if t.Helper != "" {
+		p.Read = append(p.Read, real(t.Helper))
+	}
+	if len(t.Argv) > 0 {
+		if prog, err := exec.LookPath(t.Argv[0]); err == nil {
+			p.Read = append(p.Read, install(real(prog)))
+		}
+	}
+	switch t.Preset {
+	case "local":
+		p.Write = append(p.Write, t.Cache)
+	case "opencode", "claude":
+		if node, err := exec.LookPath("node"); err == nil {
+			p.Read = append(p.Read, install(real(node)))
+		}
+		read, write := StateDirs(t.Preset, t.Env)
+		p.Read = append(p.Read, read...)
+		p.Write = append(p.Write, write...)
+	}
+	abs := func(paths []string) []string {
+		var out []string
+		for _, q := range paths {
+			if !filepath.IsAbs(q) {
+				q = filepath.Join(t.Root, q)
+			}
+			out = append(out, filepath.Clean(q))
+		}
+		return out
+	}
+	p.Read = append(p.Read, abs(t.Readable)...)
+	p.Write = append(p.Write, abs(t.Writable)...)
+	return p
+}
+
+// StateDirs returns the directories and files of an agent CLI's own
+// state that its specialist reads (read) and writes (write), with env
+// the specialist's environment: opencode's XDG directories (config read;
+// data, state and cache written), claude's config directory
+// ($CLAUDE_CONFIG_DIR, else ~/.claude and ~/.claude.json). nil for the
+// other presets.
+func StateDirs(preset string, env func(string) string) (read, write []string) {
+	home := env("HOME")
+	xdg := func(name, def string) string {
+		if v := env(name); filepath.IsAbs(v) {
+			return v
+		}
+		if home == "" {
+			return ""
+		}
+		return filepath.Join(home, def)
+	}
+	keep := func(paths ...string) []string {
+		var out []string
+		for _, p := range paths {
+			if p != "" && filepath.IsAbs(p) {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	switch preset {
+	case "opencode":
+		dir := func(base string) string {
+			if base == "" {
+				return ""
+			}
+			return filepath.Join(base, "opencode")
+		}
+		return keep(dir(xdg("XDG_CONFIG_HOME", ".config"))),
+			keep(dir(xdg("XDG_DATA_HOME", ".local/share")), dir(xdg("XDG_STATE_HOME", ".local/state")), dir(xdg("XDG_CACHE_HOME", ".cache")))
+	case "claude":
+		if v := env("CLAUDE_CONFIG_DIR"); v != "" {
+			return nil, keep(v)
+		}
+		if home == "" {
+			return nil, nil
+		}
+		return nil, keep(filepath.Join(home, ".claude"), filepath.Join(home, ".claude.json"))
+	}
+	return nil, nil
+}
+
+// real returns path with its links resolved (path itself when that fails).
+func real(path string) string {
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		return r
+	}
+	return path
+}
+
+// install returns the directory a program is installed in: the
+// outermost node_modules directory above it for an npm package (its
+// launcher runs a binary of another package there), else the program's
+// own directory.
+func install(prog string) string {
+	if i := strings.Index(prog, string(filepath.Separator)+"node_modules"+string(filepath.Separator)); i >= 0 {
+		return prog[:i+len("/node_modules")]
+	}
+	return filepath.Dir(prog)
+}
+
+// HelperName is the small binary that runs a topic's subreaper step
+// (package reap), installed beside specd.
+const HelperName = "specd-sandbox"
+
+// Helper returns the command line that runs the subreaper step in front
+// of a specialist, for the specd binary at specd: specd-sandbox beside it
+// when it is there (it starts in about a millisecond), else specd's own
+// `sandbox-exec`, which does the same after specd's slower start.
+func Helper(specd string) []string {
+	sib := filepath.Join(filepath.Dir(real(specd)), HelperName)
+	if fi, err := os.Stat(sib); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+		return []string{sib}
+	}
+	return []string{specd, "sandbox-exec"}
+}

@@ -1,0 +1,203 @@
+// Package reap is the small step between specd and one topic's specialist
+// (docs/operating.md#sandbox): it makes itself the topic's child
+// subreaper (PR_SET_CHILD_SUBREAPER), starts the specialist, and when the
+// specialist exits, or specd asks it to stop (SIGTERM, SIGINT, SIGHUP),
+// it stops every process the specialist left behind — double-forked,
+// setsid, ignoring SIGTERM — and reaps them, so that none outlives its
+// topic. It exits as the specialist did: the same status, or the same
+// signal.
+//
+// It runs inside the topic's Landlock sandbox (specd starts it from a
+// restricted thread; package sandbox), so it needs no rights of its own
+// beyond reading /proc. It imports nothing heavy: the specd-sandbox
+// binary that runs it starts in about a millisecond.
+package reap
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Main runs the step with the arguments that follow the program's name:
+//
+//	[-grace DURATION] -- PROGRAM [ARG...]
+//
+// PROGRAM is looked up in PATH. Standard input, output and error, and
+// file descriptor 3 when it is open (the topic's lock: docs/contract.md#locks),
+// are the specialist's. -grace (default 5s) is how long the specialist's
+// processes have between SIGTERM and SIGKILL once a stop is asked. Main
+// returns the exit status for os.Exit; a specialist killed by a signal is
+// re-raised on the step itself, so that specd sees the same signal.
+// Usage errors print to stderr and return 2; a program that cannot be
+// started returns 127 with the reason on stderr.
+func Main(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("specd-sandbox", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	grace := fs.Duration("grace", 5*time.Second, "time between SIGTERM and SIGKILL of the specialist's processes")
+	if err := fs.Parse(args); err != nil || fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "usage: specd-sandbox [-grace DURATION] -- PROGRAM [ARG...]")
+		return 2
+	}
+	argv := fs.Args()
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		fmt.Fprintf(stderr, "specd-sandbox: PR_SET_CHILD_SUBREAPER: %v\n", err)
+		return 127
+	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "specd-sandbox: %v\n", err)
+		return 127
+	}
+	files := []uintptr{0, 1, 2}
+	if _, err := unix.FcntlInt(3, unix.F_GETFD, 0); err == nil {
+		files = append(files, 3)
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: os.Environ(), Files: files})
+	if err != nil {
+		fmt.Fprintf(stderr, "specd-sandbox: start %s: %v\n", argv[0], err)
+		return 127
+	}
+	status := wait(pid, sigs, *grace)
+	// The specialist is gone: whatever it left behind goes too.
+	reapAll()
+	if status.Signaled() {
+		sig := status.Signal()
+		signal.Reset(sig)
+		_ = syscall.Kill(os.Getpid(), sig)
+		time.Sleep(100 * time.Millisecond) // the signal ends us; SIGKILL and SIGSTOP cannot be reset
+		return 128 + int(sig)
+	}
+	return status.ExitStatus()
+}
+
+// wait reaps children until pid has exited and returns its status. A
+// signal in sigs sends SIGTERM to every descendant and, grace later,
+// SIGKILL to every one left.
+func wait(pid int, sigs <-chan os.Signal, grace time.Duration) syscall.WaitStatus {
+	exited := make(chan syscall.WaitStatus, 1)
+	go func() {
+		for {
+			var st syscall.WaitStatus
+			got, err := syscall.Wait4(-1, &st, 0, nil)
+			if errors.Is(err, syscall.EINTR) {
+				continue
+			}
+			if err != nil { // ECHILD: nothing left to wait for
+				exited <- 0
+				return
+			}
+			if got == pid {
+				exited <- st
+				return
+			}
+		}
+	}()
+	var kill <-chan time.Time
+	for {
+		select {
+		case st := <-exited:
+			return st
+		case <-sigs:
+			killAll(syscall.SIGTERM)
+			if kill == nil {
+				kill = time.After(grace)
+			}
+		case <-kill:
+			killAll(syscall.SIGKILL)
+		}
+	}
+}
+
+// reapAll sends SIGKILL to every descendant and waits for every child
+// until none is left, again each time one is reaped: a child killed
+// before its own children hands them to this subreaper. With no child
+// left (the common case) it reads nothing from /proc.
+func reapAll() {
+	flags := unix.WNOHANG
+	for {
+		var st syscall.WaitStatus
+		got, err := syscall.Wait4(-1, &st, flags, nil)
+		switch {
+		case errors.Is(err, syscall.EINTR):
+			continue
+		case err != nil:
+			return // ECHILD: no child left, hence no descendant
+		case got == 0: // children left, none exited yet
+			killAll(syscall.SIGKILL)
+			flags = 0
+		default:
+			killAll(syscall.SIGKILL)
+		}
+	}
+}
+
+// killAll sends sig to every descendant of this process, read from
+// /proc: each process's parent is the fourth field of /proc/PID/stat.
+func killAll(sig syscall.Signal) {
+	for _, pid := range descendants(os.Getpid()) {
+		_ = syscall.Kill(pid, sig)
+	}
+}
+
+// descendants returns the pids whose chain of parents reaches root.
+func descendants(root int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	children := map[int][]int{}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if ppid := parent(pid); ppid > 0 {
+			children[ppid] = append(children[ppid], pid)
+		}
+	}
+	var out []int
+	queue := []int{root}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range children[p] {
+			out = append(out, c)
+			queue = append(queue, c)
+		}
+	}
+	return out
+}
+
+// parent returns the parent pid of pid, or 0 when it cannot be read.
+// The command name (second field) is in parentheses and may hold spaces
+// and parentheses itself: the fields after it follow the last ')'.
+func parent(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
+}

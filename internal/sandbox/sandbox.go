@@ -1,0 +1,136 @@
+// Package sandbox confines a specialist with Landlock
+// (docs/operating.md#sandbox): the kernel lets the specialist's whole
+// process tree read only the paths of a Policy's Read list and write only
+// those of its Write list, whoever it runs as (root included), and
+// no_new_privs keeps a setuid program from lifting that. Policy.Start
+// starts an exec.Cmd inside its sandbox: specd itself is never confined.
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// Policy is what one specialist's process tree may do. Paths are
+// absolute files or directories; a directory covers everything beneath
+// it. A path that does not exist is left out (a CLI's state directory
+// that is not there yet). Nothing else may be read or written.
+type Policy struct {
+	Read []string // read files, list directories, execute programs
+	// Write: Read, and for a directory create, change, rename and remove
+	// beneath it; for a file change it (not replace or remove it).
+	Write []string
+	// ConnectPorts, when not empty, are the only TCP ports the tree may
+	// connect to (Landlock ABI 4 or later; an older kernel refuses).
+	ConnectPorts []uint16
+}
+
+// ErrUnsupported is Start's error on a kernel without Landlock (before
+// Linux 5.13, or not enabled at boot: the lsm= list lacks landlock).
+var ErrUnsupported = errors.New("this kernel does not enforce Landlock (Linux 5.13 or later with landlock in the lsm= boot list is needed)")
+
+// ABI returns the Landlock ABI version the kernel offers, 0 when none.
+var ABI = sync.OnceValue(func() int {
+	v, err := ll.LandlockGetABIVersion()
+	if err != nil {
+		return 0
+	}
+	return v
+})
+
+// Start starts cmd inside the sandbox p describes: it builds a Landlock
+// ruleset, confines one OS thread to it (no_new_privs, then
+// landlock_restrict_self), starts cmd from that thread — the child
+// inherits the thread's confinement — and lets the thread end. It returns
+// ErrUnsupported without starting anything when the kernel lacks
+// Landlock, ConnectPorts' error on a kernel before ABI 4, or cmd.Start's
+// error. (Go 1.28's SysProcAttr.LandlockFD does the same without the
+// thread.)
+func (p Policy) Start(cmd *exec.Cmd) error {
+	abi := ABI()
+	if abi < 1 {
+		return ErrUnsupported
+	}
+	cfg := landlock.Config{HandledAccessFS: fsAll}
+	if abi >= 6 {
+		// A confined process cannot signal one outside its sandbox (specd).
+		cfg.Scoped = ll.ScopeSignal
+	}
+	if len(p.ConnectPorts) > 0 {
+		if abi < 4 {
+			return fmt.Errorf("sandbox.connect_ports needs Landlock ABI 4 (Linux 6.7), this kernel has ABI %d", abi)
+		}
+		cfg.HandledAccessNet = ll.AccessNetConnectTCP
+	}
+	fd, flags, err := cfg.BestEffort().NewRulesetFD(p.rules()...)
+	if err != nil {
+		return fmt.Errorf("landlock ruleset: %w", err)
+	}
+	defer unix.Close(fd)
+	errc := make(chan error, 1)
+	go func() {
+		// The thread stays locked and ends with this goroutine: no other
+		// goroutine ever runs confined.
+		runtime.LockOSThread()
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			errc <- fmt.Errorf("no_new_privs: %w", err)
+			return
+		}
+		if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
+			errc <- fmt.Errorf("landlock_restrict_self: %w", err)
+			return
+		}
+		errc <- cmd.Start()
+	}()
+	return <-errc
+}
+
+// fsAll is every file-system right go-landlock knows; BestEffort keeps
+// those the kernel's ABI has.
+const fsAll = landlock.AccessFSSet(1<<17 - 1)
+
+// rules returns the Landlock rules of p. The Landlock rights of Write
+// include refer, so that a file may be renamed from one writable
+// directory into another.
+func (p Policy) rules() []landlock.Rule {
+	roDirs, roFiles := split(p.Read)
+	rwDirs, rwFiles := split(p.Write)
+	rules := []landlock.Rule{
+		landlock.RODirs(roDirs...).IgnoreIfMissing(),
+		landlock.ROFiles(roFiles...).IgnoreIfMissing(),
+		landlock.RWDirs(rwDirs...).WithRefer().IgnoreIfMissing(),
+		landlock.RWFiles(rwFiles...).WithIoctlDev().IgnoreIfMissing(),
+	}
+	for _, port := range p.ConnectPorts {
+		rules = append(rules, landlock.ConnectTCP(port))
+	}
+	return rules
+}
+
+// split returns the directories and the other files of paths, sorted
+// without repeats, and without those that do not exist (Landlock takes a
+// directory's rights only on a directory).
+func split(paths []string) (dirs, files []string) {
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		switch {
+		case err != nil:
+		case fi.IsDir():
+			dirs = append(dirs, p)
+		default:
+			files = append(files, p)
+		}
+	}
+	slices.Sort(dirs)
+	slices.Sort(files)
+	return slices.Compact(dirs), slices.Compact(files)
+}
