@@ -137,3 +137,26 @@ func (d *Daemon) sandboxUnavailable() {
 		Details:      map[string]any{"landlock_abi": sandbox.ABI()},
 		RecoveryHint: "Run specd on Linux 5.13 or later with Landlock enabled, or set `sandbox: off` in " + specs.ConfigFile + " to run specialists unconfined (docs/operating.md#sandbox)."})
 }
+
+// sandboxState is the specialists' confinement as `specd status` shows
+// it: "landlock ABI N", "off", or "unavailable".
+func sandboxState(sb config.Sandbox) string {
+	switch {
+	case sb.Off:
+		return "off"
+	case sandbox.ABI() < 1:
+		return "unavailable"
+	}
+	return fmt.Sprintf("landlock ABI %d", sandbox.ABI())
+}
+
+// warnSandbox logs at start-up that specialists run unconfined
+// (sandbox: off), or cannot start (no Landlock).
+func (d *Daemon) warnSandbox(sb config.Sandbox) {
+	switch {
+	case sb.Off:
+		d.opts.Log.Warn().Msg("sandbox: off in " + specs.ConfigFile + ": specialists run unconfined and may write anywhere this user can (docs/operating.md#sandbox)")
+	case sandbox.ABI() < 1:
+		d.sandboxUnavailable()
+	}
+}

@@ -89,7 +89,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 	l := &loop{d: d, tree: tree, ctx: ctx, kill: kill, due: make(chan string, 256), timers: map[string]*time.Timer{}}
 	l.fullScan()
 	cfg := d.config()
-	up := liveness.Status{PID: os.Getpid(), StartedAt: time.Now().UTC(), State: liveness.StateReady, MaxParallel: cfg.MaxParallel, Preset: cfg.Specialist.Preset}
+	up := liveness.Status{PID: os.Getpid(), StartedAt: time.Now().UTC(), State: liveness.StateReady, MaxParallel: cfg.MaxParallel, Preset: cfg.Specialist.Preset,
+		Sandbox: sandboxState(cfg.Sandbox)}
 	if err := liveness.Write(treeDir, up); err != nil {
 		log.Warn().Err(err).Msg("cannot write the daemon status file; specd status cannot show uptime")
 	}
@@ -97,8 +98,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	defer d.metrics.write() // specialists running 0, the last counts
 	d.notify.Notify("READY=1\n" + d.stats.status())
 	log.Info().Str("specs_dir", treeDir).Int("max_parallel", cfg.MaxParallel).
-		Str("preset", cfg.Specialist.Preset).Msg("specd ready")
+		Str("preset", cfg.Specialist.Preset).Str("sandbox", up.Sandbox).Msg("specd ready")
 	d.warnAgent(cfg.Specialist)
+	d.warnSandbox(cfg.Sandbox)
 
 	tick := time.NewTicker(cfg.RescanInterval.Std())
 	defer tick.Stop()

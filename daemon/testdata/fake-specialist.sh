@@ -57,8 +57,9 @@ auth)
 	printf '\033[91m\033[1mError: \033[0mInvalid API key provided\n' >&2
 	exit 1 ;;
 orphan)
-	# A grandchild that ignores SIGTERM; the group kill must still end it.
-	sh -c 'trap "" TERM; echo $$ > "$FAKE_COUNT_DIR/grandchild.pid"; while :; do sleep 1; done' &
+	# A grandchild in its own session that ignores SIGTERM: the topic's
+	# subreaper must still end it (no group kill reaches it).
+	setsid sh -c 'trap "" TERM; echo $$ > "$FAKE_COUNT_DIR/grandchild.pid"; while :; do sleep 1; done' &
 	sleep 600 ;;
 *)
 	echo "unknown mode $mode" >&2

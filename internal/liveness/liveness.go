@@ -43,6 +43,9 @@ type Status struct {
 	State       string    `json:"state"` // ready, draining or standby
 	MaxParallel int       `json:"max_parallel"`
 	Preset      string    `json:"preset"` // specialist.preset
+	// Sandbox is the specialists' confinement (docs/operating.md#sandbox):
+	// "landlock ABI 7", "off", or "unavailable" (no Landlock: they do not start).
+	Sandbox string `json:"sandbox,omitempty"`
 	// DrainUntil is when a warm shutdown stops waiting for running
 	// specialists (shutdown_timeout after it began); zero unless draining.
 	DrainUntil time.Time `json:"drain_until,omitzero"`
@@ -65,7 +68,7 @@ type Daemon struct {
 }
 
 // String is the one-line form `specd status` starts with:
-// "daemon: running (pid 4242, up 12m, max_parallel 4)",
+// "daemon: running (pid 4242, up 12m, max_parallel 4, sandbox landlock ABI 7)",
 // "daemon: draining (pid 4242, …)", or "daemon: not running".
 func (d Daemon) String() string {
 	if !d.Running {
@@ -78,8 +81,12 @@ func (d Daemon) String() string {
 	if d.Status.PID != d.PID {
 		return fmt.Sprintf("daemon: %s (pid %d)", state, d.PID)
 	}
-	return fmt.Sprintf("daemon: %s (pid %d, up %s, max_parallel %d)", state, d.PID,
-		Round(time.Since(d.Status.StartedAt)), d.Status.MaxParallel)
+	sb := ""
+	if d.Status.Sandbox != "" {
+		sb = ", sandbox " + d.Status.Sandbox
+	}
+	return fmt.Sprintf("daemon: %s (pid %d, up %s, max_parallel %d%s)", state, d.PID,
+		Round(time.Since(d.Status.StartedAt)), d.Status.MaxParallel, sb)
 }
 
 // Round prints a duration for people: "850ms", "42s", "12m05s", "3h05m".
