@@ -177,14 +177,17 @@ func countItems(report []byte, section string) int {
 
 type finding struct {
 	path    string
-	line    int
+	line    int // the cited line
+	best    int // the best line, 0 for none
+	from    int // the excerpt's first line
 	fence   string
 	excerpt []string
 }
 
 var (
-	citeRE  = regexp.MustCompile("^[0-9]+\\. \\*\\*`([^`]+):([0-9]+)`\\*\\* — ")
-	fenceRE = regexp.MustCompile("^   (`{3,})[a-z]*$")
+	citeRE    = regexp.MustCompile("^[0-9]+\\. \\*\\*`([^`]+):([0-9]+)`\\*\\* — ")
+	excerptRE = regexp.MustCompile("(?:; best line `[^`]+:([0-9]+)`)?; excerpt lines? ([0-9]+)(?:–[0-9]+)?$")
+	fenceRE   = regexp.MustCompile("^   (`{3,})[a-z]*$")
 )
 
 // findings parses the cited path:line and excerpt of every finding.
@@ -199,6 +202,12 @@ func findings(t *testing.T, report []byte) []finding {
 		}
 		f := finding{path: m[1]}
 		f.line, _ = strconv.Atoi(m[2])
+		x := excerptRE.FindStringSubmatch(lines[i])
+		if x == nil {
+			t.Fatalf("finding %q: no excerpt lines", lines[i])
+		}
+		f.best, _ = strconv.Atoi(x[1])
+		f.from, _ = strconv.Atoi(x[2])
 		if i+2 >= len(lines) || lines[i+1] != "" || !fenceRE.MatchString(lines[i+2]) {
 			t.Fatalf("finding %q: no fenced excerpt below it", lines[i])
 		}
@@ -274,10 +283,13 @@ func checkReport(t *testing.T, root, topic, stdout string, report []byte, path s
 		}
 		lines := strings.Split(string(data), "\n")
 		for k, l := range f.excerpt {
-			i := f.line - 1 + k
+			i := f.from - 1 + k
 			if i >= len(lines) || strings.TrimSuffix(lines[i], "\r") != l {
-				t.Errorf("%s:%d: excerpt line %d is %q, not in the file there", f.path, f.line, k+1, l)
+				t.Errorf("%s:%d: excerpt line %d is %q, not in the file there", f.path, f.from, k+1, l)
 			}
+		}
+		if f.best != 0 && (f.best < f.from || f.best >= f.from+len(f.excerpt)) {
+			t.Errorf("%s:%d: best line %d outside the excerpt (from line %d)", f.path, f.line, f.best, f.from)
 		}
 		if !slices.Contains(cited, f.path) {
 			cited = append(cited, f.path)
