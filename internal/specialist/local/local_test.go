@@ -128,10 +128,21 @@ func git(t testing.TB, dir string, args ...string) {
 // when none was written) and the report's path.
 func run(t testing.TB, root, topic string, complexity int, opt Options) (string, []byte, string, error) {
 	t.Helper()
-	path := filepath.Join(root, reportsDir, "001_report.md")
+	return runInput(t, input(root, topic, complexity), opt)
+}
+
+// input is the specialist's input for topic in the fixture's layout under
+// root.
+func input(root, topic string, complexity int) specialist.Input {
+	return specialist.Input{ReportPath: filepath.Join(root, reportsDir, "001_report.md"), Topic: topic, TopicCount: 1,
+		SpecDir: filepath.Join(root, specDir), ResearchComplexity: complexity, WorkflowID: "wf", ProjectRoot: root}
+}
+
+// runInput runs the specialist on in, as run does.
+func runInput(t testing.TB, in specialist.Input, opt Options) (string, []byte, string, error) {
+	t.Helper()
+	path := in.ReportPath
 	os.Remove(path)
-	in := specialist.Input{ReportPath: path, Topic: topic, TopicCount: 1, SpecDir: filepath.Join(root, specDir),
-		ResearchComplexity: complexity, WorkflowID: "wf", ProjectRoot: root}
 	if opt.Now == nil {
 		opt.Now = fixedNow
 	}

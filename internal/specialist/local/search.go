@@ -38,11 +38,12 @@ const (
 	// is declared. Types keep their score: a topic about where data lives
 	// is answered by one.
 	declPrior = 0.5
-	// requestWeight is the weight of the request's words
-	// (docs/local-specialist.md#the-request) against the topic's 1: a unit
-	// scores its BM25F over them × requestWeight on top of its topic score,
-	// so that the request orders units that match the topic alike without
-	// letting a unit in on the request's words alone.
+	// requestWeight bounds what the request's words
+	// (docs/local-specialist.md#the-request) add to a unit's score: it is
+	// scaled by 1 + requestWeight × the unit's BM25F over them as a share
+	// of the most a unit could score on them (Σ idf × (k1 + 1)), so the
+	// request orders units that match the topic alike, never outweighs
+	// the topic, and lets in no unit on its words alone.
 	requestWeight = 0.3
 	// requestMax is the most request words searched, the first ones.
 	requestMax = 40
@@ -249,9 +250,10 @@ func (c *corpus) rank(n int) ranking {
 	if T > 0 {
 		r.known = float64(known) / float64(T)
 	}
-	xidf := make([]float64, len(c.xdf))
+	xidf, xmass := make([]float64, len(c.xdf)), 0.0
 	for x, df := range c.xdf {
 		xidf[x] = math.Log(1 + (N-float64(df)+0.5)/(float64(df)+0.5))
+		xmass += xidf[x]
 	}
 	hits := make([]hit, 0, len(c.units))
 	for i := range c.units {
@@ -288,8 +290,11 @@ func (c *corpus) rank(n int) ranking {
 			h.coverage = cov / mass
 		}
 		scale := c.q.prior[c.docs[u.doc].role] * (0.5 + 0.5*h.coverage)
-		h.match = h.score * scale
-		h.score = (h.score + requestWeight*extra) * scale
+		h.score *= scale
+		h.match = h.score
+		if xmass > 0 {
+			h.score *= 1 + requestWeight*extra/(xmass*(k1+1))
+		}
 		if u.Kind != "lines" && u.Kind != "section" {
 			h.score *= 1 + sizePrior*math.Log1p(float64(u.End-u.Start+1))
 			if u.Kind == "method" && slices.Contains(c.q.qualified, u.Name) {
