@@ -45,6 +45,11 @@ const (
 	// request orders units that match the topic alike, never outweighs
 	// the topic, and lets in no unit on its words alone.
 	requestWeight = 0.3
+	// docLineWeight scales the score of a doc comment's line when a
+	// finding's best line is chosen (excerpt): the code the comment
+	// documents is shown first when it matches as well, as the Summary
+	// quotes the comment already.
+	docLineWeight = 0.5
 	// requestMax is the most request words searched, the first ones.
 	requestMax = 40
 )
@@ -420,7 +425,8 @@ func bareName(name string) string { return name[strings.LastIndexByte(name, '.')
 // excerpt sets h's citation (cite), its best line and its excerpt
 // (from–to, at most excerptMax lines; docs/local-specialist.md#findings).
 // A line scores the idf of each distinct topic term it holds, and
-// requestWeight × the idf of each extra (request) term; the best line is
+// requestWeight × the idf of each extra (request) term, × docLineWeight
+// for a line of a definition's doc comment; the best line is
 // the highest-scoring one, the first of equals. A unit of excerptMax lines
 // or fewer is shown whole. Otherwise the excerpt is the window of
 // excerptMax lines of the unit, holding the best line, that holds the most
@@ -453,6 +459,9 @@ func (c *corpus) excerpt(h *hit, idf, xidf []float64) {
 				score += weight(t)
 			}
 		})
+		if i < h.Line-1 && h.Kind != "lines" && h.Kind != "section" {
+			score *= docLineWeight // the doc comment, above the definition
+		}
 		held[i-first], h.lineScores[i-first] = ts, score
 		if score > bestScore {
 			h.best, bestScore = i, score
