@@ -99,6 +99,9 @@ func TestRequestOrdersEqualUnits(t *testing.T) {
 	if fs[0].path != "kqueue/backend.go" {
 		t.Errorf("with a request about kqueue, first finding %s, want kqueue/backend.go", fs[0].path)
 	}
+	if report, _ := os.ReadFile(input(root, topic, 2).ReportPath); !strings.Contains(string(report), `the request's words "watcher", "work", "bsd" and "kqueue" scaled`) {
+		t.Errorf("the Summary does not name the request's words:\n%s", report)
+	}
 	for _, f := range fs {
 		if f.path == "kqueue/bsd.go" {
 			t.Errorf("kqueue/bsd.go, which holds request words only, is a finding")

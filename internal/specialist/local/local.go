@@ -7,10 +7,16 @@
 // (index.Files), cut into code units (package codeunit: Go definitions, Markdown
 // sections, universal-ctags definitions, line windows) and ranked with
 // BM25F over their names, signatures, doc comments, calls, bodies and string
-// literals, code before tests and docs (docs/local-specialist.md#ranking). Each finding
-// cites `path:line` of its unit's definition with up to 6 lines copied
-// exactly from there (the code citation style) and the range the unit
-// spans; Sources lists the cited files as links relative to the report.
+// literals, code before tests and docs (docs/local-specialist.md#ranking);
+// the words of the run's request (in.RequestFile) order units that match
+// the topic alike (docs/local-specialist.md#the-request). Each finding
+// cites `path:line` of its unit's definition and of its line that matches
+// the topic best, with up to 6 lines around that line copied exactly (the
+// code citation style) and the range the unit spans
+// (docs/local-specialist.md#findings); the Summary states the answer with
+// sentences copied from the first finding's doc comment, name and best
+// lines (docs/local-specialist.md#the-summary); Sources lists the cited
+// files as links relative to the report.
 // The front matter's confidence_score is the calibrated probability that
 // the first finding answers the topic, and confidence (high from 0.85,
 // low under 0.40, medium between) its label

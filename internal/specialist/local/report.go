@@ -68,7 +68,7 @@ func render(in specialist.Input, q query, c *corpus, r ranking, fb *fallback, re
 	fmt.Fprintf(&buf, "Searched %s (%s) of the project for %s, cut into %s (%s) and ranked with BM25F over their names, signatures, doc comments, calls, bodies and string literals, code before tests and docs",
 		count(c.files, "text file", ""), count(c.lines, "line", ""), andList(perTerm), count(c.nUnits, "unit", ""), unitKinds(c.kinds))
 	if len(q.extra) > 0 {
-		fmt.Fprintf(&buf, "; the request's words %s weigh %.1f of a topic word", andList(quoteAll(q.extraSpelled)), requestWeight)
+		fmt.Fprintf(&buf, "; the request's words %s scaled a matching unit's score by up to × %.1f", andList(quoteAll(q.extraSpelled)), 1+requestWeight)
 	}
 	buf.WriteString(". Each finding cites the line where its unit is defined and its line that matches the topic best, with the lines around it. ")
 	if fb != nil {
