@@ -39,7 +39,11 @@
 // second request of four topics, a request after one file is edited, and
 // the peak RSS of the processes.
 //
-// Usage: go run ./bench/codeqa [-set FILES] [-split tune|holdout] [-fit] [-v] [-j N] [-perf MODULE@VERSION] [-git MIRRORDIR]
+// With -request siblings each question's run gets a REQUEST.md that asks
+// all the questions of its set, module and version, so that the ranking
+// weighs a request's words (docs/local-specialist.md#the-request).
+//
+// Usage: go run ./bench/codeqa [-set FILES] [-split tune|holdout] [-fit] [-v] [-j N] [-perf MODULE@VERSION] [-git MIRRORDIR] [-request siblings]
 //
 //	go run ./bench/codeqa -scale DIR [-parallel 2] [-cpus 2]
 //	go run ./bench/codeqa -derive OUT tune:OWNER/NAME=GITDIR … holdout:OWNER/NAME=GITDIR …
@@ -118,6 +122,7 @@ func main() {
 	parallel := flag.Int("parallel", 2, "with -scale: specialists at once (max_parallel)")
 	cpus := flag.Int("cpus", 2, "with -scale: GOMAXPROCS of each specialist")
 	deriveOut := flag.String("derive", "", "write history-derived questions to this file from the git directories named by the arguments (tune:OWNER/NAME=GITDIR or holdout:OWNER/NAME=GITDIR) instead of scoring")
+	request := flag.String("request", "", "give each question's run a REQUEST.md: \"siblings\" holds the questions of its set, module and version (\"\" gives none)")
 	gitDir := flag.String("git", "", "run history-derived questions on git checkouts of their pinned release, made from the mirrors in this directory (OWNER+NAME/repo) (\"\" reads the module cache)")
 	flag.Parse()
 	if *scaleDir != "" {
@@ -195,13 +200,26 @@ func main() {
 		})
 		fmt.Printf("-git: %d of %d questions on checkouts of their pinned release; %d left out (release not an ancestor of the fix's parent in the mirror)\n", len(qs), n, n-len(qs))
 	}
+	var requests []string
+	switch *request {
+	case "":
+	case "siblings":
+		requests = siblingRequests(qs)
+	default:
+		fmt.Fprintf(os.Stderr, "codeqa: -request %q: want siblings or nothing\n", *request)
+		os.Exit(2)
+	}
 	res := make([]result, len(qs))
 	work := make(chan int)
 	var wg sync.WaitGroup
 	for range max(*jobs, 1) {
 		wg.Go(func() {
 			for i := range work {
-				res[i] = ask(tmp, i, dirs[qs[i].Module+"@"+qs[i].Version], qs[i])
+				req := ""
+				if requests != nil {
+					req = requests[i]
+				}
+				res[i] = ask(tmp, i, dirs[qs[i].Module+"@"+qs[i].Version], qs[i], req)
 			}
 		})
 	}
@@ -336,11 +354,43 @@ func checkAnswers(dir string, qs []question, mod, version string) error {
 // `1. **`path:line`**`.
 var citeRE = regexp.MustCompile("^\\d+\\. \\*\\*`([^`]+):(\\d+)`\\*\\*")
 
-// ask runs the specialist on one question and ranks its citations.
-func ask(tmp string, i int, dir string, q question) result {
+// siblingRequests returns, per question, the REQUEST.md of a request
+// that asks every question of its set, module and version at once: its
+// text is those questions on one line, its topics the questions
+// (docs/local-specialist.md#the-request). For a question alone in its
+// group the request is the question itself, which adds no word.
+func siblingRequests(qs []question) []string {
+	groups := map[string][]string{}
+	key := func(q question) string { return q.set + " " + q.Module + "@" + q.Version }
+	for _, q := range qs {
+		groups[key(q)] = append(groups[key(q)], q.Question)
+	}
+	out := make([]string, len(qs))
+	for i, q := range qs {
+		var b strings.Builder
+		b.WriteString("---\nresearch_complexity: 2\ntopics:\n")
+		for _, t := range groups[key(q)] {
+			fmt.Fprintf(&b, "  - %q\n", t)
+		}
+		fmt.Fprintf(&b, "---\n\n%s\n", strings.Join(groups[key(q)], " "))
+		out[i] = b.String()
+	}
+	return out
+}
+
+// ask runs the specialist on one question and ranks its citations; a
+// request other than "" is written as the run's REQUEST.md.
+func ask(tmp string, i int, dir string, q question, request string) result {
 	r := result{q: q}
 	report := filepath.Join(tmp, fmt.Sprintf("q%03d.md", i))
 	in := specialist.Input{ReportPath: report, Topic: q.Question, ProjectRoot: dir, ResearchComplexity: 2}
+	if request != "" {
+		in.RequestFile = filepath.Join(tmp, fmt.Sprintf("q%03d.request.md", i))
+		if err := os.WriteFile(in.RequestFile, []byte(request), 0o644); err != nil {
+			r.err = err
+			return r
+		}
+	}
 	opt := local.Options{Observe: func(s local.Signals) { r.signals = &s }}
 	if err := local.Run(context.Background(), in, io.Discard, opt); err != nil {
 		r.err = err

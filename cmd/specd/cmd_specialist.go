@@ -28,8 +28,10 @@ SPECD_SPEC_DIR, SPECD_REQUEST_FILE, SPECD_RESEARCH_COMPLEXITY, SPECD_WORKFLOW_ID
 SPECD_PROJECT_ROOT) or, when they are absent, the same fields as one JSON object on stdin.
 It cuts the project's text files (those git would track) into code units (Go definitions,
 Markdown sections, other files by ctags or in windows), ranks them with BM25F against the
-topic, and writes a contract-valid report whose findings cite the path:line where each unit
-is defined, with a retrieval confidence (docs/local-specialist.md). The units are kept in an
+topic (the request file's words order equal matches), and writes a contract-valid report
+whose Summary answers from the best unit's doc comment and lines, and whose findings cite
+the path:line where each unit is defined and its best line, with a retrieval confidence
+(docs/local-specialist.md). The units are kept in an
 index under .opencode/cache/local-index/, built by the first specialist that needs it and
 updated from changed files; a line on stderr says when it was built or updated.
 It prints REPORT_CREATED: <path>, or ERROR_CONTEXT: {json} and TASK_ERROR: <type> - <message>.

@@ -41,7 +41,7 @@ func analysis(depth string, c *corpus, hits []hit) string {
 			for _, h := range hits {
 				d := &c.docs[h.doc]
 				n++
-				fmt.Fprintf(&b, "* **Step %d**: %s (%s)\n", n, label(h, d), code(fmt.Sprintf("%s:%d", d.path, h.from+1)))
+				fmt.Fprintf(&b, "* **Step %d**: %s (%s)\n", n, label(h, d), code(fmt.Sprintf("%s:%d", d.path, h.cite)))
 			}
 		} else {
 			seen := map[int]bool{}

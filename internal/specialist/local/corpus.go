@@ -23,9 +23,9 @@ import (
 // current and not left out): units by file path, and in each file in
 // order.
 func newCorpus(idx *index.Index, q query, tk *index.Tokenizer) *corpus {
-	T := len(q.terms)
+	T, X := len(q.terms), len(q.extra)
 	st := idx.Stats()
-	c := &corpus{q: q, idx: idx, df: make([]int, T), termFiles: make([]int, T), kinds: st.Kinds,
+	c := &corpus{q: q, idx: idx, df: make([]int, T), xdf: make([]int, X), termFiles: make([]int, T), kinds: st.Kinds,
 		files: st.Files, lines: st.Lines, nUnits: st.Units, totalLen: st.FieldLen}
 	ds := idx.Docs()
 	c.docs = make([]doc, len(ds))
@@ -51,14 +51,15 @@ func newCorpus(idx *index.Index, q query, tk *index.Tokenizer) *corpus {
 					doc:  ur.Doc, id: p.Unit, nth: ur.Nth, flen: ur.Len,
 				})
 			}
-			u := &c.units[i]
-			for f := range fPath {
-				if p.TF[f] > 0 {
-					if u.tf[f] == nil {
-						u.tf[f] = make([]int32, T)
-					}
-					u.tf[f][t] = p.TF[f]
-				}
+			c.units[i].count(p, t, T+X)
+		})
+	}
+	// The request's terms, for the units holding a topic term only.
+	for x, term := range q.extra {
+		idx.Postings(term, func(p *index.Posting) {
+			c.xdf[x]++
+			if i, ok := at[p.Unit]; ok {
+				c.units[i].count(p, T+x, T+X)
 			}
 		})
 	}
@@ -75,9 +76,9 @@ func newCorpus(idx *index.Index, q query, tk *index.Tokenizer) *corpus {
 			p0 := c.docs[u.doc].path
 			tk.EachPath(p0, func(_, stem string) {
 				p.len++
-				if t, ok := q.index[stem]; ok {
+				if t := q.term(stem); t >= 0 {
 					if p.tf == nil {
-						p.tf = make([]int32, T)
+						p.tf = make([]int32, T+X)
 					}
 					p.tf[t]++
 				}
@@ -96,6 +97,19 @@ func newCorpus(idx *index.Index, q query, tk *index.Tokenizer) *corpus {
 		return cmp.Compare(a.id, b.id)
 	})
 	return c
+}
+
+// count records posting p's counts per field (the path field aside) as
+// those of term t, of n terms and extra terms in all.
+func (u *unit) count(p *index.Posting, t, n int) {
+	for f := range fPath {
+		if p.TF[f] > 0 {
+			if u.tf[f] == nil {
+				u.tf[f] = make([]int32, n)
+			}
+			u.tf[f][t] = p.TF[f]
+		}
+	}
 }
 
 // docLines returns the lines of file d, read from disk the first time; a

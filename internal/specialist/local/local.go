@@ -7,10 +7,16 @@
 // (index.Files), cut into code units (package codeunit: Go definitions, Markdown
 // sections, universal-ctags definitions, line windows) and ranked with
 // BM25F over their names, signatures, doc comments, calls, bodies and string
-// literals, code before tests and docs (docs/local-specialist.md#ranking). Each finding
-// cites `path:line` of its unit's definition with up to 6 lines copied
-// exactly from there (the code citation style) and the range the unit
-// spans; Sources lists the cited files as links relative to the report.
+// literals, code before tests and docs (docs/local-specialist.md#ranking);
+// the words of the run's request (in.RequestFile) order units that match
+// the topic alike (docs/local-specialist.md#the-request). Each finding
+// cites `path:line` of its unit's definition and of its line that matches
+// the topic best, with up to 6 lines around that line copied exactly (the
+// code citation style) and the range the unit spans
+// (docs/local-specialist.md#findings); the Summary states the answer with
+// sentences copied from the first finding's doc comment, name and best
+// lines (docs/local-specialist.md#the-summary); Sources lists the cited
+// files as links relative to the report.
 // The front matter's confidence_score is the calibrated probability that
 // the first finding answers the topic, and confidence (high from 0.85,
 // low under 0.40, medium between) its label
@@ -43,10 +49,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/specd-dev/specd/internal/atomicfile"
+	"github.com/specd-dev/specd/internal/intake"
 	"github.com/specd-dev/specd/internal/specialist"
 	"github.com/specd-dev/specd/internal/specialist/local/index"
 )
@@ -168,8 +176,11 @@ func research(ctx context.Context, in specialist.Input, opt Options) error {
 			Details: map[string]any{"required_fields": []string{"report_path", "topic"},
 				"recovery_hint": "set " + specialist.EnvTopic + " or topic in the input JSON"}}
 	}
+	if opt.Log == nil {
+		opt.Log = io.Discard
+	}
 	var tk index.Tokenizer
-	q := newQuery(in.Topic, &tk)
+	q := newQuery(in.Topic, requestText(in.RequestFile, opt.Log), &tk)
 	if len(q.terms) == 0 {
 		return &Error{Type: ErrValidation, Message: "the topic has no search terms (only stop words or one-letter words)",
 			Details: map[string]any{"topic": in.Topic,
@@ -200,9 +211,6 @@ func research(ctx context.Context, in specialist.Input, opt Options) error {
 		return fileError("resolve the project root", err, in.ProjectRoot)
 	}
 
-	if opt.Log == nil {
-		opt.Log = io.Discard
-	}
 	idx, err := index.Open(ctx, root, opt.IndexDir, opt.MaxFileBytes, opt.Log)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -255,6 +263,31 @@ func research(ctx context.Context, in specialist.Input, opt Options) error {
 		return fileError("write the report", err, reportPath)
 	}
 	return nil
+}
+
+// requestText returns the text of the run's request file (REQUEST.md,
+// docs/contract.md#intake) without its front matter and topics, whose
+// words weigh in the ranking as a weaker query than the topic
+// (docs/local-specialist.md#the-request); "" when path is "". A request
+// file that cannot be read or parsed is logged to log and left out: the
+// topic alone is searched. A request made of topics only (its text is
+// its first topic) has no text.
+func requestText(path string, log io.Writer) string {
+	if path == "" {
+		return ""
+	}
+	data, err := os.ReadFile(path)
+	if err == nil {
+		var r intake.Request
+		if r, err = intake.ParseRequest(filepath.Base(path), data); err == nil {
+			if slices.Contains(r.Topics, r.Text) {
+				return "" // a request of topics only: its text is its first topic
+			}
+			return r.Text
+		}
+	}
+	fmt.Fprintf(log, "local: request file left out of the ranking (the topic alone is searched): %v\n", err)
+	return ""
 }
 
 // complexity returns the research complexity used: c clamped to 1–4, with

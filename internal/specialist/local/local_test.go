@@ -128,10 +128,21 @@ func git(t testing.TB, dir string, args ...string) {
 // when none was written) and the report's path.
 func run(t testing.TB, root, topic string, complexity int, opt Options) (string, []byte, string, error) {
 	t.Helper()
-	path := filepath.Join(root, reportsDir, "001_report.md")
+	return runInput(t, input(root, topic, complexity), opt)
+}
+
+// input is the specialist's input for topic in the fixture's layout under
+// root.
+func input(root, topic string, complexity int) specialist.Input {
+	return specialist.Input{ReportPath: filepath.Join(root, reportsDir, "001_report.md"), Topic: topic, TopicCount: 1,
+		SpecDir: filepath.Join(root, specDir), ResearchComplexity: complexity, WorkflowID: "wf", ProjectRoot: root}
+}
+
+// runInput runs the specialist on in, as run does.
+func runInput(t testing.TB, in specialist.Input, opt Options) (string, []byte, string, error) {
+	t.Helper()
+	path := in.ReportPath
 	os.Remove(path)
-	in := specialist.Input{ReportPath: path, Topic: topic, TopicCount: 1, SpecDir: filepath.Join(root, specDir),
-		ResearchComplexity: complexity, WorkflowID: "wf", ProjectRoot: root}
 	if opt.Now == nil {
 		opt.Now = fixedNow
 	}
@@ -177,14 +188,17 @@ func countItems(report []byte, section string) int {
 
 type finding struct {
 	path    string
-	line    int
+	line    int // the cited line
+	best    int // the best line, 0 for none
+	from    int // the excerpt's first line
 	fence   string
 	excerpt []string
 }
 
 var (
-	citeRE  = regexp.MustCompile("^[0-9]+\\. \\*\\*`([^`]+):([0-9]+)`\\*\\* — ")
-	fenceRE = regexp.MustCompile("^   (`{3,})[a-z]*$")
+	citeRE    = regexp.MustCompile("^[0-9]+\\. \\*\\*`([^`]+):([0-9]+)`\\*\\* — ")
+	excerptRE = regexp.MustCompile("(?:; best line `[^`]+:([0-9]+)`)?; excerpt lines? ([0-9]+)(?:–[0-9]+)?$")
+	fenceRE   = regexp.MustCompile("^   (`{3,})[a-z]*$")
 )
 
 // findings parses the cited path:line and excerpt of every finding.
@@ -199,6 +213,12 @@ func findings(t *testing.T, report []byte) []finding {
 		}
 		f := finding{path: m[1]}
 		f.line, _ = strconv.Atoi(m[2])
+		x := excerptRE.FindStringSubmatch(lines[i])
+		if x == nil {
+			t.Fatalf("finding %q: no excerpt lines", lines[i])
+		}
+		f.best, _ = strconv.Atoi(x[1])
+		f.from, _ = strconv.Atoi(x[2])
 		if i+2 >= len(lines) || lines[i+1] != "" || !fenceRE.MatchString(lines[i+2]) {
 			t.Fatalf("finding %q: no fenced excerpt below it", lines[i])
 		}
@@ -274,10 +294,13 @@ func checkReport(t *testing.T, root, topic, stdout string, report []byte, path s
 		}
 		lines := strings.Split(string(data), "\n")
 		for k, l := range f.excerpt {
-			i := f.line - 1 + k
+			i := f.from - 1 + k
 			if i >= len(lines) || strings.TrimSuffix(lines[i], "\r") != l {
-				t.Errorf("%s:%d: excerpt line %d is %q, not in the file there", f.path, f.line, k+1, l)
+				t.Errorf("%s:%d: excerpt line %d is %q, not in the file there", f.path, f.from, k+1, l)
 			}
+		}
+		if f.best != 0 && (f.best < f.from || f.best >= f.from+len(f.excerpt)) {
+			t.Errorf("%s:%d: best line %d outside the excerpt (from line %d)", f.path, f.line, f.best, f.from)
 		}
 		if !slices.Contains(cited, f.path) {
 			cited = append(cited, f.path)

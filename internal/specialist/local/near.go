@@ -148,7 +148,8 @@ func (c *corpus) nearTerms(tk *index.Tokenizer) []nearTerm {
 }
 
 // nearQuery is the query made of near's words, in order, each stem once;
-// it keeps q's text (for the quoting check) and role priors.
+// it keeps q's text (for the quoting check), role priors and the
+// request's extra terms that are not near words.
 func nearQuery(q query, near []nearTerm) query {
 	nq := query{text: q.text, prior: q.prior, index: map[string]int{}}
 	for _, nt := range near {
@@ -156,6 +157,12 @@ func nearQuery(q query, near []nearTerm) query {
 			nq.index[nt.stem] = len(nq.terms)
 			nq.terms = append(nq.terms, nt.stem)
 			nq.spelled = append(nq.spelled, nt.word)
+		}
+	}
+	for x, stem := range q.extra {
+		if _, ok := nq.index[stem]; !ok {
+			nq.extra = append(nq.extra, stem)
+			nq.extraSpelled = append(nq.extraSpelled, q.extraSpelled[x])
 		}
 	}
 	return nq

@@ -59,18 +59,18 @@ func render(in specialist.Input, q query, c *corpus, r ranking, fb *fallback, re
 			fmt.Fprintf(&buf, "No word of the project is near %s. ", orList(quoteAll(left)))
 		}
 	}
+	buf.WriteString(answer(c, r))
+	buf.WriteString("\n\n")
 	perTerm := make([]string, len(q.terms))
 	for t := range q.terms {
 		perTerm[t] = fmt.Sprintf("%q (%s)", q.spelled[t], count(c.termFiles[t], "file", "no file"))
 	}
-	best := make([]string, 0, 3)
-	for _, d := range files[:min(3, len(files))] {
-		best = append(best, code(c.docs[d].path))
-	}
-	fmt.Fprintf(&buf, "Searched %s (%s) of the project for %s, cut into %s (%s) and ranked with BM25F over their names, signatures, doc comments, calls, bodies and string literals, code before tests and docs. ",
+	fmt.Fprintf(&buf, "Searched %s (%s) of the project for %s, cut into %s (%s) and ranked with BM25F over their names, signatures, doc comments, calls, bodies and string literals, code before tests and docs",
 		count(c.files, "text file", ""), count(c.lines, "line", ""), andList(perTerm), count(c.nUnits, "unit", ""), unitKinds(c.kinds))
-	fmt.Fprintf(&buf, "The strongest matches are in %s; each finding cites the line where its unit is defined, with the lines found there and the range the unit spans. ",
-		andList(best))
+	if len(q.extra) > 0 {
+		fmt.Fprintf(&buf, "; the request's words %s scaled a matching unit's score by up to × %.1f", andList(quoteAll(q.extraSpelled)), 1+requestWeight)
+	}
+	buf.WriteString(". Each finding cites the line where its unit is defined and its line that matches the topic best, with the lines around it. ")
 	if fb != nil {
 		fmt.Fprintf(&buf, "Retrieval confidence: %s, %.2f (none of the topic's own terms occur in the project; the best finding matches %d%% of the near terms' weight).\n\n",
 			r.confidence, r.probability, int(math.Round(100*hits[0].coverage)))
@@ -86,9 +86,13 @@ func render(in specialist.Input, q query, c *corpus, r ranking, fb *fallback, re
 		for k, t := range h.matched {
 			terms[k] = q.spelled[t]
 		}
-		fmt.Fprintf(&buf, "%d. **%s** — %s (%s, %s): %d of %d terms (score %.2f; terms: %s)\n\n",
-			i+1, code(d.path+":"+strconv.Itoa(h.from+1)), label(h, d), lineRange(h.Start-1, h.End-1), d.role,
+		fmt.Fprintf(&buf, "%d. **%s** — %s (%s, %s): %d of %d terms (score %.2f; terms: %s)",
+			i+1, code(d.path+":"+strconv.Itoa(h.cite)), label(h, d), lineRange(h.Start-1, h.End-1), d.role,
 			len(h.matched), len(q.terms), h.score, strings.Join(terms, ", "))
+		if h.best >= 0 {
+			fmt.Fprintf(&buf, "; best line %s", code(d.path+":"+strconv.Itoa(h.best+1)))
+		}
+		fmt.Fprintf(&buf, "; excerpt %s\n\n", lineRange(h.from, h.to))
 		excerpt := d.lines[h.from : h.to+1]
 		fence := strings.Repeat("`", max(3, longestRun(strings.Join(excerpt, "\n"), '`')+1))
 		fmt.Fprintf(&buf, "   %s%s\n", fence, lang(d.path))

@@ -38,6 +38,20 @@ const (
 	// is declared. Types keep their score: a topic about where data lives
 	// is answered by one.
 	declPrior = 0.5
+	// requestWeight bounds what the request's words
+	// (docs/local-specialist.md#the-request) add to a unit's score: it is
+	// scaled by 1 + requestWeight × the unit's BM25F over them as a share
+	// of the most a unit could score on them (Σ idf × (k1 + 1)), so the
+	// request orders units that match the topic alike, never outweighs
+	// the topic, and lets in no unit on its words alone.
+	requestWeight = 0.3
+	// docLineWeight scales the score of a doc comment's line when a
+	// finding's best line is chosen (excerpt): the code the comment
+	// documents is shown first when it matches as well, as the Summary
+	// quotes the comment already.
+	docLineWeight = 0.5
+	// requestMax is the most request words searched, the first ones.
+	requestMax = 40
 )
 
 // The fields of a unit, each with its weight and length normalisation
@@ -83,9 +97,16 @@ type query struct {
 	spelled []string       // each term as the topic first spells it, lowercased
 	index   map[string]int // stem → position in terms
 	prior   [4]float64     // rolePrior, lifted for the roles the topic asks about
+	// extra are the request's stems that are not the topic's, distinct, in
+	// request order (at most requestMax), weighed requestWeight; a unit's
+	// counts of extra term x sit at index len(terms)+x of its tf arrays.
+	extra        []string
+	extraSpelled []string // each as the request first spells it, lowercased
 }
 
-func newQuery(topic string, tk *index.Tokenizer) query {
+// newQuery returns the query of topic, with the words of request (the
+// run's request text, "" for none) as weaker extra terms.
+func newQuery(topic, request string, tk *index.Tokenizer) query {
 	q := query{index: map[string]int{}, prior: rolePrior, text: normText(topic), raw: topic,
 		qualified: qualifiedRE.FindAllString(topic, -1), names: map[string]bool{}}
 	index.Words(topic, func(w string) { q.names[w] = true })
@@ -109,7 +130,31 @@ func newQuery(topic string, tk *index.Tokenizer) query {
 			q.spelled = append(q.spelled, strings.ToLower(word))
 		}
 	})
+	q.addRequest(request, tk)
 	return q
+}
+
+// addRequest adds the stems of request that q lacks as its extra terms.
+func (q *query) addRequest(request string, tk *index.Tokenizer) {
+	tk.Each(request, func(word, stem string) {
+		if _, ok := q.index[stem]; ok || len(q.extra) == requestMax || slices.Contains(q.extra, stem) {
+			return
+		}
+		q.extra = append(q.extra, stem)
+		q.extraSpelled = append(q.extraSpelled, strings.ToLower(word))
+	})
+}
+
+// term returns the position of stem among q's terms and then its extra
+// terms (len(terms)+x), or -1.
+func (q *query) term(stem string) int {
+	if t, ok := q.index[stem]; ok {
+		return t
+	}
+	if x := slices.Index(q.extra, stem); x >= 0 {
+		return len(q.terms) + x
+	}
+	return -1
 }
 
 // scopeRE matches a topic's leading scope, "parser: fix …".
@@ -132,7 +177,7 @@ type unit struct {
 	doc    int              // index in corpus.docs
 	id     int              // number in the index
 	nth    int              // place among its file's units (index.Unit.Nth)
-	tf     [nFields][]int32 // per field: count of each term; nil when none
+	tf     [nFields][]int32 // per field: count of each term, then of each extra term (query.extra); nil when none
 	flen   [nFields]int32   // per field: tokens
 	quoted int8             // corpus.quotes: 0 not known yet, 1 no, 2 a string literal quotes the topic
 }
@@ -149,6 +194,7 @@ type corpus struct {
 	nUnits    int    // all units, matching or not
 	totalLen  [nFields]int
 	df        []int // per term: units holding it
+	xdf       []int // per extra term (query.extra): units holding it
 	termFiles []int // per term: files holding it
 	kinds     map[string]int
 	cut       map[int][]codeunit.Unit // per doc: its units with their text, once read (full)
@@ -163,8 +209,12 @@ type hit struct {
 	match    float64 // the BM25F score scaled by role and coverage only (no size, name, scope or caller term)
 	coverage float64 // share of the query's idf mass the unit matches, 0–1
 	matched  []int   // terms in the unit, in topic order
-	from, to int     // excerpt lines, 0-based, inclusive
-	seeAlso  []*unit // tests and docs that mention the unit's name
+	cite     int     // the line the finding cites, 1-based: the unit's Line, or a window's first line with a term
+	from, to int     // excerpt lines, 0-based, inclusive: a window around the best line
+	best     int     // the unit's line that matches the query best, 0-based; -1 when no line holds a term
+	// lineScores is each line's score from the unit's Start on (excerpt).
+	lineScores []float64
+	seeAlso    []*unit // tests and docs that mention the unit's name
 }
 
 // ranking is the outcome of rank.
@@ -175,6 +225,7 @@ type ranking struct {
 	features    []float64 // the model's inputs (FeatureNames); nil without hits
 	known       float64   // share of the query's terms found in some unit, 0–1
 	idf         []float64 // per term
+	xidf        []float64 // per extra term (query.extra)
 }
 
 // rank scores the matching units with BM25F, scales each by its role's
@@ -204,12 +255,17 @@ func (c *corpus) rank(n int) ranking {
 	if T > 0 {
 		r.known = float64(known) / float64(T)
 	}
+	xidf, xmass := make([]float64, len(c.xdf)), 0.0
+	for x, df := range c.xdf {
+		xidf[x] = math.Log(1 + (N-float64(df)+0.5)/(float64(df)+0.5))
+		xmass += xidf[x]
+	}
 	hits := make([]hit, 0, len(c.units))
 	for i := range c.units {
 		u := &c.units[i]
 		h := hit{unit: u}
-		cov := 0.0
-		for t := range T {
+		cov, extra := 0.0, 0.0
+		for t := range T + len(xidf) {
 			w := 0.0
 			inUnit := false
 			for f := range nFields {
@@ -225,6 +281,10 @@ func (c *corpus) rank(n int) ranking {
 			if w == 0 {
 				continue
 			}
+			if t >= T {
+				extra += xidf[t-T] * w * (k1 + 1) / (w + k1)
+				continue
+			}
 			h.score += idf[t] * w * (k1 + 1) / (w + k1)
 			if inUnit {
 				h.matched = append(h.matched, t)
@@ -234,8 +294,12 @@ func (c *corpus) rank(n int) ranking {
 		if mass > 0 {
 			h.coverage = cov / mass
 		}
-		h.score *= c.q.prior[c.docs[u.doc].role] * (0.5 + 0.5*h.coverage)
+		scale := c.q.prior[c.docs[u.doc].role] * (0.5 + 0.5*h.coverage)
+		h.score *= scale
 		h.match = h.score
+		if xmass > 0 {
+			h.score *= 1 + requestWeight*extra/(xmass*(k1+1))
+		}
 		if u.Kind != "lines" && u.Kind != "section" {
 			h.score *= 1 + sizePrior*math.Log1p(float64(u.End-u.Start+1))
 			if u.Kind == "method" && slices.Contains(c.q.qualified, u.Name) {
@@ -278,14 +342,11 @@ func (c *corpus) rank(n int) ranking {
 		}) {
 			continue
 		}
-		h.from, h.to = h.Line-1, min(h.Line-1+excerptMax-1, h.End-1)
-		if h.Kind == "lines" { // a window: from its first to its last line with a term
-			h.from, h.to = c.termLines(&h)
-		}
+		c.excerpt(&h, idf, xidf)
 		r.hits = append(r.hits, h)
 	}
 	c.seeAlso(r.hits, hits)
-	r.idf = idf
+	r.idf, r.xidf = idf, xidf
 	r.confidence = ConfidenceLow
 	if len(r.hits) > 0 {
 		r.features = c.signals(&r)
@@ -361,34 +422,98 @@ const callerPool = 100
 // "Decoder.Decode".
 func bareName(name string) string { return name[strings.LastIndexByte(name, '.')+1:] }
 
-// termLines returns the first and last 0-based lines of a window that
-// hold a query term, at most excerptMax lines apart.
-func (c *corpus) termLines(h *hit) (from, to int) {
+// excerpt sets h's citation (cite), its best line and its excerpt
+// (from–to, at most excerptMax lines; docs/local-specialist.md#findings).
+// A line scores the idf of each distinct topic term it holds, and
+// requestWeight × the idf of each extra (request) term, × docLineWeight
+// for a line of a definition's doc comment; the best line is
+// the highest-scoring one, the first of equals. A unit of excerptMax lines
+// or fewer is shown whole. Otherwise the excerpt is the window of
+// excerptMax lines of the unit, holding the best line, that holds the most
+// idf of distinct terms; of equal windows, the one whose best line is
+// nearest to its second line (one line of context above). A unit none of
+// whose lines holds a term (a match on its path alone) shows its first
+// excerptMax lines from its definition. A window unit (kind lines) cites
+// and shows its lines from the first to the last holding a topic term, at
+// most excerptMax apart, as its citation names no definition.
+func (c *corpus) excerpt(h *hit, idf, xidf []float64) {
 	lines := c.docLines(h.doc)
-	from, to = -1, -1
-	for i := h.Start - 1; i < h.End && i < len(lines); i++ {
-		has := false
-		c.tkLine(lines[i], func(int) { has = true })
-		if has {
-			if from < 0 {
-				from = i
+	first, last := h.Start-1, min(h.End, len(lines))-1
+	T := len(c.q.terms)
+	weight := func(t int) float64 {
+		if t < T {
+			return idf[t]
+		}
+		return requestWeight * xidf[t-T]
+	}
+	held := make([][]int, max(last-first+1, 0)) // per line: the distinct terms it holds
+	h.lineScores = make([]float64, len(held))
+	h.best = -1
+	bestScore, topicFrom, topicTo := 0.0, -1, -1
+	for i := first; i <= last; i++ {
+		var ts []int
+		score := 0.0
+		tkLine(c.q, lines[i], func(t int) {
+			if !slices.Contains(ts, t) {
+				ts = append(ts, t)
+				score += weight(t)
 			}
-			if i-from < excerptMax {
-				to = i
+		})
+		if i < h.Line-1 && h.Kind != "lines" && h.Kind != "section" {
+			score *= docLineWeight // the doc comment, above the definition
+		}
+		held[i-first], h.lineScores[i-first] = ts, score
+		if score > bestScore {
+			h.best, bestScore = i, score
+		}
+		if slices.ContainsFunc(ts, func(t int) bool { return t < T }) {
+			if topicFrom < 0 {
+				topicFrom = i
+			}
+			if i-topicFrom < excerptMax {
+				topicTo = i
 			}
 		}
 	}
-	if from < 0 {
-		return h.Start - 1, min(h.Start-1+excerptMax-1, h.End-1)
+	h.cite = h.Line
+	switch {
+	case h.Kind == "lines" && topicFrom >= 0:
+		h.cite, h.from, h.to = topicFrom+1, topicFrom, topicTo
+		return
+	case h.best < 0 || h.Kind == "lines":
+		h.from, h.to = h.Line-1, min(h.Line-1+excerptMax-1, h.End-1)
+		return
+	case last-first+1 <= excerptMax:
+		h.from, h.to = first, last
+		return
 	}
-	return from, to
+	bestMass, bestOff := -1.0, 0
+	for from := max(first, h.best-excerptMax+1); from <= min(h.best, last-excerptMax+1); from++ {
+		var seen []int
+		mass := 0.0
+		for _, ts := range held[from-first : from-first+excerptMax] {
+			for _, t := range ts {
+				if !slices.Contains(seen, t) {
+					seen = append(seen, t)
+					mass += weight(t)
+				}
+			}
+		}
+		off := abs(h.best - from - 1)
+		if mass > bestMass || mass == bestMass && off < bestOff {
+			h.from, h.to, bestMass, bestOff = from, from+excerptMax-1, mass, off
+		}
+	}
 }
 
-// tkLine calls fn with the index of each query term in line.
-func (c *corpus) tkLine(line string, fn func(t int)) {
+func abs(n int) int { return max(n, -n) }
+
+// tkLine calls fn with the index of each of q's terms in line, then
+// len(q.terms)+x for its extra term x (query.term), once per occurrence.
+func tkLine(q query, line string, fn func(t int)) {
 	var tk index.Tokenizer
 	tk.Each(line, func(_, stem string) {
-		if t, ok := c.q.index[stem]; ok {
+		if t := q.term(stem); t >= 0 {
 			fn(t)
 		}
 	})
