@@ -33,18 +33,22 @@ func (a *attempt) confine(job *runner.Job) (tmp string, err error) {
 		return "", fmt.Errorf("the topic's TMPDIR: %w", err)
 	}
 	job.Env = append(job.Env, "TMPDIR="+tmp)
+	if a.sp.Preset == config.PresetClaude {
+		job.Env = append(job.Env, "CLAUDE_CODE_TMPDIR="+tmp) // its own temp directory, /tmp/claude-UID else
+	}
 	job.Helper = r.d.helper
 	if cfg.Sandbox.Off {
 		return tmp, nil
 	}
 	env := envLookup(job.Env)
 	cache := filepath.Join(filepath.Dir(r.d.opts.TreeDir), "cache")
-	_, write := sandbox.StateDirs(a.sp.Preset, env)
+	read, write := sandbox.StateDirs(a.sp.Preset, env)
 	if a.sp.Preset == config.PresetLocal {
 		write = append(write, cache) // the index, shared by its topics
 	}
-	// A directory the sandbox may write must exist when it is made.
-	for _, dir := range write {
+	// A directory the sandbox names must exist when it is made (and a
+	// CLI that makes its config directory gets EEXIST, not EACCES).
+	for _, dir := range append(read, write...) {
 		if filepath.Ext(dir) != ".json" { // claude's ~/.claude.json is a file
 			if err := os.MkdirAll(dir, 0o700); err != nil {
 				return tmp, fmt.Errorf("a directory the %s specialist writes: %w", a.sp.Preset, err)
