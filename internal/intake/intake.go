@@ -31,6 +31,10 @@ type Request struct {
 	// AnalysisDepth is the analysis depth written to the plan's "Analysis
 	// Depth:" line: execution_only, focused or comprehensive; "" for none.
 	AnalysisDepth string
+	// Body is the whole request as written after its front matter
+	// (heading, question, topic list, any prose), trimmed; "" for a
+	// request given as one line (submit). REQUEST.md keeps it.
+	Body string
 }
 
 // requestMeta is the optional front matter of a request file.
@@ -47,15 +51,17 @@ var listItem = regexp.MustCompile(`^\s*(?:[-*+]|[0-9]+[.)])\s+(.+?)\s*$`)
 // `topics:`, `research_complexity:` and `request:`; then a body whose first
 // prose line (a leading "# " is dropped) is the request text, and whose
 // topics are the items of a `## Topics` list or, failing that, the bullet
-// lines of the body. No topics found means the request is one topic. name is
-// used in errors; an empty request is an error.
+// lines of the body. No topics found means the request is one topic. The
+// whole body is kept in Body. name is used in errors; an empty request is
+// an error.
 func ParseRequest(name string, data []byte) (Request, error) {
 	var meta requestMeta
 	body, err := frontmatter.Parse(bytes.NewReader(data), &meta)
 	if err != nil {
 		return Request{}, fmt.Errorf("request %s: front matter: %w", name, err)
 	}
-	r := Request{Text: strings.TrimSpace(meta.Request), Topics: meta.Topics, Complexity: meta.Complexity, AnalysisDepth: meta.Depth}
+	r := Request{Text: strings.TrimSpace(meta.Request), Topics: meta.Topics, Complexity: meta.Complexity, AnalysisDepth: meta.Depth,
+		Body: strings.TrimSpace(string(body))}
 	var bullets, topicSection []string
 	inTopics := false
 	sc := bufio.NewScanner(bytes.NewReader(body))
@@ -100,11 +106,15 @@ func ParseRequest(name string, data []byte) (Request, error) {
 	return r, nil
 }
 
-// requestDoc renders REQUEST.md: front matter with the complexity and the
-// topics, then the request text. ParseRequest reads it back unchanged.
+// requestDoc renders REQUEST.md: front matter with the complexity, the
+// topics and, for a request with a body, its text; then the whole body
+// (else the request text). ParseRequest reads it back unchanged.
 func requestDoc(r Request) []byte {
 	var b strings.Builder
 	b.WriteString("---\n")
+	if r.Body != "" {
+		fmt.Fprintf(&b, "request: %q\n", oneLine(r.Text))
+	}
 	fmt.Fprintf(&b, "research_complexity: %d\n", r.ComplexityOrDefault())
 	if r.AnalysisDepth != "" {
 		fmt.Fprintf(&b, "analysis_depth: %s\n", r.AnalysisDepth)
@@ -116,7 +126,11 @@ func requestDoc(r Request) []byte {
 		}
 	}
 	b.WriteString("---\n\n")
-	b.WriteString(strings.TrimSpace(r.Text))
+	text := r.Body
+	if text == "" {
+		text = strings.TrimSpace(r.Text)
+	}
+	b.WriteString(text)
 	b.WriteString("\n")
 	return []byte(b.String())
 }
