@@ -31,6 +31,10 @@ type Request struct {
 	// AnalysisDepth is the analysis depth written to the plan's "Analysis
 	// Depth:" line: execution_only, focused or comprehensive; "" for none.
 	AnalysisDepth string
+	// Guidance is what every topic's specialist is asked to improve
+	// (SPECD_GUIDANCE), from the front matter's guidance:; `specd gaps
+	// resolve --research` sets it to the gap to close. "" for none.
+	Guidance string
 	// Body is the whole request as written after its front matter
 	// (heading, question, topic list, any prose), trimmed; "" for a
 	// request given as one line (submit). REQUEST.md keeps it.
@@ -43,12 +47,14 @@ type requestMeta struct {
 	Complexity int      `yaml:"research_complexity"`
 	Request    string   `yaml:"request"`
 	Depth      string   `yaml:"analysis_depth"`
+	Guidance   string   `yaml:"guidance"`
 }
 
 var listItem = regexp.MustCompile(`^\s*(?:[-*+]|[0-9]+[.)])\s+(.+?)\s*$`)
 
 // ParseRequest reads a request file: optional YAML front matter with
-// `topics:`, `research_complexity:` and `request:`; then a body whose first
+// `topics:`, `research_complexity:`, `request:`, `analysis_depth:` and
+// `guidance:`; then a body whose first
 // prose line (a leading "# " is dropped) is the request text, and whose
 // topics are the items of a `## Topics` list or, failing that, the bullet
 // lines of the body. No topics found means the request is one topic. The
@@ -61,7 +67,7 @@ func ParseRequest(name string, data []byte) (Request, error) {
 		return Request{}, fmt.Errorf("request %s: front matter: %w", name, err)
 	}
 	r := Request{Text: strings.TrimSpace(meta.Request), Topics: meta.Topics, Complexity: meta.Complexity, AnalysisDepth: meta.Depth,
-		Body: strings.TrimSpace(string(body))}
+		Guidance: oneLine(meta.Guidance), Body: strings.TrimSpace(string(body))}
 	var bullets, topicSection []string
 	inTopics := false
 	sc := bufio.NewScanner(bytes.NewReader(body))
@@ -118,6 +124,9 @@ func requestDoc(r Request) []byte {
 	fmt.Fprintf(&b, "research_complexity: %d\n", r.ComplexityOrDefault())
 	if r.AnalysisDepth != "" {
 		fmt.Fprintf(&b, "analysis_depth: %s\n", r.AnalysisDepth)
+	}
+	if r.Guidance != "" {
+		fmt.Fprintf(&b, "guidance: %q\n", oneLine(r.Guidance))
 	}
 	if len(r.Topics) > 0 {
 		b.WriteString("topics:\n")
@@ -239,19 +248,21 @@ func TakeInbox(treeDir, path string, now time.Time) (string, error) {
 	return dir, os.Remove(path)
 }
 
-// ReadRequest returns the request text and research_complexity of a topic
-// directory from its REQUEST.md, or the directory's slug in words and the
-// default complexity (2) when it has none or it cannot be read.
-func ReadRequest(runDir string) (text string, complexity int) {
+// ReadRequest returns the request of a run directory from its REQUEST.md,
+// with the complexity defaulted (ComplexityOrDefault); when it has none or
+// it cannot be read, the directory's slug in words as the text and the
+// default complexity (2).
+func ReadRequest(runDir string) Request {
 	_, slug, _ := strings.Cut(filepath.Base(runDir), "_")
-	text = strings.ReplaceAll(slug, "_", " ")
+	fallback := Request{Text: strings.ReplaceAll(slug, "_", " "), Complexity: 2}
 	b, err := os.ReadFile(filepath.Join(runDir, specs.RequestFile))
 	if err != nil {
-		return text, 2
+		return fallback
 	}
 	req, err := ParseRequest(specs.RequestFile, b)
 	if err != nil {
-		return text, 2
+		return fallback
 	}
-	return req.Text, req.ComplexityOrDefault()
+	req.Complexity = req.ComplexityOrDefault()
+	return req
 }
