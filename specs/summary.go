@@ -39,7 +39,7 @@ func ContextReduction(metadataTokens, fullTokens int) int {
 //	             shorter than the reports, as for tiny reports);
 //	             "Cost: <Usage.Line>" when a specialist reported usage
 //	Phases       each of rs.Phases with its duration ("850ms", "12.3s", "2m5s")
-//	Artifacts    the spec dir, the plan, OVERVIEW.md, each completed report
+//	Artifacts    the run directory, the plan, OVERVIEW.md, each completed report
 //	             and the trace log, relative to the project root as in rs
 //	Next Steps   read OVERVIEW.md; each completed topic with quarantined
 //	             text and its quarantine file; with failures, each failed
