@@ -81,6 +81,7 @@ func TestLayout(t *testing.T) {
 			}
 		}
 	}
+	glossaryWords(t, root, string(doc))
 }
 
 // bannedLine is the glossary's line of banned synonyms in docs/architecture.md.
@@ -109,18 +110,14 @@ func bannedWords(t *testing.T, doc string) *regexp.Regexp {
 	return nil
 }
 
-// TestGlossaryWords fails on a banned synonym of the glossary's words
+// glossaryWords fails on a banned synonym of the glossary's words
 // (docs/architecture.md#glossary) in a .go, .md, .txtar, .yaml or .sh
-// file of the repository, real input samples (testdata/corpus) aside.
-func TestGlossaryWords(t *testing.T) {
-	root := filepath.Join("..", "..")
-	doc, err := os.ReadFile(filepath.Join(root, "docs", "architecture.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	banned := bannedWords(t, string(doc))
+// file under root, real input samples (testdata/corpus) aside; doc is
+// docs/architecture.md.
+func glossaryWords(t *testing.T, root, doc string) {
+	banned := bannedWords(t, doc)
 	exts := map[string]bool{".go": true, ".md": true, ".txtar": true, ".yaml": true, ".sh": true}
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
