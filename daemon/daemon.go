@@ -70,9 +70,9 @@ type Daemon struct {
 	mu      sync.Mutex
 	cfg     config.Config     // the current config; replaced on reload
 	reg     sources.Registry  // the Official Domains Registry in force
-	running map[string]bool   // topic dirs with a RunPlan in progress here
-	active  map[string]*run   // runs executing here, by topic dir (cancel requests find them)
-	warned  map[string]string // topic dir -> hash of the plan version last warned about
+	running map[string]bool   // run directories with a RunPlan in progress here
+	active  map[string]*run   // runs executing here, by run directory (cancel requests find them)
+	warned  map[string]string // run directory -> hash of the plan version last warned about
 	hard    chan struct{}     // closed by StopNow: a cold shutdown
 	stopNow sync.Once
 }
@@ -80,7 +80,7 @@ type Daemon struct {
 // New checks the options and returns a Daemon; it starts nothing.
 func New(opts Options) (*Daemon, error) {
 	if !filepath.IsAbs(opts.Root) || !filepath.IsAbs(opts.TreeDir) {
-		return nil, errors.New("daemon: root and specs dir must be absolute paths")
+		return nil, errors.New("daemon: the root and the spec tree must be absolute paths")
 	}
 	if err := opts.Config.Validate(); err != nil {
 		return nil, err

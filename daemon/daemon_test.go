@@ -454,7 +454,7 @@ func TestRetryInfrastructureFailure(t *testing.T) {
 }
 
 // TestBudget: once the run's specialist budget is spent, no topic starts;
-// those topics say why, and errors.jsonl says so once.
+// those topics say why, and errors.jsonl says so once for each.
 func TestBudget(t *testing.T) {
 	tr := newTree(t)
 	c := fakeConfig(t)
@@ -477,15 +477,15 @@ func TestBudget(t *testing.T) {
 	if notStarted != 2 {
 		t.Errorf("topics %+v", rs.Topics)
 	}
-	if n := limitEntries(t, tr, "budget"); n != 1 {
-		t.Errorf("%d budget entries, want 1", n)
+	if n := limitEntries(t, tr, "budget"); n != 2 {
+		t.Errorf("%d budget entries, want 2: one per topic not started", n)
 	}
 }
 
 // TestCostCap: specialist.max_cost_usd stops a 3-topic run at
 // max_parallel 1 after its first topic, whose specialist reported $0.125
 // with a USAGE line (docs/contract.md#usage): the others end missing, "not
-// started: cost cap …", with one errors.jsonl entry naming the setting.
+// started: cost cap …", each with one errors.jsonl entry naming the setting.
 // At max_parallel 2 the two running topics both finish; the third does
 // not start.
 func TestCostCap(t *testing.T) {
@@ -531,17 +531,24 @@ func TestCostCap(t *testing.T) {
 			if rs.Usage == nil || *rs.Usage.CostUSD != spent || rs.Usage.InputTokens != 1000*int64(tc.completed) {
 				t.Errorf("run usage %+v, want $%v", rs.Usage, spent)
 			}
-			n := 0
-			for _, e := range readErrors(t, tr) {
-				if e.Details["setting"] == "specialist.max_cost_usd" {
-					n++
-					if e.Details["limit"] != "cost" || !strings.Contains(e.RecoveryHint, "specd rerun 013") {
-						t.Errorf("cap entry %+v", e)
+			// One entry per topic the cap stopped, which names the setting.
+			es := readErrors(t, tr)
+			for _, tp := range rs.Topics {
+				if tp.Outcome != specs.OutcomeMissing {
+					continue
+				}
+				n := 0
+				for _, e := range es {
+					if strings.Contains(e.Message, fmt.Sprintf("topic [%d]", tp.Index)) {
+						n++
+						if e.Details["setting"] != "specialist.max_cost_usd" || e.Details["limit"] != "cost" || !strings.Contains(e.RecoveryHint, "specialist.max_cost_usd") || !strings.Contains(e.RecoveryHint, "specd rerun 013") {
+							t.Errorf("cap entry %+v", e)
+						}
 					}
 				}
-			}
-			if n != 1 {
-				t.Errorf("%d errors.jsonl entries naming specialist.max_cost_usd, want 1", n)
+				if n != 1 {
+					t.Errorf("topic %d stopped by the cap has %d errors.jsonl entries, want 1: %+v", tp.Index, n, es)
+				}
 			}
 			ov, _ := os.ReadFile(filepath.Join(dir, "reports", specs.Overview))
 			if want := fmt.Sprintf("**Cost**: %s (tokens: %d,000 input, %d00 output, 0 cache read, 0 cache write)\n", specs.USD(spent), tc.completed, 2*tc.completed); !strings.Contains(string(ov), want) {

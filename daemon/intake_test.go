@@ -12,14 +12,18 @@ import (
 	"github.com/specd-dev/specd/specs"
 )
 
-// TestInbox: requests dropped in the inbox become runs; an unreadable one
-// is set aside as .rejected with an errors.jsonl entry, and harms nothing.
+// goodRequest is an inbox request: a heading, the question, its topics.
+const goodRequest = "# Good request\n\nWhich retry policy applies to uploads?\n\n## Topics\n- ok: first\n- ok: second\n"
+
+// TestInbox: requests dropped in the inbox become runs, whose REQUEST.md
+// keeps the whole request; an unreadable one is set aside as .rejected
+// with an errors.jsonl entry, and harms nothing.
 func TestInbox(t *testing.T) {
 	tr := newTree(t)
 	inbox := filepath.Join(tr.specs, "inbox")
 	os.MkdirAll(inbox, 0o755)
 	os.WriteFile(filepath.Join(inbox, "a-bad.md"), []byte("\n\n"), 0o644)
-	os.WriteFile(filepath.Join(inbox, "b-good.md"), []byte("Good request\n- ok: first\n- ok: second\n"), 0o644)
+	os.WriteFile(filepath.Join(inbox, "b-good.md"), []byte(goodRequest), 0o644)
 	os.WriteFile(filepath.Join(inbox, ".c-tmp.md"), []byte("half-written"), 0o644)
 	old := time.Now().Add(-time.Minute)
 	for _, n := range []string{"a-bad.md", "b-good.md"} {
@@ -44,6 +48,10 @@ func TestInbox(t *testing.T) {
 	}
 	if rs.Verdict != specs.VerdictSuccess || rs.Request != "Good request" || rs.Expected != 2 {
 		t.Errorf("run %+v", rs)
+	}
+	req, err := os.ReadFile(filepath.Join(tr.root, rs.SpecDir, specs.RequestFile))
+	if err != nil || !strings.HasSuffix(string(req), "\n"+goodRequest) {
+		t.Errorf("REQUEST.md does not keep the request (%v):\n%s", err, req)
 	}
 	if _, err := os.Stat(filepath.Join(inbox, "a-bad.md.rejected")); err != nil {
 		t.Errorf("bad request not set aside: %v", err)

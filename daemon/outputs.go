@@ -102,6 +102,7 @@ func (r *run) sourceQuality() {
 	for i := range r.rs.Topics {
 		t := &r.rs.Topics[i]
 		if t.Outcome != specs.OutcomeCompleted {
+			r.researched(memPath, t, nil, false)
 			continue
 		}
 		meta := r.metas[t.Index]
@@ -111,13 +112,14 @@ func (r *run) sourceQuality() {
 		sum := scorer.Summarize(meta.Sources, t.Topic).WithConfidence(t.Confidence)
 		t.Sources = &sum
 		sums = append(sums, sum)
+		r.researched(memPath, t, sum.Gaps, true)
 		added, err := memory.Record(memPath, t.Topic, sum.Gaps, r.d.now())
 		if err != nil {
 			r.log.Error().Err(err).Str("file", memPath).Msg("cannot record source gaps")
 			continue
 		}
 		for _, row := range added {
-			r.log.Info().Int("topic", t.Index).Str("gap", row.GapType).Str("id", row.ID).Msg("source gap recorded")
+			r.log.Info().Int("topic", t.Index).Str("gap", row.GapType).Str("id", row.ID).Msg("source gap recorded (or reopened)")
 		}
 	}
 	if len(sums) == 0 {
@@ -126,6 +128,24 @@ func (r *run) sourceQuality() {
 	line := sources.LogLine(r.d.now(), sums, time.Since(start))
 	if err := sources.AppendLog(specs.ValidationLogFile(r.d.opts.TreeDir), line); err != nil {
 		r.log.Error().Err(err).Msg("cannot append the validation log")
+	}
+}
+
+// researched settles the gaps a research topic (one with guidance: `specd
+// gaps resolve --research`) was run to close: closed when its report no
+// longer has them, open again otherwise (memory.Researched). A failure is
+// logged.
+func (r *run) researched(memPath string, t *specs.TopicState, gaps []sources.Gap, completed bool) {
+	if t.Guidance == "" {
+		return
+	}
+	rows, err := memory.Researched(memPath, t.Topic, gaps, completed)
+	if err != nil {
+		r.log.Error().Err(err).Str("file", memPath).Msg("cannot settle the researched source gaps")
+		return
+	}
+	for _, row := range rows {
+		r.log.Info().Int("topic", t.Index).Str("gap", row.GapType).Str("id", row.ID).Str("resolution", row.Resolution).Msg("researched source gap settled")
 	}
 }
 

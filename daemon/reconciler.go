@@ -292,7 +292,7 @@ func (l *loop) fullScan() {
 		return
 	}
 	for _, n := range names {
-		l.topicDir(filepath.Join(treeDir, n), true)
+		l.runDir(filepath.Join(treeDir, n), true)
 	}
 }
 
@@ -309,14 +309,14 @@ func (l *loop) reconcile(dir string) {
 		l.intake(dir)
 		return
 	}
-	l.topicDir(dir, false)
+	l.runDir(dir, false)
 }
 
-// topicDir is reconcile for a run directory; isDir says the caller has
+// runDir is reconcile for a run directory; isDir says the caller has
 // seen that dir is a directory (not a symlink: specd does not follow links
 // out of its tree). reports/ is watched before the look, so that a change
 // after the look sends an event.
-func (l *loop) topicDir(dir string, isDir bool) {
+func (l *loop) runDir(dir string, isDir bool) {
 	if l.ctx.Err() != nil {
 		return
 	}
@@ -342,7 +342,7 @@ func (l *loop) topicDir(dir string, isDir bool) {
 		dirAdded := tp.WatchDir(true)
 		if tp.WatchReports() || dirAdded {
 			if _, _, ok := specs.StatPlan(dir); ok {
-				l.topicDir(dir, true)
+				l.runDir(dir, true)
 			}
 		}
 		return
@@ -357,7 +357,7 @@ func (l *loop) topicDir(dir string, isDir bool) {
 		planUp := filepath.Dir(plan) == dir
 		tp.Finish(runJSON, pfi.ModTime().UnixNano(), planUp)
 		if tp.WatchDir(planUp) && !tp.Finished() {
-			l.topicDir(dir, true) // changed before the new watch could tell
+			l.runDir(dir, true) // changed before the new watch could tell
 		}
 		return
 	}

@@ -35,8 +35,11 @@ type run struct {
 	runDir string
 	rel    string // runDir relative to the root, slash-separated
 	log    zerolog.Logger
-	depth  string   // the plan's Analysis Depth
-	paths  []string // absolute report path per topic; "" when the plan's path was refused
+	depth  string // the plan's Analysis Depth
+	// guidance is the request's guidance (REQUEST.md guidance:), given to
+	// each new topic: the source gap a research run is to close.
+	guidance string
+	paths    []string // absolute report path per topic; "" when the plan's path was refused
 
 	mkdirs   sync.Once // reports/.logs/ and .results/ exist (dirs)
 	mkdirErr error
@@ -148,7 +151,8 @@ func (d *Daemon) runPlan(start, kill context.Context, runDir string, settle time
 		prev = specs.RunState{}
 	}
 	r.log = r.log.With().Str("workflow_id", r.rs.WorkflowID).Logger()
-	r.rs.Request, r.rs.Complexity = intake.ReadRequest(runDir)
+	req := intake.ReadRequest(runDir)
+	r.rs.Request, r.rs.Complexity, r.guidance = req.Text, req.Complexity, req.Guidance
 
 	if perr != nil {
 		return r.rejectPlan(perr)
@@ -305,7 +309,7 @@ func (r *run) addTopics(topics []plans.Topic, prev specs.RunState) {
 	defer r.mu.Unlock()
 	for _, t := range topics[len(r.rs.Topics):] {
 		i := t.Index
-		ts := specs.TopicState{Index: i, Topic: t.Title, Report: filepath.Base(t.ReportPath), Outcome: specs.OutcomeQueued, ExitCode: -1}
+		ts := specs.TopicState{Index: i, Topic: t.Title, Report: filepath.Base(t.ReportPath), Outcome: specs.OutcomeQueued, ExitCode: -1, Guidance: r.guidance}
 		if i < len(prev.Topics) && prev.Topics[i].Topic == t.Title {
 			// Resuming: keep what the earlier attempts knew.
 			ts = prev.Topics[i]

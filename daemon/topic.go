@@ -177,16 +177,14 @@ func (a *attempt) check(start, _ context.Context) next {
 	}
 	a.argv = argv
 	if used := time.Duration(r.used.Load()); a.sp.Budget > 0 && used >= a.sp.Budget.Std() {
-		a.res = notStarted(fmt.Sprintf("the run's specialist budget of %s is used up (%s spent)", a.sp.Budget.Std(), used.Round(time.Second)))
-		r.limitHit("budget", fmt.Sprintf("topic [%d] not started: specialist budget of %s used up", a.in.TopicIndex, a.sp.Budget.Std()),
+		a.stopByLimit("budget", fmt.Sprintf("the run's specialist budget of %s is used up (%s spent)", a.sp.Budget.Std(), used.Round(time.Second)),
 			"Raise specialist.budget in .opencode/specd.yaml, then `specd rerun "+r.number()+"`.")
 		return done
 	}
 	if limit := a.sp.MaxCostUSD; limit > 0 {
 		spent, unpriced := r.spent()
 		if spent >= limit {
-			a.res = notStarted(fmt.Sprintf("cost cap of %s (specialist.max_cost_usd) reached: %s spent", specs.USD(limit), specs.USD(spent)))
-			r.limitHit("cost", fmt.Sprintf("topic [%d] not started: the run's cost cap of %s (specialist.max_cost_usd) is reached, %s spent", a.in.TopicIndex, specs.USD(limit), specs.USD(spent)),
+			a.stopByLimit("cost", fmt.Sprintf("cost cap of %s (specialist.max_cost_usd) reached: %s spent", specs.USD(limit), specs.USD(spent)),
 				"Raise specialist.max_cost_usd in .opencode/specd.yaml (0 means no cap), then `specd rerun "+r.number()+"`.",
 				"setting", "specialist.max_cost_usd", "max_cost_usd", limit, "spent_usd", spent)
 			return done
@@ -505,19 +503,28 @@ func backoff(base time.Duration, attempt int) time.Duration {
 	return d + time.Duration((rand.Float64()*0.4-0.2)*float64(d))
 }
 
-// limitHit logs a limit once per run and kind, with an errors.jsonl
-// entry; details are extra key, value pairs for its details.
-func (r *run) limitHit(kind, msg, hint string, details ...any) {
+// limitHit logs a limit that slows the run without stopping a topic (the
+// start rate) once per run and kind, with an errors.jsonl warning.
+func (r *run) limitHit(kind, msg, hint string) {
 	if _, seen := r.limits.LoadOrStore(kind, true); seen {
 		return
 	}
 	r.log.Warn().Str("limit", kind).Msg(msg)
-	d := map[string]any{"spec_dir": r.rel, "limit": kind}
-	for i := 0; i+1 < len(details); i += 2 {
-		d[details[i].(string)] = details[i+1]
-	}
 	r.d.logError(jsonl.Entry{WorkflowID: r.rs.WorkflowID, ErrorType: jsonl.TypeExecution, Source: "runner", Severity: "warning",
-		Message: msg, Details: d, RecoveryHint: hint})
+		Message: msg, Details: map[string]any{"spec_dir": r.rel, "limit": kind}, RecoveryHint: hint})
+}
+
+// stopByLimit keeps the attempt's topic from starting because limit kind
+// is reached: the topic ends missing, "not started: why", and its one
+// errors.jsonl entry (the barrier's) carries hint and the limit's details
+// (key, value pairs); the log says it once per run and kind.
+func (a *attempt) stopByLimit(kind, why, hint string, details ...any) {
+	a.res = notStarted(why)
+	a.res.Hint, a.res.Details = hint, map[string]any{"limit": kind}
+	for i := 0; i+1 < len(details); i += 2 {
+		a.res.Details[details[i].(string)] = details[i+1]
+	}
+	a.r.warnOnce(kind, "topics not started: "+why)
 }
 
 // warnOnce logs msg as a warning once per run and key, in the log only.

@@ -98,7 +98,8 @@ const (
 )
 
 // ValidateReport checks the file at path against the report contract and
-// returns its front matter, with Bytes set to the file size. It reads the
+// returns its front matter, with Bytes set to the file size, and the first
+// problem (ValidateReportAll lists them all). It reads the
 // file with ReadRegular (symlinks, directories, other non-regular files,
 // files over MaxReportBytes and files swapped while read are refused,
 // unread). wantTopic, when not empty, is the plan's topic the report must
@@ -109,18 +110,35 @@ const (
 // the file exists but cannot be read. A valid report's meta also carries
 // its sources (sources.Parse of the same bytes).
 func ValidateReport(path, wantTopic string) (ReportMeta, error) {
+	meta, errs := ValidateReportAll(path, wantTopic)
+	if len(errs) > 0 {
+		return meta, errs[0]
+	}
+	return meta, nil
+}
+
+// ValidateReportAll is ValidateReport with every problem of the file, in
+// the order CheckReportAll gives them: none for a valid report; one for a
+// file that cannot be read or has no front matter. This is what `specd
+// validate` prints.
+func ValidateReportAll(path, wantTopic string) (ReportMeta, []error) {
 	data, err := ReadRegular(path, MaxReportBytes)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return ReportMeta{}, &ContractError{Path: path, Reason: "no such file", Err: err}
+			err = &ContractError{Path: path, Reason: "no such file", Err: err}
 		}
-		return ReportMeta{}, err
+		return ReportMeta{}, []error{err}
 	}
-	meta, err := CheckReport(path, data, wantTopic)
-	if err == nil {
+	meta, problems := CheckReportAll(path, data, wantTopic)
+	if len(problems) == 0 {
 		meta.Sources, meta.SourcesErr = sources.Parse(data)
+		return meta, nil
 	}
-	return meta, err
+	errs := make([]error, len(problems))
+	for i, p := range problems {
+		errs[i] = p
+	}
+	return meta, errs
 }
 
 // ReadRegular reads a file a specialist wrote without trusting it: it
@@ -191,161 +209,206 @@ func ReadRegularMtime(path string, limit int64) ([]byte, int64, error) {
 }
 
 // CheckReport applies the report contract (docs/contract.md#report-contract)
-// to data, the bytes of a report called name (used only in errors):
-//   - the first line is "---" and YAML front matter follows up to a closing
-//     "---" line; it is a mapping with report_type, topic,
-//     findings_count, recommendations_count (non-negative integers),
-//     created_date (a real date, YYYY-MM-DD) and status: complete, each set
-//     once; research_complexity (1–4) and workflow_type are optional;
-//   - the body has "## Summary", "## Findings" and "## Sources" headings,
-//     and "## Recommendations" when recommendations_count > 0;
-//   - findings_count = CountItems(body, "Findings") and
-//     recommendations_count = CountItems(body, "Recommendations");
-//   - not a stub: ## Findings has items, and not only placeholder text
-//     such as "[Finding 1]", "TODO", "TBD", "...", "N/A" or nothing;
-//   - a report with result_format (rendered from a structured result) has
-//     spotlight, and a report with spotlight passes the spotlighting check
-//     (checkSpotlight, docs/contract.md#spotlighting);
-//   - when wantTopic is not empty, TopicMatches(topic, wantTopic).
-//
-// On success it returns the front matter with Bytes = len(data). The first
-// failure is returned as a *ContractError whose Line is the file line of
-// the field or heading concerned (0 when there is none, e.g. a missing
-// section); reports without front matter wrap ErrNoFrontMatter. A UTF-8
-// byte-order mark and CRLF line ends are accepted. CheckReport never
-// returns another error type and never panics on any input.
+// to data, the bytes of a report called name (used only in errors), and
+// returns the front matter with Bytes = len(data) and the first problem
+// CheckReportAll finds, or nil. The first problem is the same on every
+// call: the rules run in a fixed order.
 func CheckReport(name string, data []byte, wantTopic string) (ReportMeta, error) {
-	meta := ReportMeta{Bytes: int64(len(data))}
-	fail := func(line int, format string, args ...any) (ReportMeta, error) {
-		return meta, &ContractError{Path: name, Line: line, Reason: fmt.Sprintf(format, args...)}
+	meta, problems := CheckReportAll(name, data, wantTopic)
+	if len(problems) > 0 {
+		return meta, problems[0]
 	}
+	return meta, nil
+}
+
+// CheckReportAll applies the report contract (docs/contract.md#report-contract)
+// to data, the bytes of a report called name (used only in errors), and
+// returns the front matter with Bytes = len(data) and every problem, in
+// the order of these rules:
+//  1. the file is not empty, its first line is "---" and YAML front
+//     matter follows up to a closing "---" line, a mapping with each field
+//     set once (a failure here is the only problem returned; reports
+//     without front matter wrap ErrNoFrontMatter);
+//  2. the front-matter fields, in the order of frontMatterRules:
+//     report_type, topic, findings_count, recommendations_count
+//     (non-negative integers), created_date (a real date, YYYY-MM-DD),
+//     status: complete; then the optional ones (research_complexity 1–4,
+//     workflow_type, the fields of a rendered report); a report with
+//     result_format has spotlight;
+//  3. the body (checkBody): "## Summary", "## Findings" and "## Sources"
+//     headings, "## Recommendations" when recommendations_count > 0, the
+//     spotlighting check (checkSpotlight, docs/contract.md#spotlighting),
+//     findings_count = CountItems(body, "Findings") and
+//     recommendations_count = CountItems(body, "Recommendations"), not a
+//     stub (## Findings has items, and not only placeholder text such as
+//     "[Finding 1]", "TODO", "TBD", "...", "N/A" or nothing), and when
+//     wantTopic is not empty TopicMatches(topic, wantTopic).
+//
+// A body rule that needs a front-matter field that failed is skipped, so
+// one mistake is named once. Each problem's Line is the file line of the
+// field or heading concerned (0 when there is none, e.g. a missing
+// section). A UTF-8 byte-order mark and CRLF line ends are accepted. It
+// never panics on any input.
+func CheckReportAll(name string, data []byte, wantTopic string) (ReportMeta, []*ContractError) {
+	meta := ReportMeta{Bytes: int64(len(data))}
 	if len(bytes.TrimSpace(data)) == 0 {
-		return fail(0, "empty file")
+		return meta, []*ContractError{{Path: name, Reason: "empty file"}}
 	}
 	fm, body, bodyLine, reason := splitFrontMatter(data)
 	if reason != "" {
 		if reason == reasonNoOpening && len(LegacyMetadata(data)) > 0 {
 			reason = reasonLegacy
 		}
-		return meta, &ContractError{Path: name, Line: 1, Reason: reason, Err: ErrNoFrontMatter}
+		return meta, []*ContractError{{Path: name, Line: 1, Reason: reason, Err: ErrNoFrontMatter}}
 	}
 	fields, line, reason := decodeFields(fm)
 	if reason != "" {
-		return fail(line, "%s", reason)
+		return meta, []*ContractError{{Path: name, Line: line, Reason: reason}}
 	}
+	c := &reportCheck{name: name, meta: &meta, fields: fields, failed: map[string]bool{}}
+	c.checkFrontMatter()
+	c.checkBody(string(body), bodyLine, wantTopic)
+	return meta, c.problems
+}
 
-	str := func(key string) (string, int, error) {
-		n, ok := fields[key]
-		if !ok {
-			return "", 2, fmt.Errorf("front matter has no %s field", key)
-		}
-		if n.Kind != yaml.ScalarNode {
-			return "", n.Line + 1, fmt.Errorf("%s is not a single value", key)
-		}
-		return strings.TrimSpace(n.Value), n.Line + 1, nil
+// reportCheck collects the problems of one report.
+type reportCheck struct {
+	name     string
+	meta     *ReportMeta
+	fields   map[string]*yaml.Node // the front matter's fields, from decodeFields
+	failed   map[string]bool       // fields missing or with a bad value
+	problems []*ContractError
+}
+
+func (c *reportCheck) add(line int, format string, args ...any) {
+	c.problems = append(c.problems, &ContractError{Path: c.name, Line: line, Reason: fmt.Sprintf(format, args...)})
+}
+
+// line is the file line of field key: its value's line, or 2 (the first
+// line of the front matter) when it is absent.
+func (c *reportCheck) line(key string) int {
+	if n, ok := c.fields[key]; ok {
+		return n.Line + 1 // the YAML starts on file line 2
 	}
-	num := func(key string) (int, int, error) {
-		v, l, err := str(key)
-		if err != nil {
-			return 0, l, err
+	return 2
+}
+
+// ok reports whether field key is present and passed its rule.
+func (c *reportCheck) ok(key string) bool {
+	_, present := c.fields[key]
+	return present && !c.failed[key]
+}
+
+// fieldRule is the rule of one front-matter field: whether it must be
+// present, and set, which stores its value (a trimmed scalar) in the
+// meta and returns what is wrong with it, or "".
+type fieldRule struct {
+	key      string
+	required bool
+	set      func(m *ReportMeta, v string) string
+}
+
+// frontMatterRules are the report's front-matter fields in the order they
+// are checked (docs/contract.md#report-contract).
+var frontMatterRules = []fieldRule{
+	{"report_type", true, func(m *ReportMeta, v string) string { m.ReportType = v; return nonEmpty("report_type", v) }},
+	{"topic", true, func(m *ReportMeta, v string) string { m.Topic = v; return nonEmpty("topic", v) }},
+	{"findings_count", true, count("findings_count", func(m *ReportMeta) *int { return &m.FindingsCount })},
+	{"recommendations_count", true, count("recommendations_count", func(m *ReportMeta) *int { return &m.RecommendationsCount })},
+	{"created_date", true, func(m *ReportMeta, v string) string {
+		m.CreatedDate = v
+		if !isDate(v) {
+			return fmt.Sprintf("created_date %q is not a date YYYY-MM-DD", v)
 		}
+		return ""
+	}},
+	{"status", true, func(m *ReportMeta, v string) string {
+		m.Status = v
+		if v != "complete" {
+			return fmt.Sprintf("status is %q, want complete", v)
+		}
+		return ""
+	}},
+	{"research_complexity", false, func(m *ReportMeta, v string) string {
+		if reason := count("research_complexity", func(m *ReportMeta) *int { return &m.ResearchComplexity })(m, v); reason != "" {
+			return reason
+		}
+		if m.ResearchComplexity < 1 || m.ResearchComplexity > 4 {
+			return fmt.Sprintf("research_complexity %d is not in 1–4", m.ResearchComplexity)
+		}
+		return ""
+	}},
+	{"workflow_type", false, func(m *ReportMeta, v string) string { m.WorkflowType = v; return "" }},
+	{"result_format", false, func(m *ReportMeta, v string) string { m.ResultFormat = v; return "" }},
+	{"confidence", false, func(m *ReportMeta, v string) string { m.Confidence = v; return "" }},
+	{"confidence_score", false, func(m *ReportMeta, v string) string {
+		p, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(p >= 0 && p <= 1) {
+			return fmt.Sprintf("confidence_score %q is not a probability from 0 to 1", v)
+		}
+		m.ConfidenceScore = &p
+		return ""
+	}},
+	{"uncited_removed", false, count("uncited_removed", func(m *ReportMeta) *int { return &m.UncitedRemoved })},
+	{"citations_failed", false, count("citations_failed", func(m *ReportMeta) *int { return &m.CitationsFailed })},
+	{"quarantined", false, count("quarantined", func(m *ReportMeta) *int { return &m.Quarantined })},
+	{"spotlight", false, func(m *ReportMeta, v string) string { m.Spotlight = v; return "" }},
+	{"contradictions", false, func(m *ReportMeta, v string) string {
+		if v != "true" && v != "false" {
+			return fmt.Sprintf("contradictions %q is not true or false", v)
+		}
+		m.Contradictions = v == "true"
+		return ""
+	}},
+}
+
+func nonEmpty(key, v string) string {
+	if v == "" {
+		return key + " is empty"
+	}
+	return ""
+}
+
+// count is the rule of a non-negative integer field, stored at dst(m).
+func count(key string, dst func(m *ReportMeta) *int) func(m *ReportMeta, v string) string {
+	return func(m *ReportMeta, v string) string {
 		if !isDigits(v) || len(v) > 9 {
-			return 0, l, fmt.Errorf("%s %q is not a non-negative integer", key, v)
+			return fmt.Sprintf("%s %q is not a non-negative integer", key, v)
 		}
-		n, _ := strconv.Atoi(v)
-		return n, l, nil
+		*dst(m), _ = strconv.Atoi(v)
+		return ""
 	}
-	var err error
-	var l, topicLine, fLine, rLine int
-	if meta.ReportType, l, err = str("report_type"); err != nil {
-		return fail(l, "%v", err)
-	} else if meta.ReportType == "" {
-		return fail(l, "report_type is empty")
-	}
-	if meta.Topic, topicLine, err = str("topic"); err != nil {
-		return fail(topicLine, "%v", err)
-	} else if meta.Topic == "" {
-		return fail(topicLine, "topic is empty")
-	}
-	if meta.FindingsCount, fLine, err = num("findings_count"); err != nil {
-		return fail(fLine, "%v", err)
-	}
-	if meta.RecommendationsCount, rLine, err = num("recommendations_count"); err != nil {
-		return fail(rLine, "%v", err)
-	}
-	if meta.CreatedDate, l, err = str("created_date"); err != nil {
-		return fail(l, "%v", err)
-	} else if !isDate(meta.CreatedDate) {
-		return fail(l, "created_date %q is not a date YYYY-MM-DD", meta.CreatedDate)
-	}
-	if meta.Status, l, err = str("status"); err != nil {
-		return fail(l, "%v", err)
-	} else if meta.Status != "complete" {
-		return fail(l, "status is %q, want complete", meta.Status)
-	}
-	if _, ok := fields["research_complexity"]; ok {
-		if meta.ResearchComplexity, l, err = num("research_complexity"); err != nil {
-			return fail(l, "%v", err)
-		} else if meta.ResearchComplexity < 1 || meta.ResearchComplexity > 4 {
-			return fail(l, "research_complexity %d is not in 1–4", meta.ResearchComplexity)
-		}
-	}
-	if _, ok := fields["workflow_type"]; ok {
-		if meta.WorkflowType, l, err = str("workflow_type"); err != nil {
-			return fail(l, "%v", err)
-		}
-	}
+}
 
-	spotLine := 0
-	for key, dst := range map[string]*string{"result_format": &meta.ResultFormat, "confidence": &meta.Confidence} {
-		if _, ok := fields[key]; ok {
-			if *dst, l, err = str(key); err != nil {
-				return fail(l, "%v", err)
+// checkFrontMatter applies frontMatterRules in order, then the rule that
+// a rendered report (result_format) carries its spotlight mark.
+func (c *reportCheck) checkFrontMatter() {
+	for _, r := range frontMatterRules {
+		n, ok := c.fields[r.key]
+		switch {
+		case !ok && r.required:
+			c.failed[r.key] = true
+			c.add(2, "front matter has no %s field", r.key)
+		case !ok:
+		case n.Kind != yaml.ScalarNode:
+			c.failed[r.key] = true
+			c.add(n.Line+1, "%s is not a single value", r.key)
+		default:
+			if reason := r.set(c.meta, strings.TrimSpace(n.Value)); reason != "" {
+				c.failed[r.key] = true
+				c.add(n.Line+1, "%s", reason)
 			}
 		}
 	}
-	if _, ok := fields["confidence_score"]; ok {
-		v, l, err := str("confidence_score")
-		if err != nil {
-			return fail(l, "%v", err)
-		}
-		p, perr := strconv.ParseFloat(v, 64)
-		if perr != nil || !(p >= 0 && p <= 1) {
-			return fail(l, "confidence_score %q is not a probability from 0 to 1", v)
-		}
-		meta.ConfidenceScore = &p
+	if _, ok := c.fields["spotlight"]; !ok && c.meta.ResultFormat != "" {
+		c.add(2, "a rendered report (result_format %s) has no spotlight field: its untrusted text is not marked (docs/contract.md#spotlighting)", c.meta.ResultFormat)
 	}
-	for key, dst := range map[string]*int{"uncited_removed": &meta.UncitedRemoved, "citations_failed": &meta.CitationsFailed, "quarantined": &meta.Quarantined} {
-		if _, ok := fields[key]; ok {
-			if *dst, l, err = num(key); err != nil {
-				return fail(l, "%v", err)
-			}
-		}
-	}
-	if _, ok := fields["spotlight"]; ok {
-		if meta.Spotlight, spotLine, err = str("spotlight"); err != nil {
-			return fail(spotLine, "%v", err)
-		}
-	} else if meta.ResultFormat != "" {
-		return fail(2, "a rendered report (result_format %s) has no spotlight field: its untrusted text is not marked (docs/contract.md#spotlighting)", meta.ResultFormat)
-	}
-	if _, ok := fields["contradictions"]; ok {
-		var v string
-		if v, l, err = str("contradictions"); err != nil {
-			return fail(l, "%v", err)
-		} else if v != "true" && v != "false" {
-			return fail(l, "contradictions %q is not true or false", v)
-		}
-		meta.Contradictions = v == "true"
-	}
+}
 
-	topicCheck := func() error {
-		if wantTopic != "" && !TopicMatches(meta.Topic, wantTopic) {
-			return &ContractError{Path: name, Line: topicLine, Reason: fmt.Sprintf("topic %q does not match the plan topic %q", meta.Topic, oneLine(wantTopic))}
-		}
-		return nil
-	}
-	doc := string(body)
+// checkBody applies the body's rules to doc, the report after its front
+// matter, which starts on file line bodyLine.
+func (c *reportCheck) checkBody(doc string, bodyLine int, wantTopic string) {
+	m := c.meta
 	heads := map[string]int{} // "## " section name -> 0-based body line of its first heading
 	for _, sec := range mdsection.Sections(doc) {
 		if _, seen := heads[sec.Name]; !seen {
@@ -354,45 +417,46 @@ func CheckReport(name string, data []byte, wantTopic string) (ReportMeta, error)
 	}
 	for _, h := range []string{"Summary", "Findings", "Sources"} {
 		if _, ok := heads[h]; !ok {
-			return fail(0, "missing ## %s section", h)
+			c.add(0, "missing ## %s section", h)
 		}
 	}
-	if _, ok := heads["Recommendations"]; !ok && meta.RecommendationsCount > 0 {
-		return fail(rLine, "recommendations_count is %d but there is no ## Recommendations section", meta.RecommendationsCount)
+	_, hasFindings := heads["Findings"]
+	_, hasRecs := heads["Recommendations"]
+	recsOK := c.ok("recommendations_count")
+	if recsOK && !hasRecs && m.RecommendationsCount > 0 {
+		c.add(c.line("recommendations_count"), "recommendations_count is %d but there is no ## Recommendations section", m.RecommendationsCount)
+		recsOK = false
 	}
-	if meta.Spotlight != "" {
-		if at, reason := checkSpotlight(doc, meta.Spotlight); reason != "" {
+	if c.ok("spotlight") && m.Spotlight != "" {
+		if at, reason := checkSpotlight(doc, m.Spotlight); reason != "" {
+			line := bodyLine + at
 			if at < 0 {
-				return fail(spotLine, "%s", reason)
+				line = c.line("spotlight")
 			}
-			return fail(bodyLine+at, "%s", reason)
+			c.add(line, "%s", reason)
 		}
 	}
 	items := mdsection.Items(doc, "Findings")
-	if len(items) != meta.FindingsCount {
-		return fail(fLine, "findings_count is %d but ## Findings has %s", meta.FindingsCount, pluralN(len(items), "item"))
+	if hasFindings && c.ok("findings_count") && len(items) != m.FindingsCount {
+		c.add(c.line("findings_count"), "findings_count is %d but ## Findings has %s", m.FindingsCount, pluralN(len(items), "item"))
 	}
-	if n := len(mdsection.Items(doc, "Recommendations")); n != meta.RecommendationsCount {
-		return fail(rLine, "recommendations_count is %d but ## Recommendations has %s", meta.RecommendationsCount, pluralN(n, "item"))
+	if n := len(mdsection.Items(doc, "Recommendations")); recsOK && n != m.RecommendationsCount {
+		c.add(c.line("recommendations_count"), "recommendations_count is %d but ## Recommendations has %s", m.RecommendationsCount, pluralN(n, "item"))
 	}
 	findingsLine := bodyLine + heads["Findings"]
-	if len(items) == 0 {
+	switch {
+	case !hasFindings:
+	case len(items) == 0:
 		// The honest "nothing found": confidence NONE with next steps.
-		if meta.Confidence == "NONE" && meta.RecommendationsCount > 0 {
-			return meta, topicCheck()
+		if m.Confidence != "NONE" || m.RecommendationsCount == 0 {
+			c.add(findingsLine, "stub: ## Findings has no list items (only a confidence: NONE report with recommendations may have none)")
 		}
-		return fail(findingsLine, "stub: ## Findings has no list items (only a confidence: NONE report with recommendations may have none)")
+	case !slices.ContainsFunc(items, func(it string) bool { return !isPlaceholder(it) }):
+		c.add(findingsLine, "stub: every item under ## Findings is placeholder text such as %q", strings.TrimSpace(items[0]))
 	}
-	placeholders := 0
-	for _, it := range items {
-		if isPlaceholder(it) {
-			placeholders++
-		}
+	if wantTopic != "" && c.ok("topic") && !TopicMatches(m.Topic, wantTopic) {
+		c.add(c.line("topic"), "topic %q does not match the plan topic %q", m.Topic, oneLine(wantTopic))
 	}
-	if placeholders == len(items) {
-		return fail(findingsLine, "stub: every item under ## Findings is placeholder text such as %q", strings.TrimSpace(items[0]))
-	}
-	return meta, topicCheck()
 }
 
 // yamlFrontMatter is the only front-matter format a report may use:

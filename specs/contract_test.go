@@ -515,3 +515,29 @@ func FuzzCheckReport(f *testing.F) {
 		}
 	})
 }
+
+// A report with several problems gets them all, in the rules' order, and
+// the same first one on every call (the fields used to be checked in map
+// order, so the first problem named changed from call to call).
+func TestCheckReportAllOrder(t *testing.T) {
+	in := sub(sub(readValid(t), "status: complete", "status: complete\nresult_format: [a]\nconfidence: [b]\nquarantined: -1"), "## Sources", "## Links")
+	want := []string{
+		"r.md:8: invalid: result_format is not a single value",
+		"r.md:9: invalid: confidence is not a single value",
+		"r.md:10: invalid: quarantined \"-1\" is not a non-negative integer",
+		"r.md: invalid: missing ## Sources section",
+	}
+	for range 200 {
+		_, problems := CheckReportAll("r.md", []byte(in), "")
+		var got []string
+		for _, p := range problems {
+			got = append(got, p.Error())
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		if _, err := CheckReport("r.md", []byte(in), ""); err == nil || err.Error() != want[0] {
+			t.Fatalf("CheckReport = %v, want %s", err, want[0])
+		}
+	}
+}

@@ -118,7 +118,7 @@ func TestOverviewGolden(t *testing.T) {
 			if want := "**Status**: " + StatusLine(in.Run) + "\n"; !strings.Contains(s, want) {
 				t.Errorf("no %q", want)
 			}
-			// Relative only: neither the project-relative spec dir nor an absolute path.
+			// Relative only: neither the project-relative run directory nor an absolute path.
 			if strings.Contains(s, in.Run.SpecDir) || strings.Contains(s, "](/") || strings.Contains(s, "/home/") {
 				t.Errorf("a path that is not relative to reports/:\n%s", s)
 			}

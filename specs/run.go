@@ -86,7 +86,7 @@ type RunState struct {
 	PlanSHA256    string    `json:"plan_sha256"`          // hash of the plan the run used; a rejected plan is read again when it changes
 	PlanError     string    `json:"plan_error,omitempty"` // why the plan was rejected (the run then has no topics)
 	Complexity    int       `json:"research_complexity"`  // 1–4, from REQUEST.md; 2 by default
-	Request       string    `json:"request"`              // the request text (first line of REQUEST.md, or the spec dir name)
+	Request       string    `json:"request"`              // the request text (first line of REQUEST.md, or the run directory name)
 	Date          string    `json:"date"`                 // YYYY-MM-DD (UTC) the run started; the date OVERVIEW.md shows
 	State         State     `json:"state"`                // running or finished
 	StartedAt     time.Time `json:"started_at"`           // UTC, ms (every time on disk: RFC 3339, UTC, at most ms)

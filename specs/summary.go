@@ -34,10 +34,12 @@ func ContextReduction(metadataTokens, fullTokens int) int {
 //	             PARTIAL_SUCCESS, an error naming "HARD BARRIER FAILED" for
 //	             FAILED (or the plan error), and, when a completed report
 //	             gives something to compare, "Context reduction: N% (…;
-//	             estimator: bytes/4)" from rs.MetadataTokens and rs.FullTokens;
+//	             estimator: bytes/4)" from rs.MetadataTokens and rs.FullTokens
+//	             ("Context reduction: none: …" when OVERVIEW.md is no
+//	             shorter than the reports, as for tiny reports);
 //	             "Cost: <Usage.Line>" when a specialist reported usage
 //	Phases       each of rs.Phases with its duration ("850ms", "12.3s", "2m5s")
-//	Artifacts    the spec dir, the plan, OVERVIEW.md, each completed report
+//	Artifacts    the run directory, the plan, OVERVIEW.md, each completed report
 //	             and the trace log, relative to the project root as in rs
 //	Next Steps   read OVERVIEW.md; each completed topic with quarantined
 //	             text and its quarantine file; with failures, each failed
@@ -73,7 +75,12 @@ func RenderSummary(w io.Writer, rs RunState) error {
 	if rs.Usage != nil {
 		p("  Cost: %s", rs.Usage.Line())
 	}
-	if !running && rs.Completed > 0 && rs.FullTokens > 0 {
+	switch {
+	case running || rs.Completed == 0 || rs.FullTokens <= 0:
+	case rs.MetadataTokens >= rs.FullTokens:
+		p("  Context reduction: none: OVERVIEW.md (~%d tokens) is no shorter than the reports (~%d tokens); read the reports themselves",
+			rs.MetadataTokens, rs.FullTokens)
+	default:
 		p("  Context reduction: %d%% (metadata ~%d tokens vs full reports ~%d tokens; estimator: bytes/4)",
 			ContextReduction(rs.MetadataTokens, rs.FullTokens), rs.MetadataTokens, rs.FullTokens)
 	}

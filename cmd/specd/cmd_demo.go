@@ -2,7 +2,10 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -23,11 +26,14 @@ func newDemoCommand(g *globalOptions) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "demo",
 		Short: "Run the main job end to end on real input, offline",
-		Long: `Create a throw-away workspace (in $TMPDIR unless --dir), copy real input into it
-(the files git would track in the project, or --source DIR), submit a 3-topic request,
-run the daemon with the built-in local specialist until the run ends, and print the
-4-section summary. The workspace is left for inspection: its path is printed.
---request and --topic replace the built-in request about specd's own source.
+		Long: `Create a throw-away workspace (in $TMPDIR unless --dir), copy real input into it,
+submit a 3-topic request, run the daemon with the built-in local specialist until the
+run ends, and print the 4-section summary. The workspace is left for inspection: its
+path is printed, with a status command that works here.
+The input is --source DIR (the files git would track there); without it, specd's own
+source when run in a specd checkout, else a small sample project the demo carries (an
+HTTP client that retries), each with a built-in request about it.
+--request and --topic replace the built-in request.
 --git makes the workspace a git repository (the copied input is the first commit) with
 git_commit: true, runs a second, one-topic request after the first, and prints
 'git log --stat' of the two runs.` + exitHelp,
@@ -45,14 +51,14 @@ git_commit: true, runs a second, one-topic request after the first, and prints
 // runDemo is specd demo: the workspace, the run (and with --git a second
 // one and the git log), and the summary.
 func runDemo(cmd *cobra.Command, g *globalOptions, o demoOptions) error {
-	if o.source == "" {
-		p, err := g.resolve()
-		if err != nil {
-			return err
-		}
-		o.source = p.Root
-	}
 	r := demo.Request
+	if o.source == "" {
+		if p, err := g.resolve(); err == nil && demo.IsSpecdSource(p.Root) {
+			o.source = p.Root
+		} else {
+			r = demo.SampleRequest
+		}
+	}
 	if o.request != "" || len(o.topics) > 0 {
 		r = intake.Request{Text: o.request, Topics: o.topics}
 		if r.Text == "" {
@@ -67,11 +73,22 @@ func runDemo(cmd *cobra.Command, g *globalOptions, o demoOptions) error {
 		return err
 	}
 	ctx, out := cmd.Context(), cmd.OutOrStdout()
-	n, err := ws.Copy(ctx, o.source)
-	if err != nil {
-		return err
+	if o.source == "" {
+		n, err := ws.CopySample()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "workspace: %s (%d files of the demo's sample project; --source DIR researches DIR)\n", ws.Dir, n)
+	} else {
+		n, err := ws.Copy(ctx, o.source)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return fmt.Errorf("--source %s: no files to copy (none that git would track); name a directory of source files, or leave --source out to research the demo's sample project", o.source)
+		}
+		fmt.Fprintf(out, "workspace: %s (%d files copied from %s)\n", ws.Dir, n, o.source)
 	}
-	fmt.Fprintf(out, "workspace: %s (%d files copied from %s)\n", ws.Dir, n, o.source)
 	log, err := g.logger(cmd.ErrOrStderr())
 	if err != nil {
 		return err
@@ -100,9 +117,30 @@ func runDemo(cmd *cobra.Command, g *globalOptions, o demoOptions) error {
 		fmt.Fprintln(out)
 		out.Write(gitLog)
 	}
-	fmt.Fprintf(out, "\nInspect: cd %s && specd status %s\n", ws.Dir, filepath.Base(rs.SpecDir))
+	fmt.Fprintf(out, "\nInspect: %s --root %s status %s\n", selfCommand(), ws.Dir, specs.RunLabel(rs.SpecDir))
 	if rs.Verdict == specs.VerdictFailed {
 		return errReported
 	}
 	return nil
+}
+
+// selfCommand is how to run this specd again from a shell here: "specd"
+// when that name on PATH is this program, "go run ./cmd/specd" when it
+// was built by go run (its binary is gone once go run exits), else the
+// program's absolute path.
+func selfCommand() string {
+	self, err := os.Executable()
+	if err != nil {
+		return "specd"
+	}
+	self, _ = filepath.EvalSymlinks(self)
+	if onPath, err := exec.LookPath("specd"); err == nil {
+		if p, err := filepath.EvalSymlinks(onPath); err == nil && p == self {
+			return "specd"
+		}
+	}
+	if strings.Contains(self, string(filepath.Separator)+"go-build") {
+		return "go run ./cmd/specd"
+	}
+	return self
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/specd-dev/specd/internal/config"
+	"github.com/specd-dev/specd/internal/intake"
 	"github.com/specd-dev/specd/internal/memory"
 	"github.com/specd-dev/specd/specs"
 )
@@ -75,8 +76,9 @@ func newGapsResolveCommand(g *globalOptions) *cobra.Command {
 		Use:   "resolve ID (--research | --defer 14d | --accept)",
 		Short: "Resolve a source gap: research it again, defer it, or accept it",
 		Long: `Resolve gap ID (e.g. G-003) in the memory's gap table, in one of three ways:
-  --research   re-run the topic of the newest run that has it, with the gap named in the
-               specialist's input (SPECD_GUIDANCE); the row becomes "researching"
+  --research   research the topic again in a new run, with the gap named in the
+               specialist's input (SPECD_GUIDANCE); the row is "researching" until that
+               run ends, then "closed" when its report no longer has the gap, else "open"
   --defer D    suppress the same gap type for that topic until today + D (14d, 36h)
   --accept     record source_gap_accepted_as_limitation: never raised again for that topic` + exitHelp,
 		Args: cobra.ExactArgs(1),
@@ -89,8 +91,8 @@ func newGapsResolveCommand(g *globalOptions) *cobra.Command {
 }
 
 // runGapsResolve is specd gaps resolve: the row resolved (memory.Resolve),
-// and with --research the newest run with its topic reopened with the
-// gap as guidance and seen through (awaitRun).
+// and with --research a new run of its topic with the gap as guidance,
+// seen through (awaitRun); when it ends the row is closed or open again.
 func runGapsResolve(cmd *cobra.Command, g *globalOptions, o resolveOptions, id string) error {
 	n := 0
 	for _, b := range []bool{o.research, o.accept, o.deferFor != ""} {
@@ -132,12 +134,23 @@ func runGapsResolve(cmd *cobra.Command, g *globalOptions, o resolveOptions, id s
 	if !o.research {
 		return nil
 	}
-	dir, index, err := specs.FindTopic(p.TreeDir, row.Topic)
+	dir, err := intake.Submit(p.TreeDir, researchRequest(p, row), time.Now())
 	if err != nil {
 		return err
 	}
-	if err := specs.ReopenRun(dir, map[int]string{index: row.Guidance()}); err != nil {
-		return err
-	}
+	fmt.Fprintln(out, p.Rel(dir))
 	return awaitRun(cmd, g, p, dir)
+}
+
+// researchRequest is the request of a new run that researches row's topic
+// again with the gap as guidance, at the complexity of the newest run
+// with that topic (the default when there is none). A new run, not the
+// old one reopened: a finished run and its times stay as they were.
+func researchRequest(p project, row memory.Row) intake.Request {
+	r := intake.Request{Text: fmt.Sprintf("Source gap %s (%s): %s", row.ID, row.GapType, row.Topic),
+		Topics: []string{row.Topic}, Guidance: row.Guidance()}
+	if dir, _, err := specs.FindTopic(p.TreeDir, row.Topic); err == nil {
+		r.Complexity = intake.ReadRequest(dir).Complexity
+	}
+	return r
 }

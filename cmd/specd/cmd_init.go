@@ -41,8 +41,10 @@ Without it init stops before writing anything; run it from a login session, or e
 lingering (loginctl enable-linger $USER, then log in again), or use the system unit
 systemd/specd.service instead (docs/operating.md#systemd). If a systemctl step fails,
 the unit file is removed again, so nothing is left half-installed.
-init also writes the read-only research-specialist agent for both agent CLIs, when
-missing (.opencode/agents/research-specialist.md, .claude/agents/research-specialist.md):
+init also writes the read-only research-specialist agent, when missing, for the agent
+CLIs the project uses: the one --agents names, the one whose directory holds the spec
+tree, and any whose directory the project has (.opencode/agents/research-specialist.md,
+.claude/agents/research-specialist.md; an opencode-only project gets no .claude/):
 tools narrowed to reading and the web, no write, edit or shell; its output is exactly the
 WebResearcherResult JSON (docs/contract.md#structured-results), which specd checks and
 renders into the report. The opencode and claude presets run it unless specialist.agent

@@ -32,7 +32,8 @@ func newStatusCommand(g *globalOptions) *cobra.Command {
 		Long: `Without an argument, print whether a daemon is running on this tree, then one line
 per run: state, verdict, completed/expected, the done, running, queued and failed topic
 counts, when it started, and how long it has run (elapsed) or took. A run whose plan is
-not ready says "waiting: <why>"; one that has not started, "not run".
+not ready says "waiting: <why>"; one that has not started, "not run". When the config
+sets specialist.max_cost_usd, a last line says it is a soft cap.
 
 With NNN (the number, e.g. 7 or 007, or the directory name), print that run's line,
 then one line per topic (outcome, attempt, pid of a running specialist, started,
@@ -106,7 +107,23 @@ func runStatus(cmd *cobra.Command, g *globalOptions, o statusOptions, args []str
 		return writeJSON(out, all)
 	}
 	fmt.Fprintln(out, s.DaemonLine())
-	return progress.WriteRuns(out, s)
+	if err := progress.WriteRuns(out, s); err != nil {
+		return err
+	}
+	costCapNote(out, p)
+	return nil
+}
+
+// costCapNote prints, when the project's config sets a cost cap, that it
+// is a soft one (docs/configuration.md): a running topic is never stopped
+// for it, so a run can spend more.
+func costCapNote(out io.Writer, p project) {
+	cfg, err := p.Config()
+	if err != nil || cfg.Specialist.MaxCostUSD <= 0 {
+		return
+	}
+	fmt.Fprintf(out, "cost cap: %s per run (specialist.max_cost_usd), a soft cap: no topic starts once a run has spent it, but running topics finish, so a run can spend more\n",
+		specs.USD(cfg.Specialist.MaxCostUSD))
 }
 
 // statusOne prints run arg: its line and topics then its summary, or with
@@ -146,6 +163,7 @@ func statusOne(cmd *cobra.Command, p project, arg string, wait, asJSON bool) err
 	if err := progress.WriteRuns(out, s); err != nil {
 		return err
 	}
+	costCapNote(out, p)
 	fmt.Fprintln(out)
 	if err := progress.WriteTopics(out, r.State, s.Now); err != nil {
 		return err

@@ -14,7 +14,8 @@ func newValidateCommand(_ *globalOptions) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "validate FILE...",
 		Short: "Check reports, plans, trace logs and OVERVIEW.md against their contracts",
-		Long: `Check each FILE and print one line per file: "FILE: ok ..." or "FILE:LINE: invalid: reason".
+		Long: `Check each FILE and print "FILE: ok ..." or "FILE:LINE: invalid: reason", one line
+per problem: a report lists every problem it has, in the contract's order.
 The kind is taken from the name:
   *invocation-plan.txt    the plan format (docs/contract.md#plan-format), and that its
                           Status is PLAN_CREATED or PLAN_COMPLETE

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"io/fs"
 	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -26,8 +28,9 @@ func TestNoTemporalSDK(t *testing.T) {
 }
 
 // TestLayout keeps the house as docs/architecture.md draws it: only the
-// public surface at the root, every package in the package table, and no
-// package of the table that no longer exists.
+// public surface at the root, every package in the package table, no
+// package of the table that no longer exists, and none of the glossary's
+// banned words (bannedWords) in the code, the scripts and the docs.
 func TestLayout(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", "{{.Dir}}", "github.com/specd-dev/specd/...").Output()
 	if err != nil {
@@ -77,5 +80,72 @@ func TestLayout(t *testing.T) {
 				t.Errorf("docs/architecture.md's package table names %s, which does not exist", p)
 			}
 		}
+	}
+	glossaryWords(t, root, string(doc))
+}
+
+// bannedLine is the glossary's line of banned synonyms in docs/architecture.md.
+const bannedLine = "Not these words, which named the same things before:"
+
+// bannedWords reads the words of the glossary's bannedLine from doc and
+// returns one case-insensitive pattern matching any of them, whole, with
+// any run of blanks between their words and a plural s.
+func bannedWords(t *testing.T, doc string) *regexp.Regexp {
+	t.Helper()
+	for _, line := range strings.Split(doc, "\n") {
+		if !strings.HasPrefix(line, bannedLine) {
+			continue
+		}
+		words, _, _ := strings.Cut(strings.TrimPrefix(line, bannedLine), "(")
+		var alts []string
+		for _, m := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(words, -1) {
+			alts = append(alts, strings.Join(strings.Fields(regexp.QuoteMeta(m[1])), `\s+`)+`(?:s|ies)?`)
+		}
+		if len(alts) == 0 {
+			break
+		}
+		return regexp.MustCompile(`(?i)\b(?:` + strings.Join(alts, "|") + `)\b`)
+	}
+	t.Fatalf("docs/architecture.md has no line %q listing the glossary's banned words", bannedLine)
+	return nil
+}
+
+// glossaryWords fails on a banned synonym of the glossary's words
+// (docs/architecture.md#glossary) in a .go, .md, .txtar, .yaml or .sh
+// file under root, real input samples (testdata/corpus) aside; doc is
+// docs/architecture.md.
+func glossaryWords(t *testing.T, root, doc string) {
+	banned := bannedWords(t, doc)
+	exts := map[string]bool{".go": true, ".md": true, ".txtar": true, ".yaml": true, ".sh": true}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "corpus") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !exts[filepath.Ext(path)] {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, bannedLine) {
+				continue
+			}
+			if m := banned.FindString(line); m != "" {
+				rel, _ := filepath.Rel(root, path)
+				t.Errorf("%s:%d: %q: the glossary says spec tree or run directory (docs/architecture.md#glossary)", filepath.ToSlash(rel), i+1, m)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -40,6 +40,13 @@ func TestScripts(t *testing.T) {
 			env.Setenv("SPECD_TEST_CONFIG", env.Getenv("XDG_CONFIG_HOME"))
 			env.Setenv("CORPUS", mustAbs(t, "../../testdata/corpus/claude-config"))
 			env.Setenv("RESULTS", mustAbs(t, "../../internal/results/testdata"))
+			// The specd program testscript runs, for scripts that run a
+			// copy of it from elsewhere (as an installed binary).
+			bin, err := exec.LookPath("specd")
+			if err != nil {
+				return err
+			}
+			env.Setenv("SPECD_BIN", bin)
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -98,6 +99,12 @@ type Attempt struct {
 	End       End
 	Reason    string // what End needs said: who cancelled, which limit, why the result was refused
 	Report    Check  // the report as checked after the attempt, so that Outcome need not read it again
+	// Hint and Details, for a topic a limit kept from starting, replace
+	// the recovery hint of its errors.jsonl entry and are added to its
+	// details (the limit, the setting that raises it): that entry is the
+	// only one the topic gets.
+	Hint    string
+	Details map[string]any
 }
 
 // Check is the result of specs.ValidateReport on a topic's report.
@@ -175,6 +182,12 @@ func topicEntry(rs specs.RunState, num string, t specs.TopicState, res *Attempt)
 	}
 	if res != nil && res.Class != "" {
 		details["error_class"] = res.Class
+	}
+	if res != nil && res.Hint != "" {
+		hint = res.Hint
+	}
+	if res != nil {
+		maps.Copy(details, res.Details)
 	}
 	if res != nil && len(res.Signals.ErrorContext) > 0 {
 		var ec any

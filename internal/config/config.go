@@ -25,7 +25,7 @@ import (
 // Preset names for specialist.preset.
 const (
 	PresetLocal    = "local"    // the built-in offline specialist: `specd specialist local`
-	PresetOpencode = "opencode" // `opencode run … -- PROMPT` (daemon.argv has the flags)
+	PresetOpencode = "opencode" // `opencode run … -- PROMPT` (preset.Argv has the flags)
 	PresetClaude   = "claude"   // `claude -p … -- PROMPT`
 	PresetCommand  = "command"  // any argv, from specialist.command
 )

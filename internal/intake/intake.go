@@ -31,6 +31,14 @@ type Request struct {
 	// AnalysisDepth is the analysis depth written to the plan's "Analysis
 	// Depth:" line: execution_only, focused or comprehensive; "" for none.
 	AnalysisDepth string
+	// Guidance is what every topic's specialist is asked to improve
+	// (SPECD_GUIDANCE), from the front matter's guidance:; `specd gaps
+	// resolve --research` sets it to the gap to close. "" for none.
+	Guidance string
+	// Body is the whole request as written after its front matter
+	// (heading, question, topic list, any prose), trimmed; "" for a
+	// request given as one line (submit). REQUEST.md keeps it.
+	Body string
 }
 
 // requestMeta is the optional front matter of a request file.
@@ -39,23 +47,27 @@ type requestMeta struct {
 	Complexity int      `yaml:"research_complexity"`
 	Request    string   `yaml:"request"`
 	Depth      string   `yaml:"analysis_depth"`
+	Guidance   string   `yaml:"guidance"`
 }
 
 var listItem = regexp.MustCompile(`^\s*(?:[-*+]|[0-9]+[.)])\s+(.+?)\s*$`)
 
 // ParseRequest reads a request file: optional YAML front matter with
-// `topics:`, `research_complexity:` and `request:`; then a body whose first
+// `topics:`, `research_complexity:`, `request:`, `analysis_depth:` and
+// `guidance:`; then a body whose first
 // prose line (a leading "# " is dropped) is the request text, and whose
 // topics are the items of a `## Topics` list or, failing that, the bullet
-// lines of the body. No topics found means the request is one topic. name is
-// used in errors; an empty request is an error.
+// lines of the body. No topics found means the request is one topic. The
+// whole body is kept in Body. name is used in errors; an empty request is
+// an error.
 func ParseRequest(name string, data []byte) (Request, error) {
 	var meta requestMeta
 	body, err := frontmatter.Parse(bytes.NewReader(data), &meta)
 	if err != nil {
 		return Request{}, fmt.Errorf("request %s: front matter: %w", name, err)
 	}
-	r := Request{Text: strings.TrimSpace(meta.Request), Topics: meta.Topics, Complexity: meta.Complexity, AnalysisDepth: meta.Depth}
+	r := Request{Text: strings.TrimSpace(meta.Request), Topics: meta.Topics, Complexity: meta.Complexity, AnalysisDepth: meta.Depth,
+		Guidance: oneLine(meta.Guidance), Body: strings.TrimSpace(string(body))}
 	var bullets, topicSection []string
 	inTopics := false
 	sc := bufio.NewScanner(bytes.NewReader(body))
@@ -100,14 +112,21 @@ func ParseRequest(name string, data []byte) (Request, error) {
 	return r, nil
 }
 
-// requestDoc renders REQUEST.md: front matter with the complexity and the
-// topics, then the request text. ParseRequest reads it back unchanged.
+// requestDoc renders REQUEST.md: front matter with the complexity, the
+// topics and, for a request with a body, its text; then the whole body
+// (else the request text). ParseRequest reads it back unchanged.
 func requestDoc(r Request) []byte {
 	var b strings.Builder
 	b.WriteString("---\n")
+	if r.Body != "" {
+		fmt.Fprintf(&b, "request: %q\n", oneLine(r.Text))
+	}
 	fmt.Fprintf(&b, "research_complexity: %d\n", r.ComplexityOrDefault())
 	if r.AnalysisDepth != "" {
 		fmt.Fprintf(&b, "analysis_depth: %s\n", r.AnalysisDepth)
+	}
+	if r.Guidance != "" {
+		fmt.Fprintf(&b, "guidance: %q\n", oneLine(r.Guidance))
 	}
 	if len(r.Topics) > 0 {
 		b.WriteString("topics:\n")
@@ -116,7 +135,11 @@ func requestDoc(r Request) []byte {
 		}
 	}
 	b.WriteString("---\n\n")
-	b.WriteString(strings.TrimSpace(r.Text))
+	text := r.Body
+	if text == "" {
+		text = strings.TrimSpace(r.Text)
+	}
+	b.WriteString(text)
 	b.WriteString("\n")
 	return []byte(b.String())
 }
@@ -225,19 +248,21 @@ func TakeInbox(treeDir, path string, now time.Time) (string, error) {
 	return dir, os.Remove(path)
 }
 
-// ReadRequest returns the request text and research_complexity of a topic
-// directory from its REQUEST.md, or the directory's slug in words and the
-// default complexity (2) when it has none or it cannot be read.
-func ReadRequest(runDir string) (text string, complexity int) {
+// ReadRequest returns the request of a run directory from its REQUEST.md,
+// with the complexity defaulted (ComplexityOrDefault); when it has none or
+// it cannot be read, the directory's slug in words as the text and the
+// default complexity (2).
+func ReadRequest(runDir string) Request {
 	_, slug, _ := strings.Cut(filepath.Base(runDir), "_")
-	text = strings.ReplaceAll(slug, "_", " ")
+	fallback := Request{Text: strings.ReplaceAll(slug, "_", " "), Complexity: 2}
 	b, err := os.ReadFile(filepath.Join(runDir, specs.RequestFile))
 	if err != nil {
-		return text, 2
+		return fallback
 	}
 	req, err := ParseRequest(specs.RequestFile, b)
 	if err != nil {
-		return text, 2
+		return fallback
 	}
-	return req.Text, req.ComplexityOrDefault()
+	req.Complexity = req.ComplexityOrDefault()
+	return req
 }

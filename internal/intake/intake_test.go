@@ -19,11 +19,11 @@ func TestParseRequest(t *testing.T) {
 		want intake.Request
 		err  string
 	}{
-		"plain":        {"How does X work?\n", intake.Request{Text: "How does X work?"}, ""},
-		"heading":      {"# How does X work?\n\nMore prose.\n", intake.Request{Text: "How does X work?"}, ""},
-		"topics list":  {"Compare A and B\n\n## Topics\n- A internals\n- B internals\n\n## Notes\n- not a topic\n", intake.Request{Text: "Compare A and B", Topics: []string{"A internals", "B internals"}}, ""},
-		"bullets":      {"Compare\n1. first\n2. second\n", intake.Request{Text: "Compare", Topics: []string{"first", "second"}}, ""},
-		"front matter": {"---\nresearch_complexity: 3\ntopics:\n  - one\n  - two\n---\nThe request\n", intake.Request{Text: "The request", Topics: []string{"one", "two"}, Complexity: 3}, ""},
+		"plain":        {"How does X work?\n", intake.Request{Text: "How does X work?", Body: "How does X work?"}, ""},
+		"heading":      {"# How does X work?\n\nMore prose.\n", intake.Request{Text: "How does X work?", Body: "# How does X work?\n\nMore prose."}, ""},
+		"topics list":  {"Compare A and B\n\n## Topics\n- A internals\n- B internals\n\n## Notes\n- not a topic\n", intake.Request{Text: "Compare A and B", Topics: []string{"A internals", "B internals"}, Body: "Compare A and B\n\n## Topics\n- A internals\n- B internals\n\n## Notes\n- not a topic"}, ""},
+		"bullets":      {"Compare\n1. first\n2. second\n", intake.Request{Text: "Compare", Topics: []string{"first", "second"}, Body: "Compare\n1. first\n2. second"}, ""},
+		"front matter": {"---\nresearch_complexity: 3\ntopics:\n  - one\n  - two\n---\nThe request\n", intake.Request{Text: "The request", Topics: []string{"one", "two"}, Complexity: 3, Body: "The request"}, ""},
 		"empty":        {"\n\n", intake.Request{}, "empty"},
 		"complexity":   {"---\nresearch_complexity: 7\n---\nx\n", intake.Request{}, "research_complexity 7"},
 	} {

@@ -36,6 +36,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -64,7 +65,8 @@ const (
 // as written in the Resolution column.
 const (
 	Open        = "open"                              // recorded, no decision yet; an empty cell reads the same
-	Researching = "researching"                       // the topic is being researched again with the gap as guidance
+	Researching = "researching"                       // a research run of the topic has the gap as guidance; set to closed or open when it ends (Researched)
+	Closed      = "closed"                            // a research run's report no longer had the gap; the gap found again reopens the row
 	Deferred    = "deferred"                          // suppressed until Deferred Until
 	Accepted    = "source_gap_accepted_as_limitation" // never recorded again for this gap type and topic
 )
@@ -403,9 +405,8 @@ func sameText(a, b string) bool {
 
 // suppressed reports whether a new gap of this type and topic must not be
 // recorded on day (YYYY-MM-DD): a row of the same gap type and topic is
-// open (no duplicates), accepted as a limitation (never again), or deferred
-// to a date after day. A researching row does not suppress: the gap found
-// again after research is recorded anew.
+// open or being researched (no duplicates), accepted as a limitation
+// (never again), or deferred to a date after day.
 func (d *doc) suppressed(gapType, topic, day string) bool {
 	for _, r := range d.rows {
 		if !sameText(r.GapType, gapType) || !sameText(r.Topic, topic) {
@@ -413,7 +414,7 @@ func (d *doc) suppressed(gapType, topic, day string) bool {
 		}
 		res := strings.TrimSpace(r.Resolution)
 		switch {
-		case res == "" || strings.EqualFold(res, Open) || strings.EqualFold(res, Accepted):
+		case res == "" || strings.EqualFold(res, Open) || strings.EqualFold(res, Accepted) || strings.EqualFold(res, Researching):
 			return true
 		case strings.EqualFold(res, Deferred):
 			if until, err := time.Parse("2006-01-02", strings.TrimSpace(r.DeferredUntil)); err == nil && until.Format("2006-01-02") > day {
@@ -425,17 +426,19 @@ func (d *doc) suppressed(gapType, topic, day string) bool {
 }
 
 // Record adds an open row for each gap of topic that is not suppressed: no
-// second row while one for the same gap type and topic is open, none ever
-// after one was accepted, none while one is deferred to a day after today
-// (from its Deferred Until day on, the gap is recorded again); a
-// researching row does not suppress, so a gap that research did not close
-// is recorded anew. Gap types and topics compare without case and with runs of
-// blanks as one. Rows are dated today in UTC and take ids in order.
+// second row while one for the same gap type and topic is open or being
+// researched, none ever after one was accepted, none while one is deferred
+// to a day after today (from its Deferred Until day on, the gap is
+// recorded again). A gap whose row was closed by research reopens that row
+// (open again, same id) instead of adding one. Gap types and topics
+// compare without case and with runs of blanks as one. Rows are dated
+// today in UTC and take ids in order.
 //
-// It returns the rows added, in gap order: none (and the file untouched,
-// unless hand-written rows needed ids) when every gap is suppressed or gaps
-// is empty. Errors: an empty topic; and reading, locking or writing the
-// file, with the table left as it was. It blocks until the lock is free.
+// It returns the rows added or reopened, in gap order: none (and the file
+// untouched, unless hand-written rows needed ids) when every gap is
+// suppressed or gaps is empty. Errors: an empty topic; and reading,
+// locking or writing the file, with the table left as it was. It blocks
+// until the lock is free.
 func Record(path, topic string, gaps []sources.Gap, today time.Time) ([]Row, error) {
 	if len(gaps) == 0 {
 		return nil, nil
@@ -450,6 +453,11 @@ func Record(path, topic string, gaps []sources.Gap, today time.Time) ([]Row, err
 			if d.suppressed(g.Type, topic, day) {
 				continue
 			}
+			if i := d.find(g.Type, topic, Closed); i >= 0 {
+				d.rows[i].Resolution, d.dirty[i] = Open, true
+				added = append(added, d.rows[i])
+				continue
+			}
 			r := Row{ID: d.nextID(), Date: day, GapType: g.Type, Topic: strings.Join(strings.Fields(topic), " "),
 				Trigger: strings.Join(strings.Fields(g.Trigger), " "), Resolution: Open}
 			d.rows = append(d.rows, r)
@@ -461,6 +469,48 @@ func Record(path, topic string, gaps []sources.Gap, today time.Time) ([]Row, err
 		return nil, err
 	}
 	return added, nil
+}
+
+// find returns the index of the first row of this gap type, topic and
+// resolution, or -1.
+func (d *doc) find(gapType, topic, resolution string) int {
+	for i, r := range d.rows {
+		if sameText(r.GapType, gapType) && sameText(r.Topic, topic) && strings.EqualFold(strings.TrimSpace(r.Resolution), resolution) {
+			return i
+		}
+	}
+	return -1
+}
+
+// Researched settles the researching rows of topic when a research run of
+// it ends (`specd gaps resolve --research`, docs/contract.md#gap-table):
+// with completed, a row whose gap type is among gaps (the new report's)
+// is open again and the others are closed; without (the topic did not
+// complete), every one is open again. No row is added, so a gap is never
+// recorded twice. It returns the rows changed, in table order; none (and
+// the file untouched) when topic has no researching row. Errors are
+// reading, locking or writing the file. It blocks until the lock is free.
+func Researched(path, topic string, gaps []sources.Gap, completed bool) ([]Row, error) {
+	var changed []Row
+	err := edit(path, func(d *doc) error {
+		for i := range d.rows {
+			r := &d.rows[i]
+			if !sameText(r.Topic, topic) || !strings.EqualFold(strings.TrimSpace(r.Resolution), Researching) {
+				continue
+			}
+			r.Resolution = Closed
+			if !completed || slices.ContainsFunc(gaps, func(g sources.Gap) bool { return sameText(g.Type, r.GapType) }) {
+				r.Resolution = Open
+			}
+			d.dirty[i] = true
+			changed = append(changed, *r)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return changed, nil
 }
 
 // List returns the rows of the table in file order; a missing file or

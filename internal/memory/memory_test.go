@@ -219,15 +219,34 @@ func TestResolveDeferAcceptResearch(t *testing.T) {
 	if added, _ := Record(p, "Old topic", gapsOf(sources.GapLowReliability), today); len(added) != 1 {
 		t.Error("accepting one gap type suppressed another")
 	}
-	// Research: the gap found again after research is a new open row.
+	// Research: while it runs the gap is not recorded again; when it ends
+	// the row is open again (the gap is still there, or the topic did not
+	// complete) or closed; a closed gap found later reopens its row. No
+	// row is ever added for it.
 	if r, err := Resolve(p, "G-002", Researching, 0, today); err != nil || r.Resolution != Researching {
 		t.Fatalf("research: %+v %v", r, err)
 	}
-	if added, _ := Record(p, "Other topic", gap, today); len(added) != 1 || added[0].ID != "G-005" {
-		t.Errorf("gap not closed by research: %+v", added)
-	}
 	if added, _ := Record(p, "Other topic", gap, today); len(added) != 0 {
-		t.Error("the new open row did not suppress")
+		t.Errorf("a gap being researched was recorded again: %+v", added)
+	}
+	for _, tc := range []struct {
+		gaps      []sources.Gap
+		completed bool
+		want      string
+	}{{gap, true, Open}, {nil, false, Open}, {gapsOf(sources.GapLowReliability), true, Closed}} {
+		if _, err := Resolve(p, "G-002", Researching, 0, today); err != nil {
+			t.Fatal(err)
+		}
+		changed, err := Researched(p, "other  TOPIC", tc.gaps, tc.completed)
+		if err != nil || len(changed) != 1 || changed[0].ID != "G-002" || changed[0].Resolution != tc.want {
+			t.Errorf("research of %v (completed %v) ended: %+v %v, want G-002 %s", tc.gaps, tc.completed, changed, err, tc.want)
+		}
+	}
+	if added, _ := Record(p, "Other topic", gap, today); len(added) != 1 || added[0].ID != "G-002" || added[0].Resolution != Open {
+		t.Errorf("a closed gap found again did not reopen its row: %+v", added)
+	}
+	if rows, _ := List(p); len(rows) != 4 {
+		t.Errorf("research added rows: %+v", rows)
 	}
 
 	for _, tc := range []struct {

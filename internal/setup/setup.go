@@ -73,6 +73,7 @@ func Prepare(opts Options) (Plan, error) {
 func (p Plan) Apply() ([]Step, error) {
 	o := p.opts
 	var steps []Step
+	uses := usedCLIs(o) // before the tree exists: it may create .opencode/
 	inbox := filepath.Join(o.TreeDir, specs.InboxDir)
 	if !o.DryRun {
 		if _, err := MakeTree(o.TreeDir); err != nil {
@@ -81,14 +82,16 @@ func (p Plan) Apply() ([]Step, error) {
 	}
 	steps = append(steps, Step{Tree, rel(o.Root, inbox)})
 
-	// The read-only research-specialist for both CLIs: what the opencode
-	// and claude presets run unless specialist.agent names another
-	// (docs/configuration.md#agent). One that exists is kept (it may be
-	// the user's); --agents writes its CLI's anew.
+	// The read-only research-specialist for the CLIs the project uses
+	// (usedCLIs): what the opencode and claude presets run unless
+	// specialist.agent names another (docs/configuration.md#agent). One
+	// that exists is kept (it may be the user's); --agents writes its
+	// CLI's anew.
 	for _, cli := range agents.CLIs {
 		path := agents.Path(cli)
 		_, err := os.Lstat(filepath.Join(o.Root, path))
 		switch {
+		case errors.Is(err, fs.ErrNotExist) && !uses[cli]:
 		case cli == o.Agent || errors.Is(err, fs.ErrNotExist):
 			if !o.DryRun {
 				def, err := agents.Definition(cli)
@@ -133,6 +136,21 @@ func (p Plan) Apply() ([]Step, error) {
 		steps = append(steps, Step{Keep, ".gitignore"})
 	}
 	return steps, nil
+}
+
+// usedCLIs are the agent CLIs whose research-specialist Apply writes when
+// it is missing: the one --agents names, the one whose directory
+// (.opencode/, .claude/) holds the spec tree, and any whose directory the
+// project already has. An opencode-only project gets no .claude/.
+func usedCLIs(o Options) map[string]bool {
+	uses := map[string]bool{}
+	tree, _ := filepath.Rel(o.Root, o.TreeDir)
+	for _, cli := range agents.CLIs {
+		dir, _, _ := strings.Cut(filepath.ToSlash(agents.Path(cli)), "/")
+		fi, err := os.Stat(filepath.Join(o.Root, dir))
+		uses[cli] = cli == o.Agent || strings.HasPrefix(filepath.ToSlash(tree), dir+"/") || err == nil && fi.IsDir()
+	}
+	return uses
 }
 
 // MakeTree creates the spec tree treeDir with its inbox (as `specd run
@@ -190,8 +208,8 @@ specialist:
   # wall-clock limit per topic; then SIGTERM to its process group, SIGKILL after grace
   timeout: 15m
   grace: 10s
-  # US dollars one run's specialists may cost, as the agent CLIs report it; once
-  # spent, no new topic starts (0: no cap)
+  # US dollars one run's specialists may cost, as the agent CLIs report it: a soft
+  # cap; once spent, no new topic starts, but running ones finish (0: no cap)
   # max_cost_usd: 5
 # specialists running at once (default: number of CPUs, at least 2)
 # max_parallel: 4

@@ -76,6 +76,8 @@ func TestApply(t *testing.T) {
 		agentIs string
 	}{
 		{"fresh", "", nil,
+			[]Step{{Tree, inbox}, {Write, oc}, {Write, specs.ConfigFile}, {Update, ".gitignore"}}, "local", ""},
+		{"claude project", "", map[string]string{".claude/settings.json": "{}\n"},
 			[]Step{{Tree, inbox}, {Write, oc}, {Write, cl}, {Write, specs.ConfigFile}, {Update, ".gitignore"}}, "local", ""},
 		{"agent", "claude", nil,
 			[]Step{{Tree, inbox}, {Write, oc}, {Write, cl}, {Write, specs.ConfigFile}, {Update, ".gitignore"}}, "claude", ""},
@@ -167,7 +169,7 @@ func TestApplyError(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), ".gitignore") {
 		t.Fatalf("error %v, want one naming .gitignore", err)
 	}
-	if len(steps) != 4 || steps[3] != (Step{Write, specs.ConfigFile}) {
+	if len(steps) != 3 || steps[2] != (Step{Write, specs.ConfigFile}) {
 		t.Errorf("steps before the error: %v", steps)
 	}
 }

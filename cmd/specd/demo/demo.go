@@ -1,15 +1,19 @@
 // Package demo is `specd demo`: a throw-away workspace holding a copy of
-// real input (the files git would track in a directory), where a request
-// is submitted and the daemon runs it with the built-in local specialist
-// until the run ends (docs/architecture.md#pipeline, end to end). With git
-// the workspace is a repository whose runs are committed.
+// real input (the files git would track in a directory, or the sample
+// project the demo carries), where a request is submitted and the daemon
+// runs it with the built-in local specialist until the run ends
+// (docs/architecture.md#pipeline, end to end). With git the workspace is
+// a repository whose runs are committed.
 package demo
 
 import (
+	"bytes"
 	"context"
+	"embed"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,8 +29,8 @@ import (
 	"github.com/specd-dev/specd/specs"
 )
 
-// Request is the built-in 3-topic request; its topics are about specd's
-// own source, the default input.
+// Request is the built-in 3-topic request about specd's own source, the
+// input in a specd checkout (IsSpecdSource).
 var Request = intake.Request{
 	Text: "How does specd turn a plan into validated reports and an OVERVIEW?",
 	Topics: []string{
@@ -34,6 +38,35 @@ var Request = intake.Request{
 		"Report path safety: rebasing foreign absolute paths, refusing symlinks and paths outside reports",
 		"Error log: appending errors.jsonl entries under flock with O_APPEND",
 	},
+}
+
+// sample is a small project (an HTTP client that retries, with a circuit
+// breaker) that the demo researches where there is no specd source to
+// read: an installed binary run anywhere.
+//
+//go:embed all:_sample
+var sample embed.FS
+
+// SampleRequest is the built-in 3-topic request about the sample project.
+var SampleRequest = intake.Request{
+	Text: "How does the client retry failed requests?",
+	Topics: []string{
+		"Retry backoff: how the delay between attempts grows",
+		"Circuit breaker states: when it opens and closes",
+		"Retry-After header handling",
+	},
+}
+
+// IsSpecdSource reports whether dir is the root of specd's own source
+// (its go.mod declares module github.com/specd-dev/specd), which Request
+// is about.
+func IsSpecdSource(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		return false
+	}
+	first, _, _ := bytes.Cut(b, []byte("\n"))
+	return string(bytes.TrimSpace(first)) == "module github.com/specd-dev/specd"
 }
 
 // GitRequest is the second, one-topic request of a workspace with git,
@@ -86,6 +119,26 @@ func (w *Workspace) Copy(ctx context.Context, src string) (int, error) {
 		}
 	}
 	return len(files), nil
+}
+
+// CopySample copies the sample project the demo carries into the
+// workspace and returns how many files it copied. Errors name the file.
+func (w *Workspace) CopySample() (int, error) {
+	sub, err := fs.Sub(sample, "_sample")
+	if err != nil {
+		return 0, err
+	}
+	if err := os.CopyFS(w.Dir, sub); err != nil {
+		return 0, err
+	}
+	n := 0
+	err = fs.WalkDir(sub, ".", func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			n++
+		}
+		return err
+	})
+	return n, err
 }
 
 func copyFile(src, dst string) error {

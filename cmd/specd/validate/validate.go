@@ -27,8 +27,8 @@ const MaxTraceBytes = 64 << 20
 // findings, 0 recommendations" (for a structured result followed, each
 // after a newline, by one indented line per item the gate removes and, for
 // a quarantined text, one line per reason: validateResult), or an error
-// "FILE:LINE: invalid: reason"
-// (or the I/O error). A file over its size limit is refused from its size,
+// "FILE:LINE: invalid: reason" (or the I/O error); for a report, one such
+// line per problem, in the contract's order (specs.CheckReportAll). A file over its size limit is refused from its size,
 // unread.
 func File(path, topic string) (string, error) {
 	name := filepath.Base(path)
@@ -77,9 +77,9 @@ func File(path, topic string) (string, error) {
 			return validateResult(path, data)
 		}
 	}
-	m, err := specs.ValidateReport(path, topic)
-	if err != nil {
-		return "", err
+	m, errs := specs.ValidateReportAll(path, topic)
+	if len(errs) > 0 {
+		return "", errors.Join(errs...)
 	}
 	return fmt.Sprintf("report, %d findings, %d recommendations", m.FindingsCount, m.RecommendationsCount), nil
 }

@@ -7,9 +7,9 @@ import (
 
 // excluded returns the predicate for files Run must not read besides the
 // spec trees: the report itself, the request file (the question is not
-// its own answer), and the spec tree holding the run's spec directory (its
+// its own answer), and the spec tree holding the run directory (its
 // parent, e.g. specs/ holding NNN_slug/) when that lies inside root, or
-// else the spec directory itself.
+// else the run directory itself.
 func excluded(root, reportPath, specDir, requestFile string) func(abs string) bool {
 	var dirs []string
 	if specDir != "" {

@@ -26,7 +26,7 @@ import (
 
 func fixedNow() time.Time { return time.Date(2026, 11, 23, 22, 30, 0, 0, time.FixedZone("X", -5*3600)) }
 
-// The fixture's spec directory and reports directory, relative to its root.
+// The fixture's run directory and reports directory, relative to its root.
 const (
 	specDir    = ".opencode/specs/002_y"
 	reportsDir = specDir + "/reports"
