@@ -182,22 +182,22 @@ func runCLICases(t *testing.T, cli agentCLI) {
 					t.Errorf("topic %s %q, want it failed without a policy violation (nothing was written)", tp.Outcome, tp.Reason)
 				}
 			}, ""},
-		{"the CLI's own agent overwrites REQUEST.md: the fence fails the topic", []modelserver.Script{{Topic: t1, Behaviour: modelserver.Intrude}}, time.Minute, 1,
+		{"the CLI's own agent is told to overwrite REQUEST.md: the sandbox refuses the write", []modelserver.Script{{Topic: t1, Behaviour: modelserver.Intrude}}, time.Minute, 1,
 			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
-				if b, _ := os.ReadFile(filepath.Join(tr.specs, "001_e2e", specs.RequestFile)); string(b) == requestText {
-					t.Fatalf("REQUEST.md unchanged: the model's write tool did not run, so the fence was not tried")
-				}
-				if tp := rs.Topics[0]; tp.Outcome != specs.OutcomeInvalid || !strings.Contains(tp.Reason, "policy violation") || !strings.Contains(tp.Reason, specs.RequestFile) {
-					t.Errorf("topic %s %q, want invalid with the policy violation naming REQUEST.md", tp.Outcome, tp.Reason)
+				if b, _ := os.ReadFile(filepath.Join(tr.specs, "001_e2e", specs.RequestFile)); string(b) != requestText {
+					t.Errorf("REQUEST.md changed: %q", b)
 				}
 				n := 0
-				for _, e := range readErrors(t, tr) {
-					if e.ErrorType == "policy_violation" {
+				for _, r := range srv.Requests() {
+					if r.Topic == t1 && r.Status == 200 {
 						n++
 					}
 				}
-				if n != 1 {
-					t.Errorf("%d policy_violation entries, want 1", n)
+				if n < 2 {
+					t.Errorf("%d answers for the topic, want the write tool call and the answer after its result: the write was not tried", n)
+				}
+				if tp := rs.Topics[0]; tp.Outcome == specs.OutcomeCompleted {
+					t.Errorf("topic completed, want it failed: it wrote no report")
 				}
 			}, config.AgentCLIDefault},
 		{"three topics written by the CLI's write tool, at a price", []modelserver.Script{{Topic: t1, Usage: &priced}, {Topic: t2, Usage: &priced}, {Topic: t3, Usage: &priced}}, time.Minute, 3,
