@@ -99,7 +99,7 @@ type attempt struct {
 
 	in     specialist.Input
 	stem   string // reports/.logs/NNN: the attempt's log files without extension
-	outDir string // reports/.logs/NNN.out: where the specialist writes its report and result (docs/contract.md#sandbox)
+	outDir string // reports/.logs/NNN.out: where the specialist writes its report and result (docs/contract.md#output-directory)
 	log    zerolog.Logger
 
 	sp      config.Specialist // this attempt's settings: one snapshot, so a SIGHUP changes a next attempt whole
