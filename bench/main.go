@@ -46,8 +46,9 @@ import (
 const writeReport = `p=${1:-$SPECD_REPORT_PATH}; t=${2:-$SPECD_TOPIC}
 printf -- '---\nreport_type: research\ntopic: "%s"\nfindings_count: 1\nrecommendations_count: 0\ncreated_date: 2026-11-22\nstatus: complete\n---\n\n## Summary\nx\n\n## Findings\n1. f\n\n## Sources\n- https://go.dev/doc\n- https://pkg.go.dev/os/exec\n' "$t" > "$p.tmp" && mv "$p.tmp" "$p"`
 
-// stamp is a specialist that writes the time it started (ns) to a file.
-const stamp = `date +%s%N > "$STAMP_DIR/$SPECD_WORKFLOW_ID"`
+// stamp is a specialist that prints the time it started (ns): its
+// stdout log holds it, wherever a sandbox lets the specialist write.
+const stamp = `date +%s%N`
 
 func main() {
 	baseline := flag.String("baseline", "4da8c2c", "git revision whose specd is measured beside this checkout's (\"\" for none)")
@@ -139,7 +140,11 @@ func build(tmp, name, rev string) string {
 		defer exec.Command("git", "worktree", "remove", "--force", src).Run()
 	}
 	bin := filepath.Join(tmp, name, "specd")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/specd")
+	pkgs := []string{"./cmd/specd"}
+	if _, err := os.Stat(filepath.Join(src, "cmd", "specd-sandbox")); err == nil {
+		pkgs = append(pkgs, "./cmd/specd-sandbox") // beside specd, as go install puts it
+	}
+	cmd := exec.Command("go", append([]string{"build", "-o", filepath.Dir(bin) + "/"}, pkgs...)...)
 	cmd.Dir = src
 	if out, err := cmd.CombinedOutput(); err != nil {
 		if rev == "" {
@@ -265,27 +270,23 @@ func readStamp(path string) time.Time {
 func latency(bin string, n int) float64 {
 	root, treeDir := project(commandConfig(stamp, 1))
 	defer os.RemoveAll(root)
-	stamps := filepath.Join(root, "stamps")
-	must(os.MkdirAll(stamps, 0o755))
-	d := startDaemon(bin, root, "STAMP_DIR="+stamps)
+	d := startDaemon(bin, root)
 	var got []float64
 	for i := 1; i <= n; i++ {
 		t0 := dropPlan(treeDir, i, 1)
-		waitFinished(treeDir, i) // the workflow_id names the stamp; the run's end says it is there
-		rs, err := specs.LoadRun(filepath.Join(treeDir, fmt.Sprintf("%04d_bench", i)))
-		must(err)
-		got = append(got, float64(readStamp(filepath.Join(stamps, rs.WorkflowID)).Sub(t0).Microseconds())/1000)
+		waitFinished(treeDir, i) // the run's end says the stamp is there
+		log := filepath.Join(treeDir, fmt.Sprintf("%04d_bench", i), specs.ReportsDir, specs.LogsDir, "001.stdout")
+		got = append(got, float64(readStamp(log).Sub(t0).Microseconds())/1000)
 	}
 	d.stop()
 	var base []float64
 	for i := 0; i < n; i++ {
-		f := filepath.Join(stamps, "base")
-		cmd := exec.Command("sh", "-c", stamp)
-		cmd.Env = append(os.Environ(), "STAMP_DIR="+stamps, "SPECD_WORKFLOW_ID=base")
 		t0 := time.Now()
-		must(cmd.Run())
-		base = append(base, float64(readStamp(f).Sub(t0).Microseconds())/1000)
-		os.Remove(f)
+		out, err := exec.Command("sh", "-c", stamp).Output()
+		must(err)
+		ns, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+		must(err)
+		base = append(base, float64(time.Unix(0, ns).Sub(t0).Microseconds())/1000)
 	}
 	return median(got) - median(base)
 }
