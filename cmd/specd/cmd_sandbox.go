@@ -1,12 +1,91 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/specd-dev/specd/internal/config"
+	"github.com/specd-dev/specd/internal/preset"
+	"github.com/specd-dev/specd/internal/sandbox"
 	"github.com/specd-dev/specd/internal/sandbox/reap"
+	"github.com/specd-dev/specd/internal/specialist"
+	"github.com/specd-dev/specd/specs"
 )
+
+// newSandboxCommand is `specd sandbox [--preset P]`: the Landlock ABI in
+// force and what a specialist of the project's preset may read and write
+// (docs/operating.md#sandbox).
+func newSandboxCommand(g *globalOptions) *cobra.Command {
+	var name string
+	c := &cobra.Command{
+		Use:   "sandbox",
+		Short: "Show the specialists' sandbox: the Landlock ABI and what they may read and write",
+		Long: `Print whether this kernel enforces Landlock (and its ABI), whether the project's
+config turns the sandbox on (sandbox: on, the default) or off, the step that runs in front
+of each specialist, and what a specialist of the configured preset (or --preset) may read
+and write: NNN stands for a topic's number, TMPDIR for its private temporary directory.
+docs/operating.md#sandbox explains each path and how sandbox.writable, sandbox.readable and
+sandbox.connect_ports widen or narrow it.` + exitHelp,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, err := g.resolve()
+			if err != nil {
+				return err
+			}
+			cfg, err := p.Config()
+			if err != nil {
+				return err
+			}
+			sp := cfg.Specialist
+			if name != "" {
+				sp.Preset = name
+			}
+			out := cmd.OutOrStdout()
+			if abi := sandbox.ABI(); abi > 0 {
+				fmt.Fprintf(out, "landlock: ABI %d\n", abi)
+			} else {
+				fmt.Fprintf(out, "landlock: unavailable: %v\n", sandbox.ErrUnsupported)
+			}
+			state := "on"
+			if cfg.Sandbox.Off {
+				state = "off: specialists run unconfined"
+			} else if sandbox.ABI() < 1 {
+				state = "on, but specialists cannot start here"
+			}
+			fmt.Fprintf(out, "sandbox: %s (%s)\n", state, specs.ConfigFile)
+			exe, _ := os.Executable()
+			fmt.Fprintf(out, "step: %s\n", strings.Join(sandbox.Helper(exe), " "))
+			run := filepath.Join(p.TreeDir, "NNN_run", specs.ReportsDir)
+			argv, err := preset.Argv(sp, exe, specialist.Input{ReportPath: filepath.Join(run, "report.md"), Topic: "topic"})
+			if err != nil {
+				return err
+			}
+			env := func(k string) string {
+				if v, ok := sp.Env[k]; ok {
+					return v
+				}
+				return os.Getenv(k)
+			}
+			pol := sandbox.For(sandbox.Topic{
+				Preset: sp.Preset, Argv: argv, Helper: sandbox.Helper(exe)[0], Root: p.Root,
+				Out: filepath.Join(run, specs.LogsDir, "NNN.out"), Tmp: "TMPDIR",
+				Cache: filepath.Join(filepath.Dir(p.TreeDir), "cache"), Env: env,
+				Readable: cfg.Sandbox.Readable, Writable: cfg.Sandbox.Writable, ConnectPorts: cfg.Sandbox.ConnectPorts,
+			})
+			fmt.Fprintf(out, "preset %s\n  reads:  %s\n  writes: %s\n", sp.Preset, strings.Join(pol.Read, " "), strings.Join(pol.Write, " "))
+			if len(pol.ConnectPorts) > 0 {
+				fmt.Fprintf(out, "  connects to TCP ports: %v\n", pol.ConnectPorts)
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&name, "preset", "", "show this preset ("+strings.Join([]string{config.PresetLocal, config.PresetCommand, config.PresetOpencode, config.PresetClaude}, ", ")+") instead of the configured one")
+	return c
+}
 
 // newSandboxExecCommand is the hidden `specd sandbox-exec`: the subreaper
 // step in front of each specialist, as the specd-sandbox binary runs it,

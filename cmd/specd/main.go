@@ -114,7 +114,7 @@ Start with 'specd demo', then 'specd init' and 'specd run' in your project.` + e
 		newDemoCommand(g),
 		newTrustCommand(g),
 		newVersionCommand(),
-		newSandboxExecCommand(),
+		newSandboxCommand(g), newSandboxExecCommand(),
 	)
 	root.InitDefaultCompletionCmd() // now, so that wrapUsage covers it too
 	wrapUsage(root)

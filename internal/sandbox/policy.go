@@ -35,10 +35,10 @@ var systemWrite = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/
 // For returns the policy of one topic's specialist
 // (docs/operating.md#sandbox): it reads the system, the project, its own
 // program's directory and its CLI's state; it writes only its output
-// directory, its TMPDIR and its CLI's state directories:
+// directory, its TMPDIR and its CLI's state directories; all but local
+// read the directory their program (Argv[0]) is installed in:
 //
-//	local     + writes Cache (the index)
-//	command   + reads the directory of Argv[0]
+//	local     + reads the specd binary (Argv[0]) and writes Cache (the index)
 //	opencode  + reads its install (the node_modules tree of Argv[0]) and $XDG_CONFIG_HOME/opencode;
 //	            writes $XDG_DATA_HOME/opencode, $XDG_STATE_HOME/opencode, $XDG_CACHE_HOME/opencode
 //	claude    + reads its install; writes $CLAUDE_CONFIG_DIR, or ~/.claude and ~/.claude.json
@@ -57,7 +57,11 @@ func For(t Topic) Policy {
 	}
 	if len(t.Argv) > 0 {
 		if prog, err := exec.LookPath(t.Argv[0]); err == nil {
-			p.Read = append(p.Read, install(real(prog)))
+			if t.Preset == "local" {
+				p.Read = append(p.Read, real(prog)) // specd itself: the file is enough
+			} else {
+				p.Read = append(p.Read, install(real(prog)))
+			}
 		}
 	}
 	switch t.Preset {
