@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/specd-dev/specd/internal/sandbox"
 )
 
 func TestMain(m *testing.M) {
@@ -33,6 +36,12 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
+		Condition: func(cond string) (bool, error) {
+			if cond == "landlock" { // [landlock]: this kernel enforces Landlock
+				return sandbox.ABI() > 0, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 		Setup: func(env *testscript.Env) error {
 			// Each script's own config directory; SPECD_TEST_CONFIG keeps
 			// TestMain in the specd it runs from replacing it.
