@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/specd-dev/specd/internal/intake"
+	"github.com/specd-dev/specd/internal/sandbox/reap"
 	"github.com/specd-dev/specd/internal/specialist"
 	"github.com/specd-dev/specd/internal/specialist/local"
 	"github.com/specd-dev/specd/specs"
@@ -22,6 +23,9 @@ import (
 // TestMain lets the test binary be the local specialist the daemon
 // starts: it runs "<this program> specialist local" once per topic.
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "sandbox-exec" { // the step in front of each specialist
+		os.Exit(reap.Main(os.Args[2:], os.Stderr))
+	}
 	if len(os.Args) == 3 && os.Args[1] == "specialist" && os.Args[2] == "local" {
 		in, err := specialist.ReadInput(os.Stdin)
 		if err != nil {
