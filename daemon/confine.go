@@ -1,10 +1,10 @@
 package daemon
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/specd-dev/specd/daemon/delivery"
 	"github.com/specd-dev/specd/internal/config"
@@ -15,71 +15,27 @@ import (
 )
 
 // confine sets up the attempt's job to run in the topic's sandbox
-// (docs/operating.md#sandbox): behind the subreaper step, with a private
-// TMPDIR, and — unless sandbox: off — confined by Landlock to the
-// policy of its preset. It returns the TMPDIR, which the caller removes
-// once the process has ended, and an error when the specialist must not
-// start: the kernel has no Landlock (one errors.jsonl entry per daemon),
-// or a directory could not be made.
+// (sandbox.Prepare): behind the subreaper step, with a private TMPDIR,
+// and — unless sandbox: off — confined by Landlock to the policy of its
+// preset. It returns the TMPDIR, which the caller removes once the
+// process has ended, and an error when the specialist must not start:
+// the kernel has no Landlock (one errors.jsonl entry per daemon), or a
+// directory could not be made.
 func (a *attempt) confine(job *runner.Job) (tmp string, err error) {
 	r := a.r
-	cfg := r.d.config()
-	if !cfg.Sandbox.Off && sandbox.ABI() < 1 {
-		r.d.sandboxUnavailable()
-		return "", fmt.Errorf("sandbox: %w; set sandbox: off in %s to run specialists unconfined", sandbox.ErrUnsupported, specs.ConfigFile)
-	}
-	tmp, err = os.MkdirTemp("", "specd-topic-")
-	if err != nil {
-		return "", fmt.Errorf("the topic's TMPDIR: %w", err)
-	}
-	job.Env = append(job.Env, "TMPDIR="+tmp)
-	if a.sp.Preset == config.PresetClaude {
-		job.Env = append(job.Env, "CLAUDE_CODE_TMPDIR="+tmp) // its own temp directory, /tmp/claude-UID else
-	}
-	job.Helper = r.d.helper
-	if cfg.Sandbox.Off {
-		return tmp, nil
-	}
-	env := envLookup(job.Env)
-	cache := filepath.Join(filepath.Dir(r.d.opts.TreeDir), "cache")
-	read, write := sandbox.StateDirs(a.sp.Preset, env)
-	if a.sp.Preset == config.PresetLocal {
-		write = append(write, cache) // the index, shared by its topics
-	}
-	// A directory the sandbox names must exist when it is made (and a
-	// CLI that makes its config directory gets EEXIST, not EACCES).
-	for _, dir := range append(read, write...) {
-		if filepath.Ext(dir) != ".json" { // claude's ~/.claude.json is a file
-			if err := os.MkdirAll(dir, 0o700); err != nil {
-				return tmp, fmt.Errorf("a directory the %s specialist writes: %w", a.sp.Preset, err)
-			}
-		}
-	}
-	p := sandbox.For(sandbox.Topic{
-		Preset: a.sp.Preset, Argv: a.argv, Helper: r.d.helper[0],
-		Root: r.d.opts.Root, Out: a.outDir, Tmp: tmp,
-		Cache: cache,
-		Env:   env, Readable: cfg.Sandbox.Readable, Writable: cfg.Sandbox.Writable, ConnectPorts: cfg.Sandbox.ConnectPorts,
+	s, err := sandbox.Prepare(r.d.config().Sandbox, r.d.opts.SpecialistExe, sandbox.Topic{
+		Preset: a.sp.Preset, Argv: a.argv, Root: r.d.opts.Root, Out: a.outDir,
+		Cache: filepath.Join(filepath.Dir(r.d.opts.TreeDir), "cache"), Environ: job.Env,
 	})
-	job.Sandbox = &p
-	return tmp, nil
-}
-
-// envLookup returns a lookup of the specialist's environment: specd's
-// own, with env (NAME=value pairs, the last one winning) over it.
-func envLookup(env []string) func(string) string {
-	m := map[string]string{}
-	for _, kv := range env {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			m[k] = v
-		}
+	if errors.Is(err, sandbox.ErrUnsupported) {
+		r.d.sandboxUnavailable()
 	}
-	return func(name string) string {
-		if v, ok := m[name]; ok {
-			return v
-		}
-		return os.Getenv(name)
+	if err != nil {
+		return s.Tmp, err
 	}
+	job.Env = append(job.Env, s.Env...)
+	job.Helper, job.Sandbox = s.Helper, s.Policy
+	return s.Tmp, nil
 }
 
 // clean readies the attempt's files as it starts (the topic's lock held):

@@ -22,7 +22,6 @@ import (
 
 	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/runner"
-	"github.com/specd-dev/specd/internal/sandbox"
 	"github.com/specd-dev/specd/internal/sources"
 	"github.com/specd-dev/specd/jsonl"
 	"github.com/specd-dev/specd/specs"
@@ -56,7 +55,6 @@ type Options struct {
 type Daemon struct {
 	opts   Options
 	runner runner.Runner
-	helper []string // the topic's subreaper step in front of each specialist (sandbox.Helper)
 	errors *jsonl.Log
 	sem    chan struct{} // max_parallel specialists across all runs
 	starts *rate.Limiter // specialist.start_rate across all runs
@@ -98,7 +96,6 @@ func New(opts Options) (*Daemon, error) {
 	d := &Daemon{
 		opts:    opts,
 		runner:  opts.Runner,
-		helper:  sandbox.Helper(opts.SpecialistExe),
 		errors:  jsonl.Open(specs.ErrorsFile(opts.TreeDir)),
 		sem:     make(chan struct{}, opts.Config.MaxParallel),
 		starts:  rate.NewLimiter(rate.Limit(opts.Config.Specialist.StartRate), max(1, int(opts.Config.Specialist.StartRate))),

@@ -16,9 +16,10 @@ type Topic struct {
 	Out    string   // the topic's own output directory: written
 	Tmp    string   // the topic's private TMPDIR: written
 	Cache  string   // the local specialist's index directory (preset local): written
-	// Env looks up a variable of the specialist's environment (HOME,
-	// XDG_*_HOME, CLAUDE_CONFIG_DIR) as the specialist will see it.
-	Env func(string) string
+	// Environ is what the specialist's environment adds to specd's own
+	// (NAME=value pairs, the last one winning): HOME, XDG_*_HOME and
+	// CLAUDE_CONFIG_DIR are read as the specialist will see them.
+	Environ []string
 	// Readable and Writable are sandbox.readable and sandbox.writable:
 	// absolute, or relative to Root.
 	Readable, Writable []string
@@ -71,7 +72,7 @@ func For(t Topic) Policy {
 		if node, err := exec.LookPath("node"); err == nil {
 			p.Read = append(p.Read, install(real(node)))
 		}
-		read, write := StateDirs(t.Preset, t.Env)
+		read, write := StateDirs(t.Preset, t.lookup)
 		p.Read = append(p.Read, read...)
 		p.Write = append(p.Write, write...)
 	}
