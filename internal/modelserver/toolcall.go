@@ -79,7 +79,7 @@ func anToolResult(msgs []map[string]any) string {
 	var out []string
 	for _, p := range parts {
 		if pm, ok := p.(map[string]any); ok && pm["type"] == "tool_result" {
-			out = append(out, textOf(pm["content"]))
+			out = append(out, strings.TrimRight(textOf(pm["content"]), "\n"))
 		}
 	}
 	return strings.Join(out, "\n")
