@@ -137,10 +137,11 @@ func runCoordinator(t *testing.T, c coordinator) {
 	cmd.Dir, cmd.Env = root, env
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
+	start := time.Now()
 	out, err := cmd.Output()
-	t.Logf("%s: %d model requests", c.cli, len(srv.Requests()))
+	t.Logf("%s: exited after %s, %d model requests", c.cli, time.Since(start).Round(time.Millisecond), len(srv.Requests()))
 	for _, r := range srv.Requests() {
-		t.Logf("  %s topic %q status %d tools %d", r.API, r.Topic, r.Status, r.Tools)
+		t.Logf("  %s %s topic %q status %d tools %d", r.At.Sub(start).Round(time.Millisecond), r.API, r.Topic, r.Status, r.Tools)
 	}
 	if err != nil {
 		t.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s", c.cli, err, out, stderr.String())
@@ -151,6 +152,7 @@ func runCoordinator(t *testing.T, c coordinator) {
 		t.Fatalf("no OVERVIEW.md: %v\nstdout:\n%s\nstderr:\n%s", err, out, stderr.String())
 	}
 	rs, err := specs.LoadRun(dir)
+	t.Logf("the run took %s", rs.FinishedAt.Sub(rs.StartedAt))
 	if err != nil || rs.Verdict != specs.VerdictSuccess || rs.Completed != 3 {
 		t.Errorf("run: %+v (%v), want SUCCESS 3/3", rs, err)
 	}
@@ -165,4 +167,30 @@ func runCoordinator(t *testing.T, c coordinator) {
 	if !strings.Contains(string(overview), "**Status**: SUCCESS") {
 		t.Errorf("OVERVIEW.md:\n%s", overview)
 	}
+	// The CLI stopped specd mcp (and its daemon) as it exited; nothing
+	// runs in the project any more.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		left := inDir(root)
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("processes left in the project after %s exited: %v", c.cli, left)
+			break
+		}
+	}
+}
+
+// inDir lists the command lines of the processes whose working directory
+// is dir.
+func inDir(dir string) []string {
+	ents, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range ents {
+		if cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd")); err == nil && cwd == dir {
+			cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+			out = append(out, e.Name()+": "+strings.ReplaceAll(string(cmd), "\x00", " "))
+		}
+	}
+	return out
 }
