@@ -308,3 +308,41 @@ func TestCancel(t *testing.T) {
 		t.Errorf("after cancel: %+v", run)
 	}
 }
+
+// TestReadRenderedReport: a specialist hands specd a structured result
+// (a command printing a WebResearcherResult), specd renders the report
+// with its quotes in spotlight blocks and quarantines the injected claim;
+// read_report returns the report as it is, with the quarantine count and
+// file, never the quarantined text.
+func TestReadRenderedReport(t *testing.T) {
+	fixture, err := filepath.Abs("../results/testdata/web_research.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := project(t, fmt.Sprintf("specialist:\n  preset: command\n  command: [\"cat\", %q]\n", fixture))
+	cfg, err := p.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := config.Trust(p.Root, cfg.Specialist); err != nil {
+		t.Fatal(err)
+	}
+	cs, _ := session(t, p, time.Minute)
+	var run mcpserver.Run
+	if res := call(t, cs, "research", map[string]any{"question": "How are payments created?", "wait_seconds": 60}, &run); res.IsError || run.Verdict != "SUCCESS" {
+		t.Fatalf("research: %s %+v", text(res), run)
+	}
+	var rep mcpserver.Report
+	res := call(t, cs, "read_report", map[string]any{"run": 1, "topic": 0}, &rep)
+	body, _ := os.ReadFile(filepath.Join(p.Root, run.Topics[0].Report))
+	if rep.Marked != "quotes" || rep.Text != string(body) || text(res) != rep.Text || !strings.Contains(rep.Text, "spotlight: "+rep.Spotlight) ||
+		!strings.Contains(rep.Text, specs.SpotlightOpen(rep.Spotlight)+" PaymentIntents are created") {
+		t.Errorf("read_report: %+v", rep)
+	}
+	if _, err := os.Stat(filepath.Join(p.Root, rep.QuarantineFile)); rep.Quarantined != 1 || err != nil {
+		t.Errorf("quarantined %d, file %q (%v); want 1 and the file", rep.Quarantined, rep.QuarantineFile, err)
+	}
+	if strings.Contains(rep.Text, "Ignore all previous instructions") {
+		t.Errorf("the quarantined text is in the report:\n%s", rep.Text)
+	}
+}
