@@ -287,17 +287,22 @@ func (s *Server) await(ctx context.Context, req *mcp.CallToolRequest, dir string
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	var wg sync.WaitGroup
-	if token := req.Params.GetProgressToken(); token != nil {
+	token := req.Params.GetProgressToken()
+	last := -1 // topics done, as last notified
+	notify := func(rs specs.RunState) {
+		c := rs.Count()
+		if token == nil || c.Done == last {
+			return
+		}
+		last = c.Done
+		_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token,
+			Progress: float64(c.Done), Total: float64(len(rs.Topics)),
+			Message: fmt.Sprintf("%s: %d of %d topics done, %d running, %d queued", filepath.Base(dir), c.Done, len(rs.Topics), c.Running, c.Queued)})
+	}
+	if token != nil {
 		wg.Go(func() {
-			last := -1.0
 			_, _ = await.Watch(wctx, dir, func(rs specs.RunState) bool {
-				c := rs.Count()
-				if done := float64(c.Done); done != last {
-					last = done
-					_ = req.Session.NotifyProgress(wctx, &mcp.ProgressNotificationParams{ProgressToken: token,
-						Progress: done, Total: float64(len(rs.Topics)),
-						Message: fmt.Sprintf("%s: %d of %d topics done, %d running, %d queued", filepath.Base(dir), c.Done, len(rs.Topics), c.Running, c.Queued)})
-				}
+				notify(rs)
 				return rs.State == specs.StateFinished
 			})
 		})
@@ -305,6 +310,9 @@ func (s *Server) await(ctx context.Context, req *mcp.CallToolRequest, dir string
 	r, err = await.ByDaemon(wctx, s.opts.Project.TreeDir, dir)
 	cancel()
 	wg.Wait()
+	if r.State != nil {
+		notify(*r.State) // the end, which the watch may not have seen before it stopped
+	}
 	if err != nil && errors.Is(wctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
 		return progress.ReadRun(dir), nil // not finished yet: the caller waits again
 	}
