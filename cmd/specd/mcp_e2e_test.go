@@ -76,11 +76,7 @@ func TestMCPClaudeE2E(t *testing.T) {
 		setup: func(t *testing.T, root, home, url string) []string {
 			return []string{"HOME=" + home, "CLAUDE_CONFIG_DIR=" + home + "/claude", "TMPDIR=" + home + "/tmp", "CLAUDE_CODE_TMPDIR=" + home + "/tmp",
 				"ANTHROPIC_BASE_URL=" + url, "ANTHROPIC_API_KEY=test-key",
-				"DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "CLAUDE_CODE_MAX_RETRIES=0",
-				// Claude Code offers MCP tools through its ToolSearch tool
-				// (loaded on demand) unless this is off; the scripted model
-				// calls the tool at once, as it is offered.
-				"ENABLE_TOOL_SEARCH=false"}
+				"DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "CLAUDE_CODE_MAX_RETRIES=0"}
 		},
 		args: func(q string) []string { return []string{"-p", "/research " + q} },
 	})

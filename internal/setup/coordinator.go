@@ -52,15 +52,19 @@ func ResearchCommand(cli string) []byte {
 }
 
 // mcpEntry is the server entry for cli: `specd mcp` from PATH. toolTimeout
-// is how long opencode lets one tool call take (its default is far shorter
-// than a research run); Claude Code's is its MCP_TOOL_TIMEOUT.
+// is how long the CLI lets one tool call take, in ms (both CLIs' defaults
+// may be shorter than a research run). Claude Code also loads the tools
+// with the prompt (alwaysLoad) rather than behind its tool search, so that
+// /research can call them at once.
 func mcpEntry(cli string, toolTimeout time.Duration) (key string, entry any) {
 	if cli == "claude" {
 		return "mcpServers", struct {
-			Type    string   `json:"type"`
-			Command string   `json:"command"`
-			Args    []string `json:"args"`
-		}{"stdio", "specd", []string{"mcp"}}
+			Type       string   `json:"type"`
+			Command    string   `json:"command"`
+			Args       []string `json:"args"`
+			Timeout    int64    `json:"timeout"` // ms
+			AlwaysLoad bool     `json:"alwaysLoad"`
+		}{"stdio", "specd", []string{"mcp"}, toolTimeout.Milliseconds(), true}
 	}
 	return "mcp", struct {
 		Type    string   `json:"type"`

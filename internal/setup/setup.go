@@ -30,9 +30,9 @@ type Options struct {
 	// research-specialist definition is written anew (both are written
 	// when missing); a new config then uses it (preset: <Agent>).
 	Agent string
-	// MCPToolTimeout is how long opencode may wait for one call of specd's
-	// MCP tools (the "timeout" of its entry in opencode.json), when Agent
-	// is opencode: the longest wait `specd mcp` allows, and some.
+	// MCPToolTimeout is how long the CLI may wait for one call of specd's
+	// MCP tools (the "timeout" of its entry in opencode.json or .mcp.json):
+	// the longest wait `specd mcp` allows, and some.
 	MCPToolTimeout time.Duration
 	DryRun         bool // work out every step and change nothing
 }
