@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,11 +16,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
+	"github.com/specd-dev/specd/daemon"
 	"github.com/specd-dev/specd/internal/config"
+	"github.com/specd-dev/specd/internal/liveness"
 	"github.com/specd-dev/specd/internal/mcpserver"
 	"github.com/specd-dev/specd/internal/service"
 	"github.com/specd-dev/specd/internal/specialist"
 	"github.com/specd-dev/specd/internal/specialist/local"
+	"github.com/specd-dev/specd/internal/syncbuf"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -71,9 +75,14 @@ func project(t *testing.T, cfg string) service.Project {
 // end of the test the session is closed and the server's Run must return
 // (its daemon stopped).
 func session(t *testing.T, p service.Project, maxWait time.Duration) (*mcp.ClientSession, func() []*mcp.ProgressNotificationParams) {
+	return sessionLog(t, p, maxWait, zerolog.NewTestWriter(t))
+}
+
+// sessionLog is session with the server's log written to log.
+func sessionLog(t *testing.T, p service.Project, maxWait time.Duration, log io.Writer) (*mcp.ClientSession, func() []*mcp.ProgressNotificationParams) {
 	t.Helper()
 	ct, st := mcp.NewInMemoryTransports()
-	srv := mcpserver.New(mcpserver.Options{Project: p, Log: zerolog.New(zerolog.NewTestWriter(t)), MaxWait: maxWait})
+	srv := mcpserver.New(mcpserver.Options{Project: p, Log: zerolog.New(log), MaxWait: maxWait})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(ctx, st) }()
@@ -353,5 +362,46 @@ func TestReadRenderedReport(t *testing.T) {
 	}
 	if strings.Contains(rep.Text, "Ignore all previous instructions") {
 		t.Errorf("the quarantined text is in the report:\n%s", rep.Text)
+	}
+}
+
+// TestExternalDaemon: with a daemon holding the tree (as `specd run` or
+// the systemd service does), research hands it the run and the server
+// runs none of its own.
+func TestExternalDaemon(t *testing.T) {
+	p := project(t, "")
+	cfg, err := p.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := daemon.New(daemon.Options{Root: p.Root, TreeDir: p.TreeDir, Config: cfg, Log: zerolog.New(zerolog.NewTestWriter(t))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan error, 1)
+	go func() { stopped <- d.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-stopped; err != nil {
+			t.Error(err)
+		}
+	}()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if live, _ := liveness.Check(p.TreeDir); live.Running {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the daemon did not take the tree")
+		}
+	}
+	var log syncbuf.Buffer
+	cs, _ := sessionLog(t, p, time.Minute, &log)
+	var run mcpserver.Run
+	if res := call(t, cs, "research", map[string]any{"question": "Where do sessions live?", "wait_seconds": 60}, &run); res.IsError || run.Verdict != "SUCCESS" {
+		t.Fatalf("research: %s %+v", text(res), run)
+	}
+	if strings.Contains(log.String(), "running one in this process") {
+		t.Errorf("the server ran a daemon of its own:\n%s", log.String())
 	}
 }
