@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/specd-dev/specd/internal/config"
+	"github.com/specd-dev/specd/internal/mcpserver"
 	"github.com/specd-dev/specd/internal/setup"
 	"github.com/specd-dev/specd/specs"
 	"github.com/specd-dev/specd/systemd"
@@ -50,7 +52,12 @@ WebResearcherResult JSON (docs/contract.md#structured-results), which specd chec
 renders into the report. The opencode and claude presets run it unless specialist.agent
 names another (docs/configuration.md#agent).
 --agents opencode|claude writes that CLI's definition anew, and a new specd.yaml then
-uses the CLI (preset: <cli>).
+uses the CLI (preset: <cli>). It also writes the coordinator for the agent you talk to:
+a /research command (.opencode/command/research.md, .claude/commands/research.md) that
+splits a question into 3 to 8 topics and calls specd's research tool (or 'specd submit
+--wait' where MCP is off), and registers 'specd mcp' (from PATH) in the CLI's project
+config: "mcp" in opencode.json, "mcpServers" in .mcp.json; an entry named specd that is
+there already is kept (README "Use it from your agent").
 
 --dry-run prints every step and changes nothing.` + exitHelp,
 		Args: cobra.NoArgs,
@@ -70,7 +77,8 @@ func runInit(cmd *cobra.Command, g *globalOptions, o initOptions) error {
 	if err != nil {
 		return err
 	}
-	plan, err := setup.Prepare(setup.Options{Root: p.Root, TreeDir: p.TreeDir, Agent: o.agentCLI, DryRun: o.dryRun})
+	plan, err := setup.Prepare(setup.Options{Root: p.Root, TreeDir: p.TreeDir, Agent: o.agentCLI, DryRun: o.dryRun,
+		MCPToolTimeout: mcpserver.DefaultMaxWait + time.Minute})
 	if err != nil {
 		return usageError{Err: err}
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/specd-dev/specd/internal/intake"
 	"github.com/specd-dev/specd/plans"
-	"github.com/specd-dev/specd/specs"
 )
 
 // submitOptions are the flags of specd submit.
@@ -72,8 +71,10 @@ func runSubmit(cmd *cobra.Command, g *globalOptions, o submitOptions, request st
 	if err != nil && o.wait {
 		return err
 	}
-	if err == nil && len(o.topics) > cfg.MaxTopics {
-		return fmt.Errorf("%d topics, more than max_topics (%d): each topic is one specialist run; raise max_topics in %s if you mean it", len(o.topics), cfg.MaxTopics, specs.ConfigFile)
+	if err == nil {
+		if err := intake.CheckTopicCount(len(o.topics), cfg.MaxTopics); err != nil {
+			return err
+		}
 	}
 	dir, err := intake.Submit(p.TreeDir, intake.Request{Text: request, Topics: o.topics, Complexity: o.complexity, AnalysisDepth: o.depth}, time.Now())
 	if err != nil {

@@ -108,6 +108,7 @@ Start with 'specd demo', then 'specd init' and 'specd run' in your project.` + e
 		newRerunCommand(g),
 		newCancelCommand(g),
 		newGapsCommand(g),
+		newMCPCommand(g),
 		newValidateCommand(g),
 		newErrorsCommand(g),
 		newSpecialistCommand(g),

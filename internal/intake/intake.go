@@ -154,6 +154,16 @@ func (r Request) ComplexityOrDefault() int {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
+// CheckTopicCount is the max_topics limit (docs/configuration.md), checked
+// before a request is written: n topics, more than max, is an error that
+// says so and names the key to raise; nil otherwise.
+func CheckTopicCount(n, max int) error {
+	if n > max {
+		return fmt.Errorf("%d topics, more than max_topics (%d): each topic is one specialist run; raise max_topics in %s if you mean it", n, max, specs.ConfigFile)
+	}
+	return nil
+}
+
 // Submit turns a request into a new run directory with REQUEST.md and a
 // plan in the contract's format, ready to run (docs/contract.md#plan-format):
 // it allocates NNN_slug under treeDir, writes REQUEST.md and

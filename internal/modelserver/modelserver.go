@@ -62,6 +62,11 @@ const (
 	// client offers that tool, then answers "done"; without a write tool
 	// it answers text.
 	Intrude
+	// CallTool calls Script.Tool with Script.Args (toolcall.go): an agent
+	// CLI's coordinator calling an MCP server's tool; once the tool's
+	// result is in the conversation it answers Script.Text followed by
+	// that result.
+	CallTool
 )
 
 // Script scripts the server for one topic.
@@ -70,7 +75,9 @@ type Script struct {
 	Behaviour  Behaviour     // what to do
 	RateLimits int           // RateLimit: how many 429 answers before behaving like Write
 	RetryAfter time.Duration // RateLimit: the Retry-After header (whole seconds; 0 sends "0")
-	Text       string        // Answer: the final text
+	Text       string        // Answer: the final text; CallTool: the final text's start, before the tool's result
+	Tool       string        // CallTool: the tool's name as its server names it (a CLI's prefix, specd_ or mcp__specd__, is matched)
+	Args       any           // CallTool: the tool's arguments (JSON-encoded)
 	Path       string        // Intrude: the file to overwrite (absolute)
 	// Usage is the token usage each answer for the topic reports (every
 	// answer of status 200); nil reports DefaultUsage. Answers to side
@@ -175,6 +182,7 @@ type turn struct {
 	text       string // final text, when no tool call
 	toolPath   string // the write tool's path argument, when a tool call
 	toolBody   string // the write tool's content argument
+	call       *call  // a tool call other than the write tool (CallTool)
 	usage      Usage  // the usage the answer reports
 }
 
@@ -382,24 +390,29 @@ func (s *Server) openai(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	tool, pathKey := "", ""
+	var names []string
 	for _, t := range req.Tools {
+		names = append(names, t.Function.Name)
 		if strings.EqualFold(t.Function.Name, "write") {
 			tool = t.Function.Name
 			pathKey = pathParam(t.Function.Parameters.Properties)
 		}
 	}
-	t, topic := s.decide(convo.String(), tool != "", afterTool)
+	t, topic, ok := s.callTool(convo.String(), names, afterTool, oaToolResult(req.Messages))
+	if !ok {
+		t, topic = s.decide(convo.String(), tool != "", afterTool)
+	}
 	if !s.answers(w, r, t, Request{API: "openai", Topic: topic, Status: t.status, Tools: len(req.Tools), Stream: req.Stream}) {
 		return
 	}
 	id := fmt.Sprintf("chatcmpl-%d", time.Now().UnixNano())
 	var msg map[string]any
 	finish := "stop"
-	if t.toolPath != "" {
-		args, _ := json.Marshal(map[string]string{pathKey: t.toolPath, "content": t.toolBody})
+	if name, input := t.toolUse(tool, pathKey); name != "" {
+		args, _ := json.Marshal(input)
 		msg = map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{
 			"index": 0, "id": "call_" + id, "type": "function",
-			"function": map[string]any{"name": tool, "arguments": string(args)}}}}
+			"function": map[string]any{"name": name, "arguments": string(args)}}}}
 		finish = "tool_calls"
 	} else {
 		msg = map[string]any{"role": "assistant", "content": t.text}
@@ -418,7 +431,7 @@ func (s *Server) openai(w http.ResponseWriter, r *http.Request) {
 			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
 	}
 	sse(w, "", chunk(map[string]any{"role": "assistant", "content": ""}, nil))
-	if t.toolPath != "" {
+	if msg["tool_calls"] != nil {
 		sse(w, "", chunk(map[string]any{"tool_calls": msg["tool_calls"]}, nil))
 	} else {
 		sse(w, "", chunk(map[string]any{"content": t.text}, nil))
@@ -485,23 +498,27 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	tool, pathKey := "", ""
+	var names []string
 	for _, t := range req.Tools {
+		names = append(names, t.Name)
 		if t.Name == "Write" {
 			tool = t.Name
 			pathKey = pathParam(t.InputSchema.Properties)
 		}
 	}
-	t, topic := s.decide(convo.String(), tool != "", afterTool)
+	t, topic, ok := s.callTool(convo.String(), names, afterTool, anToolResult(req.Messages))
+	if !ok {
+		t, topic = s.decide(convo.String(), tool != "", afterTool)
+	}
 	if !s.answers(w, r, t, Request{API: "anthropic", Topic: topic, Status: t.status, Tools: len(req.Tools), Stream: req.Stream}) {
 		return
 	}
 	id := fmt.Sprintf("msg_%d", time.Now().UnixNano())
 	var block map[string]any
 	stop := "end_turn"
-	var input map[string]string
-	if t.toolPath != "" {
-		input = map[string]string{pathKey: t.toolPath, "content": t.toolBody}
-		block = map[string]any{"type": "tool_use", "id": "toolu_" + id[4:], "name": tool, "input": input}
+	name, input := t.toolUse(tool, pathKey)
+	if name != "" {
+		block = map[string]any{"type": "tool_use", "id": "toolu_" + id[4:], "name": name, "input": input}
 		stop = "tool_use"
 	} else {
 		block = map[string]any{"type": "text", "text": t.text}
@@ -518,8 +535,8 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 	sse(w, "message_start", map[string]any{"type": "message_start", "message": map[string]any{
 		"id": id, "type": "message", "role": "assistant", "model": req.Model, "content": []any{},
 		"stop_reason": nil, "stop_sequence": nil, "usage": t.usage.anthropic(1)}})
-	if t.toolPath != "" {
-		start := map[string]any{"type": "tool_use", "id": block["id"], "name": tool, "input": map[string]any{}}
+	if name != "" {
+		start := map[string]any{"type": "tool_use", "id": block["id"], "name": name, "input": map[string]any{}}
 		sse(w, "content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": start})
 		args, _ := json.Marshal(input)
 		sse(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,

@@ -1,7 +1,8 @@
 // Package setup prepares a project for specd, as `specd init` does: the
 // spec tree with its inbox, a commented .opencode/specd.yaml, the
-// read-only research-specialist agent definition for an agent CLI, and a
-// managed block in .gitignore for specd's runtime files
+// read-only research-specialist agent definition for an agent CLI, the
+// coordinator's /research command and `specd mcp` in that CLI's MCP
+// config (coordinator.go), and a managed block in .gitignore for specd's runtime files
 // (docs/operating.md#git). Every step leaves what is already there alone,
 // so running it twice changes nothing. The systemd user unit is the
 // systemd package's.
@@ -14,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/specd-dev/specd/internal/atomicfile"
 	"github.com/specd-dev/specd/internal/specialist/agents"
@@ -27,8 +29,12 @@ type Options struct {
 	// Agent is "" or the agent CLI ("opencode", "claude") whose
 	// research-specialist definition is written anew (both are written
 	// when missing); a new config then uses it (preset: <Agent>).
-	Agent  string
-	DryRun bool // work out every step and change nothing
+	Agent string
+	// MCPToolTimeout is how long the CLI may wait for one call of specd's
+	// MCP tools (the "timeout" of its entry in opencode.json or .mcp.json):
+	// the longest wait `specd mcp` allows, and some.
+	MCPToolTimeout time.Duration
+	DryRun         bool // work out every step and change nothing
 }
 
 // Kind is what a Step did (or, with DryRun, would do).
@@ -36,9 +42,9 @@ type Kind int
 
 const (
 	Tree   Kind = iota // the spec tree and its inbox exist (created when missing; never with DryRun)
-	Write              // a new file: the agent definition or the config
+	Write              // a new file: the agent definition, the /research command, the CLI's MCP config or specd's config
 	Keep               // a file left as it was: the config that exists, a .gitignore whose block is current
-	Update             // .gitignore's managed block added or refreshed
+	Update             // .gitignore's managed block added or refreshed; specd mcp added to the CLI's MCP config
 )
 
 // Step is one step of Init, for the caller to show.
@@ -65,7 +71,9 @@ func Prepare(opts Options) (Plan, error) {
 }
 
 // Apply runs the steps in order and returns them: the spec tree, the
-// agent definition (when asked for; it replaces an older one), the config
+// agent definition (when asked for; it replaces an older one), for the
+// CLI asked for the /research command (anew) and specd mcp in its MCP
+// config (added when it names no "specd" server), the config
 // (written only when there is none), then .gitignore's managed block.
 // With Options.DryRun it reads and writes nothing but returns the steps
 // it would take. On an error it returns the steps done before it and the
@@ -108,6 +116,24 @@ func (p Plan) Apply() ([]Step, error) {
 		default:
 			steps = append(steps, Step{Keep, path})
 		}
+	}
+
+	// The coordinator of the CLI asked for: the /research command
+	// (written anew, as its agent definition is) and specd mcp in the
+	// CLI's MCP config (coordinator.go).
+	if o.Agent != "" {
+		path := CommandPath(o.Agent)
+		if !o.DryRun {
+			if err := writeFile(filepath.Join(o.Root, path), ResearchCommand(o.Agent)); err != nil {
+				return steps, err
+			}
+		}
+		steps = append(steps, Step{Write, path})
+		kind, err := registerMCP(o.Root, o.Agent, o.MCPToolTimeout, o.DryRun)
+		if err != nil {
+			return steps, err
+		}
+		steps = append(steps, Step{kind, MCPConfigPath(o.Agent)})
 	}
 
 	cfgPath := filepath.Join(o.Root, specs.ConfigFile)

@@ -2,6 +2,7 @@ package setup
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,9 +81,10 @@ func TestApply(t *testing.T) {
 		{"claude project", "", map[string]string{".claude/settings.json": "{}\n"},
 			[]Step{{Tree, inbox}, {Write, oc}, {Write, cl}, {Write, specs.ConfigFile}, {Update, ".gitignore"}}, "local", ""},
 		{"agent", "claude", nil,
-			[]Step{{Tree, inbox}, {Write, oc}, {Write, cl}, {Write, specs.ConfigFile}, {Update, ".gitignore"}}, "claude", ""},
-		{"own config and agent kept", "opencode", map[string]string{specs.ConfigFile: "specialist:\n  preset: command\n  command: [./a.sh]\n", cl: "my own\n"},
-			[]Step{{Tree, inbox}, {Write, oc}, {Keep, cl}, {Keep, specs.ConfigFile}, {Update, ".gitignore"}}, "command", ""},
+			[]Step{{Tree, inbox}, {Write, oc}, {Write, cl}, {Write, CommandPath("claude")}, {Write, ".mcp.json"}, {Write, specs.ConfigFile}, {Update, ".gitignore"}}, "claude", ""},
+		{"own config and agent kept", "opencode", map[string]string{specs.ConfigFile: "specialist:\n  preset: command\n  command: [./a.sh]\n", cl: "my own\n",
+			"opencode.json": `{"autoupdate": false, "mcp": {"other": {"type": "remote", "url": "http://127.0.0.1:1"}}}`},
+			[]Step{{Tree, inbox}, {Write, oc}, {Keep, cl}, {Write, CommandPath("opencode")}, {Update, "opencode.json"}, {Keep, specs.ConfigFile}, {Update, ".gitignore"}}, "command", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := project(t)
@@ -125,11 +127,24 @@ func TestApply(t *testing.T) {
 				}
 			}
 
+			if tc.agent == "opencode" {
+				// specd mcp added after the server that was there.
+				b, _ := os.ReadFile(filepath.Join(o.Root, "opencode.json"))
+				var oc struct {
+					Autoupdate *bool                      `json:"autoupdate"`
+					MCP        map[string]json.RawMessage `json:"mcp"`
+				}
+				if err := json.Unmarshal(b, &oc); err != nil || oc.Autoupdate == nil || len(oc.MCP) != 2 ||
+					!bytes.Contains(b, []byte(`"command": [`+"\n"+`        "specd",`)) || bytes.Index(b, []byte(`"other"`)) > bytes.Index(b, []byte(`"specd"`)) {
+					t.Errorf("opencode.json (%v):\n%s", err, b)
+				}
+			}
+
 			// A second run keeps everything, byte for byte.
 			first := snapshot(t, o.Root)
 			again := apply(t, o)
 			for _, s := range again[1:] {
-				if s.Kind != Keep && s.Path != agents.Path(tc.agent) {
+				if s.Kind != Keep && s.Path != agents.Path(tc.agent) && s.Path != CommandPath(tc.agent) {
 					t.Errorf("second run: %v, want only Keep steps", again)
 				}
 			}

@@ -3,7 +3,8 @@
 // --research` (Run: in this process when no daemon holds the tree, else
 // by the daemon), `specd status --wait` (ByDaemon), and `specd cancel`
 // (Finished, Topics), and what may only go on while a daemon works on
-// the tree, such as `specd logs -f` (During). It learns that a run moved on from its
+// the tree, such as `specd logs -f` (During); `specd mcp` uses the same
+// waits (ByDaemon, Watch). It learns that a run moved on from its
 // reports/.run.json (docs/contract.md#run-state), watched with inotify, and
 // whether a daemon works on the tree from progress.AwaitDaemon and
 // progress.WhileDaemon.
@@ -166,6 +167,15 @@ func Topics(ctx context.Context, dir string, topics []int) (specs.RunState, erro
 		}
 		return true
 	})
+}
+
+// Watch calls seen with the run state of dir each time
+// reports/.run.json changes (and every few seconds in case an event was
+// lost) until seen returns true, and returns that state: the progress of a
+// run as it goes on (`specd mcp` sends it as MCP progress notifications).
+// A missing .run.json is waited for. Errors as Finished.
+func Watch(ctx context.Context, dir string, seen func(specs.RunState) bool) (specs.RunState, error) {
+	return until(ctx, dir, seen)
 }
 
 // until reads the run state of dir whenever reports/.run.json changes
