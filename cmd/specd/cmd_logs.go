@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/specd-dev/specd/cmd/specd/await"
+	"github.com/specd-dev/specd/internal/await"
 	"github.com/specd-dev/specd/internal/progress"
 )
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/specd-dev/specd/cmd/specd/await"
+	"github.com/specd-dev/specd/internal/await"
 	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/intake"
 	"github.com/specd-dev/specd/internal/liveness"
