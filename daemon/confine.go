@@ -25,7 +25,7 @@ func (a *attempt) confine(job *runner.Job) (tmp string, err error) {
 	r := a.r
 	s, err := sandbox.Prepare(r.d.config().Sandbox, r.d.opts.SpecialistExe, sandbox.Topic{
 		Preset: a.sp.Preset, Argv: a.argv, Root: r.d.opts.Root, Out: a.outDir,
-		Cache: filepath.Join(filepath.Dir(r.d.opts.TreeDir), "cache"), Environ: job.Env,
+		Environ: job.Env,
 	})
 	if errors.Is(err, sandbox.ErrUnsupported) {
 		r.d.sandboxUnavailable()

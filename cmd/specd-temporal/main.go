@@ -226,7 +226,7 @@ func (mode) Work(ctx context.Context, w service.Work) error {
 	if err != nil {
 		return err
 	}
-	wk := &temporal.Worker{Options: o, Root: w.Root, Specialist: w.Specialist, Exe: w.Exe, Parallel: w.Parallel,
+	wk := &temporal.Worker{Options: o, Root: w.Root, Specialist: w.Specialist, Sandbox: w.Sandbox, Exe: w.Exe, Parallel: w.Parallel,
 		StopTimeout: w.StopTimeout, Log: w.Log}
 	return wk.Run(ctx)
 }

@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/specd-dev/specd/internal/await"
 	"github.com/specd-dev/specd/daemon"
+	"github.com/specd-dev/specd/internal/await"
 	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/progress"
 	"github.com/specd-dev/specd/specs"

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"github.com/specd-dev/specd/internal/specialist/local/index"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,7 +16,6 @@ type Topic struct {
 	Root   string   // the project root: read, never written
 	Out    string   // the topic's own output directory: written
 	Tmp    string   // the topic's private TMPDIR: written
-	Cache  string   // the local specialist's index directory (preset local): written
 	// Environ is what the specialist's environment adds to specd's own
 	// (NAME=value pairs, the last one winning): HOME, XDG_*_HOME and
 	// CLAUDE_CONFIG_DIR are read as the specialist will see them.
@@ -39,7 +39,7 @@ var systemWrite = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/
 // directory, its TMPDIR and its CLI's state directories; all but local
 // read the directory their program (Argv[0]) is installed in:
 //
-//	local     + reads the specd binary (Argv[0]) and writes Cache (the index)
+//	local     + reads the specd binary (Argv[0]) and writes .opencode/cache (its index)
 //	opencode  + reads its install (the node_modules tree of Argv[0]) and $XDG_CONFIG_HOME/opencode;
 //	            writes $XDG_DATA_HOME/opencode, $XDG_STATE_HOME/opencode, $XDG_CACHE_HOME/opencode
 //	claude    + reads its install; writes $CLAUDE_CONFIG_DIR, or ~/.claude and ~/.claude.json
@@ -67,7 +67,7 @@ func For(t Topic) Policy {
 	}
 	switch t.Preset {
 	case "local":
-		p.Write = append(p.Write, t.Cache)
+		p.Write = append(p.Write, cacheDir(t.Root))
 	case "opencode", "claude":
 		if node, err := exec.LookPath("node"); err == nil {
 			p.Read = append(p.Read, install(real(node)))
@@ -173,3 +173,7 @@ func Helper(specd string) []string {
 	}
 	return []string{specd, "sandbox-exec"}
 }
+
+// cacheDir is the directory the local specialist keeps its index in
+// (docs/local-specialist.md#the-index).
+func cacheDir(root string) string { return filepath.Join(root, filepath.Dir(index.Dir)) }

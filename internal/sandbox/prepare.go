@@ -57,7 +57,7 @@ func Prepare(cfg config.Sandbox, specd string, t Topic) (Setup, error) {
 	t.Readable, t.Writable, t.ConnectPorts = cfg.Readable, cfg.Writable, cfg.ConnectPorts
 	read, write := StateDirs(t.Preset, t.lookup)
 	if t.Preset == config.PresetLocal {
-		write = append(write, t.Cache) // the index, shared by its topics
+		write = append(write, cacheDir(t.Root)) // the index, shared by its topics
 	}
 	// A CLI that makes its config directory gets EEXIST, not EACCES.
 	for _, dir := range append(read, write...) {

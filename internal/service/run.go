@@ -173,9 +173,10 @@ type Work struct {
 	// Specialist is Root's own specialist settings, trusted: the only
 	// commands the worker runs (docs/operating.md#security).
 	Specialist  config.Specialist
-	Exe         string // the specd binary that runs the local preset
-	Parallel    int    // ≥ 1
-	Identity    string // "" = pid@host
+	Sandbox     config.Sandbox // Root's own sandbox settings (docs/operating.md#sandbox)
+	Exe         string         // the specd binary that runs the local preset
+	Parallel    int            // ≥ 1
+	Identity    string         // "" = pid@host
 	StopTimeout time.Duration
 	Log         zerolog.Logger
 }
@@ -340,7 +341,7 @@ func Worker(ctx context.Context, o WorkerOptions, env Env) error {
 	if env.Temporal == nil {
 		return Exec(env.Args)
 	}
-	return env.Temporal.Work(ctx, Work{Temporal: tc, Root: p.Root, Specialist: cfg.Specialist, Exe: sibling("specd"),
+	return env.Temporal.Work(ctx, Work{Temporal: tc, Root: p.Root, Specialist: cfg.Specialist, Sandbox: cfg.Sandbox, Exe: sibling("specd"),
 		Parallel: o.Parallel, Identity: o.Identity, StopTimeout: o.StopTimeout, Log: log})
 }
 

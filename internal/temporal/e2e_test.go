@@ -121,6 +121,7 @@ func TestManyMachines(t *testing.T) {
 	script := filepath.Join(tmp, "sleeper.sh")
 	starts := filepath.Join(tmp, "starts")
 	must(t, os.WriteFile(script, []byte(sleeper), 0o755))
+	must(t, os.WriteFile(starts, nil, 0o644))
 	// Trust records of every process of the test go here, not to the
 	// user's config directory (docs/operating.md#security).
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(tmp, "config"))
@@ -139,7 +140,9 @@ func TestManyMachines(t *testing.T) {
 max_parallel: 6
 temporal:
   heartbeat_timeout: 5s
-`, command, starts)
+sandbox:
+  writable: [%q] # the specialists' starts, made below
+`, command, starts, starts)
 		must(t, os.WriteFile(filepath.Join(root, ".opencode", "specd.yaml"), []byte(cfg), 0o644))
 		if out, err := exec.Command(specd, "trust", "--root", root).CombinedOutput(); err != nil {
 			t.Fatalf("specd trust: %v\n%s", err, out)

@@ -23,6 +23,7 @@ import (
 	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/preset"
 	"github.com/specd-dev/specd/internal/runner"
+	"github.com/specd-dev/specd/internal/sandbox"
 	"github.com/specd-dev/specd/internal/specialist"
 	"github.com/specd-dev/specd/internal/specialist/agents"
 	"github.com/specd-dev/specd/specs"
@@ -38,6 +39,9 @@ type Worker struct {
 	// the caller has checked are trusted (config.Trusted): the only
 	// commands this worker runs (docs/operating.md#security).
 	Specialist config.Specialist
+	// Sandbox is the sandbox settings of Root's own config: the worker's
+	// specialists run confined as the daemon's do (docs/operating.md#sandbox).
+	Sandbox config.Sandbox
 	// Exe is the specd binary that runs the local preset's specialist.
 	Exe      string
 	Parallel int // specialists at once on this worker (≥ 1)
@@ -88,7 +92,10 @@ func (w *Worker) Run(ctx context.Context) error {
 func (w *Worker) specialist(ctx context.Context, t Task) (Outcome, error) {
 	info := activity.GetInfo(ctx)
 	log := w.Log.With().Str("id", t.ID).Int32("try", info.Attempt).Logger()
-	job, err := w.job(t)
+	job, tmp, err := w.job(t)
+	if tmp != "" {
+		defer os.RemoveAll(tmp)
+	}
 	if err != nil {
 		log.Error().Err(err).Msg("cannot run this task here")
 		return Outcome{}, temporal.NewNonRetryableApplicationError(err.Error(), errBadTask, nil)
@@ -149,8 +156,11 @@ func (w *Worker) specialist(ctx context.Context, t Task) (Outcome, error) {
 
 // job makes the local job of t: paths under this worker's root, inputs
 // written, output directories made and stale outputs removed (this
-// attempt's files are the only ones that count).
-func (w *Worker) job(t Task) (runner.Job, error) {
+// attempt's files are the only ones that count), confined by the
+// sandbox of this worker's config to the directory of its outputs. It
+// returns the topic's TMPDIR, which the caller removes once the process
+// has ended.
+func (w *Worker) job(t Task) (job runner.Job, tmp string, err error) {
 	rel := map[string]string{}
 	for _, p := range append([]string{t.Stdout, t.Stderr, t.Lock}, t.Outputs...) {
 		if p == "" {
@@ -158,58 +168,72 @@ func (w *Worker) job(t Task) (runner.Job, error) {
 		}
 		abs, err := w.under(p)
 		if err != nil {
-			return runner.Job{}, err
+			return runner.Job{}, "", err
 		}
 		rel[p] = abs
 		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-			return runner.Job{}, err
+			return runner.Job{}, "", err
 		}
 	}
 	for _, p := range t.Outputs {
 		if err := os.Remove(rel[p]); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return runner.Job{}, err
+			return runner.Job{}, "", err
 		}
 	}
 	for p, b := range t.Inputs {
 		abs, err := w.under(p)
 		if err != nil {
-			return runner.Job{}, err
+			return runner.Job{}, "", err
 		}
 		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-			return runner.Job{}, err
+			return runner.Job{}, "", err
 		}
 		if err := atomicfile.WriteFile(abs, w.rebase(t, b), 0o644); err != nil {
-			return runner.Job{}, err
+			return runner.Job{}, "", err
 		}
 	}
 	stdin := w.rebaseJSON(t, t.Stdin)
 	var in specialist.Input
 	if err := json.Unmarshal(stdin, &in); err != nil {
-		return runner.Job{}, fmt.Errorf("the task's specialist input is not JSON: %w", err)
+		return runner.Job{}, "", fmt.Errorf("the task's specialist input is not JSON: %w", err)
 	}
 	if preset.ReadOnly(w.Specialist) {
 		if _, err := agents.Ensure(w.Root, w.Specialist.Preset); err != nil {
-			return runner.Job{}, err
+			return runner.Job{}, "", err
 		}
 	}
 	argv, err := preset.Argv(w.Specialist, w.Exe, in)
 	if err != nil {
-		return runner.Job{}, fmt.Errorf("this worker's config: %w", err)
+		return runner.Job{}, "", fmt.Errorf("this worker's config: %w", err)
 	}
 	asked := make([]string, len(t.Argv))
 	for i, a := range t.Argv {
 		asked[i] = string(w.rebase(t, []byte(a)))
 	}
 	if !sameCommand(argv, asked) {
-		return runner.Job{}, fmt.Errorf("refused: the daemon asks to run %s, but this worker's config (specialist.preset %s in %s) runs %s; "+
+		return runner.Job{}, "", fmt.Errorf("refused: the daemon asks to run %s, but this worker's config (specialist.preset %s in %s) runs %s; "+
 			"a worker runs only what its own trusted config names: make the specialist settings of both checkouts the same (docs/operating.md#security)",
 			brief(asked), w.Specialist.Preset, filepath.Join(w.Root, specs.ConfigFile), brief(argv))
 	}
-	return runner.Job{
+	job = runner.Job{
 		Argv: argv, Env: append(preset.Env(w.Specialist.Env), in.Env()...), Dir: w.Root,
 		Stdin: stdin, Stdout: rel[t.Stdout], Stderr: rel[t.Stderr], Lock: rel[t.Lock],
 		Timeout: t.Timeout, Grace: t.Grace,
-	}, nil
+	}
+	var out string
+	if len(t.Outputs) > 0 {
+		out = filepath.Dir(rel[t.Outputs[0]]) // the report's: the specialist's own directory
+	}
+	s, err := sandbox.Prepare(w.Sandbox, w.Exe, sandbox.Topic{
+		Preset: w.Specialist.Preset, Argv: argv, Root: w.Root, Out: out,
+		Environ: job.Env,
+	})
+	if err != nil {
+		return runner.Job{}, s.Tmp, err
+	}
+	job.Env = append(job.Env, s.Env...)
+	job.Helper, job.Sandbox = s.Helper, s.Policy
+	return job, s.Tmp, nil
 }
 
 // sameCommand reports whether the daemon's command asked is the one the
