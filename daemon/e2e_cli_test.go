@@ -137,6 +137,14 @@ func TestClaudeE2E(t *testing.T) {
 		}})
 }
 
+// subagentMark starts the prompt of the task the model asks opencode to
+// run: the conversation of the subagent it starts holds it, not the topic.
+const subagentMark = "SUBAGENT-7f3a"
+
+// pwnShell is the shell command the model asks for: a write into the
+// project, into $HOME and into /tmp, each of which the sandbox refuses.
+const pwnShell = `echo pwned > "$SPECD_PROJECT_ROOT/pwned-$$"; echo pwned >> "$HOME/.bashrc"; echo pwned > /tmp/specd-e2e-pwned-$$; echo "shell ran"`
+
 // requestText is the REQUEST.md of every end-to-end run.
 const requestText = "# Research request\n\nThe topics of the plan.\n"
 
@@ -158,6 +166,7 @@ func runCLICases(t *testing.T, cli agentCLI) {
 		parallel int
 		check    check
 		agent    string // specialist.agent; "" = the read-only default
+		only     string // the one preset the case runs with; "" = both
 	}{
 		{"read-only agent prints WebResearcherResult JSON: specd renders the report", []modelserver.Script{{Topic: t1, Behaviour: modelserver.Answer, Text: string(result)}}, time.Minute, 1,
 			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
@@ -172,7 +181,7 @@ func runCLICases(t *testing.T, cli agentCLI) {
 				if _, err := os.Stat(filepath.Join(tr.root, agents.Path(cli.preset))); err != nil {
 					t.Errorf("specd did not write the read-only agent's definition: %v", err)
 				}
-			}, ""},
+			}, "", ""},
 		{"preset and model only: a model told to overwrite REQUEST.md has no tool to do it", []modelserver.Script{{Topic: t1, Behaviour: modelserver.Intrude}}, time.Minute, 1,
 			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
 				if b, _ := os.ReadFile(filepath.Join(tr.specs, "001_e2e", specs.RequestFile)); string(b) != requestText {
@@ -181,7 +190,7 @@ func runCLICases(t *testing.T, cli agentCLI) {
 				if tp := rs.Topics[0]; tp.Outcome == specs.OutcomeCompleted || strings.Contains(tp.Reason, "policy violation") {
 					t.Errorf("topic %s %q, want it failed without a policy violation (nothing was written)", tp.Outcome, tp.Reason)
 				}
-			}, ""},
+			}, "", ""},
 		{"the CLI's own agent is told to overwrite REQUEST.md: the sandbox refuses the write", []modelserver.Script{{Topic: t1, Behaviour: modelserver.Intrude}}, time.Minute, 1,
 			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
 				if b, _ := os.ReadFile(filepath.Join(tr.specs, "001_e2e", specs.RequestFile)); string(b) != requestText {
@@ -199,7 +208,7 @@ func runCLICases(t *testing.T, cli agentCLI) {
 				if tp := rs.Topics[0]; tp.Outcome == specs.OutcomeCompleted {
 					t.Errorf("topic completed, want it failed: it wrote no report")
 				}
-			}, config.AgentCLIDefault},
+			}, config.AgentCLIDefault, ""},
 		{"three topics written by the CLI's write tool, at a price", []modelserver.Script{{Topic: t1, Usage: &priced}, {Topic: t2, Usage: &priced}, {Topic: t3, Usage: &priced}}, time.Minute, 3,
 			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
 				if rs.Verdict != specs.VerdictSuccess {
@@ -217,13 +226,13 @@ func runCLICases(t *testing.T, cli agentCLI) {
 						t.Errorf("%q: %d model turns, want the tool call and the answer after its result", topic, n)
 					}
 				}
-			}, config.AgentCLIDefault},
+			}, config.AgentCLIDefault, ""},
 		{"hung model: timeout, no process left", []modelserver.Script{{Topic: t1, Behaviour: modelserver.Hang}}, 5 * time.Second, 1,
 			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
 				if tp := rs.Topics[0]; tp.Outcome != specs.OutcomeTimeout || tp.Attempts != 2 {
 					t.Errorf("outcome %s (%s) after %d attempts, want timeout after 2 (a timeout is retried)", tp.Outcome, tp.Reason, tp.Attempts)
 				}
-			}, config.AgentCLIDefault},
+			}, config.AgentCLIDefault, ""},
 		{"429 then success: retried", []modelserver.Script{{Topic: t1, Behaviour: modelserver.RateLimit, RateLimits: cli.attempts, RetryAfter: time.Second}}, time.Minute, 1,
 			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
 				if rs.Verdict != specs.VerdictSuccess || rs.Topics[0].Attempts != 2 {
@@ -239,7 +248,7 @@ func runCLICases(t *testing.T, cli agentCLI) {
 				if n != 1 {
 					t.Errorf("%d errors.jsonl entries with error_class rate_limit, want 1", n)
 				}
-			}, config.AgentCLIDefault},
+			}, config.AgentCLIDefault, ""},
 		{"prose without a file, and a broken report", []modelserver.Script{{Topic: t1, Behaviour: modelserver.Prose}, {Topic: t2, Behaviour: modelserver.Broken}}, time.Minute, 2,
 			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
 				if tp := rs.Topics[0]; tp.Outcome != specs.OutcomeMissing || !strings.Contains(tp.Reason, "printed REPORT_CREATED") {
@@ -251,7 +260,7 @@ func runCLICases(t *testing.T, cli agentCLI) {
 				if rs.Verdict != specs.VerdictFailed {
 					t.Errorf("verdict %s, want FAILED", rs.Verdict)
 				}
-			}, config.AgentCLIDefault},
+			}, config.AgentCLIDefault, ""},
 		{"bad API key: one error, other topics not started", []modelserver.Script{{Topic: t1, Behaviour: modelserver.Auth}, {Topic: t2, Behaviour: modelserver.Auth}, {Topic: t3, Behaviour: modelserver.Auth}}, time.Minute, 1,
 			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
 				// max_parallel 1: whichever topic starts first fails; the
@@ -281,8 +290,35 @@ func runCLICases(t *testing.T, cli agentCLI) {
 				if n != 1 {
 					t.Errorf("%d errors.jsonl entries naming the setting, want 1", n)
 				}
-			}, config.AgentCLIDefault},
+			}, config.AgentCLIDefault, ""},
+		{"opencode's own agent runs a shell, itself and through a task subagent, writing into the project, $HOME and /tmp: the sandbox refuses every write",
+			[]modelserver.Script{
+				{Topic: subagentMark, Behaviour: modelserver.CallTool, Tool: "bash", Args: map[string]string{"command": pwnShell, "description": "write files"}, Text: "shell: "},
+				{Topic: t1, Behaviour: modelserver.CallTool, Tool: "task", Args: map[string]string{"description": "inspect", "prompt": subagentMark + ": run the shell", "subagent_type": "general"}, Text: "task: "},
+			}, 2 * time.Minute, 2,
+			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
+				ran := 0
+				for i := range rs.Topics {
+					b, _ := os.ReadFile(filepath.Join(tr.specs, "001_e2e", "reports", ".logs", fmt.Sprintf("%03d.stdout", i+1)))
+					ran += strings.Count(string(b), "shell ran")
+				}
+				if ran < 2 {
+					t.Errorf("the shell ran %d times in the CLIs' output, want 2 (itself, and in the task's subagent): nothing was tried", ran)
+				}
+				left, _ := filepath.Glob("/tmp/specd-e2e-pwned-*")
+				left2, _ := filepath.Glob(filepath.Join(tr.root, "pwned-*"))
+				for _, f := range append(left, left2...) {
+					os.Remove(f)
+					t.Errorf("the shell wrote %s", f)
+				}
+				if _, err := os.Stat(filepath.Join(tr.root, ".home", ".bashrc")); err == nil {
+					t.Errorf("the shell wrote $HOME/.bashrc")
+				}
+			}, config.AgentCLIDefault, "opencode"},
 	} {
+		if tc.only != "" && tc.only != cli.preset {
+			continue
+		}
 		t.Run(tc.name, func(t *testing.T) {
 			tr := newTree(t)
 			home := filepath.Join(tr.root, ".home")
