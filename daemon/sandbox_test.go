@@ -158,3 +158,46 @@ func processesWith(marker string) []string {
 	}
 	return pids
 }
+
+// TestNoLandlockStartsNothing: on a kernel without Landlock (sandbox.ABI
+// replaced), with the sandbox on, no specialist starts; each topic says
+// why, and errors.jsonl has one sandbox_error entry naming sandbox: off.
+// With sandbox: off the same plan runs.
+func TestNoLandlockStartsNothing(t *testing.T) {
+	abi := sandbox.ABI
+	sandbox.ABI = func() int { return 0 }
+	defer func() { sandbox.ABI = abi }()
+	tr := newTree(t)
+	c := fakeConfig(t)
+	dir := writePlan(t, tr, "001_nolandlock", "ok: a", "ok: b")
+	rs, err := newDaemon(t, tr, c, nil).RunPlan(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tp := range rs.Topics {
+		if tp.Outcome == specs.OutcomeCompleted || !strings.Contains(tp.Reason, "Landlock") || !strings.Contains(tp.Reason, "sandbox: off") {
+			t.Errorf("topic %d: %s %q, want not completed, naming Landlock and sandbox: off", tp.Index, tp.Outcome, tp.Reason)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(tr.counts, "invocations")); len(b) > 0 {
+		t.Errorf("specialists started: %q", b)
+	}
+	n := 0
+	for _, e := range readErrors(t, tr) {
+		if e.ErrorType == "sandbox_error" {
+			n++
+			if !strings.Contains(e.RecoveryHint, "sandbox: off") {
+				t.Errorf("recovery hint %q does not name sandbox: off", e.RecoveryHint)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d sandbox_error entries, want 1", n)
+	}
+
+	c.Sandbox.Off = true
+	dir = writePlan(t, tr, "002_off", "ok: a")
+	if rs, err = newDaemon(t, tr, c, nil).RunPlan(context.Background(), dir); err != nil || rs.Verdict != specs.VerdictSuccess {
+		t.Errorf("with sandbox: off: %v %s", err, rs.Verdict)
+	}
+}
