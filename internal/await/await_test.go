@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/specd-dev/specd/internal/specdtest"
+
 	"github.com/gofrs/flock"
 	"github.com/rs/zerolog"
 
@@ -19,31 +21,12 @@ import (
 	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/intake"
 	"github.com/specd-dev/specd/internal/progress"
-	"github.com/specd-dev/specd/internal/sandbox/reap"
-	"github.com/specd-dev/specd/internal/specialist"
-	"github.com/specd-dev/specd/internal/specialist/local"
 	"github.com/specd-dev/specd/specs"
 )
 
 // TestMain lets the test binary be the local specialist that a run in
 // this process starts: "<this program> specialist local", once per topic.
-func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == "sandbox-exec" { // the step in front of each specialist
-		os.Exit(reap.Main(os.Args[2:], os.Stderr))
-	}
-	if len(os.Args) == 3 && os.Args[1] == "specialist" && os.Args[2] == "local" {
-		in, err := specialist.ReadInput(os.Stdin)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		if err := local.Run(context.Background(), in, os.Stdout, local.Options{}); err != nil {
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { specdtest.Main(m) }
 
 // deadlock bounds how long a test waits for a result that should come
 // from an event; reaching it is a failure, not a measurement.

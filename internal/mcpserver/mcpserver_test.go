@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/specd-dev/specd/internal/specdtest"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
@@ -21,8 +23,6 @@ import (
 	"github.com/specd-dev/specd/internal/liveness"
 	"github.com/specd-dev/specd/internal/mcpserver"
 	"github.com/specd-dev/specd/internal/service"
-	"github.com/specd-dev/specd/internal/specialist"
-	"github.com/specd-dev/specd/internal/specialist/local"
 	"github.com/specd-dev/specd/internal/syncbuf"
 	"github.com/specd-dev/specd/specs"
 )
@@ -30,20 +30,7 @@ import (
 // TestMain lets the test binary be the local specialist that the daemon
 // the server runs starts: "<this program> specialist local", once per
 // topic.
-func TestMain(m *testing.M) {
-	if len(os.Args) == 3 && os.Args[1] == "specialist" && os.Args[2] == "local" {
-		in, err := specialist.ReadInput(os.Stdin)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		if err := local.Run(context.Background(), in, os.Stdout, local.Options{}); err != nil {
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { specdtest.Main(m) }
 
 // project is a project with a spec tree, a few source files for the local
 // specialist, and cfg as its .opencode/specd.yaml.
@@ -337,7 +324,7 @@ func TestReadRenderedReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := project(t, fmt.Sprintf("specialist:\n  preset: command\n  command: [\"cat\", %q]\n", fixture))
+	p := project(t, fmt.Sprintf("specialist:\n  preset: command\n  command: [\"cat\", %q]\nsandbox:\n  readable: [%q]\n", fixture, filepath.Dir(fixture)))
 	cfg, err := p.Config()
 	if err != nil {
 		t.Fatal(err)

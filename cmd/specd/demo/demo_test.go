@@ -11,34 +11,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/specd-dev/specd/internal/specdtest"
+
 	"github.com/rs/zerolog"
 
 	"github.com/specd-dev/specd/internal/intake"
-	"github.com/specd-dev/specd/internal/sandbox/reap"
-	"github.com/specd-dev/specd/internal/specialist"
-	"github.com/specd-dev/specd/internal/specialist/local"
 	"github.com/specd-dev/specd/specs"
 )
 
 // TestMain lets the test binary be the local specialist the daemon
 // starts: it runs "<this program> specialist local" once per topic.
-func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == "sandbox-exec" { // the step in front of each specialist
-		os.Exit(reap.Main(os.Args[2:], os.Stderr))
-	}
-	if len(os.Args) == 3 && os.Args[1] == "specialist" && os.Args[2] == "local" {
-		in, err := specialist.ReadInput(os.Stdin)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		if err := local.Run(context.Background(), in, os.Stdout, local.Options{}); err != nil {
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { specdtest.Main(m) }
 
 // source is a small project to research: two Go files in two directories.
 func source(t *testing.T) string {
