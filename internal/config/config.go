@@ -115,6 +115,23 @@ type Config struct {
 	// instead of this machine when Address is set
 	// (docs/configuration.md#temporal, docs/decisions.md#many-machines).
 	Temporal Temporal `yaml:"temporal"`
+	// Web is the read-only web view of runs and reports (docs/web.md).
+	Web Web `yaml:"web"`
+}
+
+// Web configures the read-only web view (docs/web.md): `specd web`, and
+// the daemon when Listen is set. Read when the daemon or `specd web`
+// starts; a reload does not change it.
+type Web struct {
+	// Listen is the host:port the daemon serves the view on; "" serves
+	// none (the default). An address that is not loopback needs a token.
+	Listen string `yaml:"listen"`
+	// Token is a secret every request must carry (docs/web.md#access);
+	// "" with TokenFile "" means no token: loopback only.
+	Token string `yaml:"token"`
+	// TokenFile is a file holding the token (relative to the project
+	// root), kept out of git; an alternative to Token.
+	TokenFile string `yaml:"token_file"`
 }
 
 // Quarantine configures the prompt-injection detector.
@@ -344,7 +361,23 @@ func (c Config) Validate() error {
 	if m := c.MetricsTextfile; m != "" && (!strings.HasSuffix(m, ".prom") || strings.HasSuffix(m, "/.prom")) {
 		return fmt.Errorf("metrics_textfile: %q: node_exporter's textfile collector reads only files named *.prom", m)
 	}
+	if err := c.Web.Validate(); err != nil {
+		return err
+	}
 	return c.Temporal.Validate()
+}
+
+// Validate checks the web: keys; errors name the key.
+func (w Web) Validate() error {
+	if w.Listen != "" {
+		if _, port, err := net.SplitHostPort(w.Listen); err != nil || port == "" {
+			return fmt.Errorf("web.listen: %q is not host:port (e.g. 127.0.0.1:7374)", w.Listen)
+		}
+	}
+	if w.Token != "" && w.TokenFile != "" {
+		return errors.New("web.token and web.token_file: give one or neither")
+	}
+	return nil
 }
 
 // Validate checks the temporal: keys; errors name the key.
