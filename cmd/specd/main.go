@@ -113,6 +113,7 @@ Start with 'specd demo', then 'specd init' and 'specd run' in your project.` + e
 		newSpecialistCommand(g),
 		newDemoCommand(g),
 		newTrustCommand(g),
+		newWebCommand(g),
 		newVersionCommand(),
 	)
 	root.InitDefaultCompletionCmd() // now, so that wrapUsage covers it too
