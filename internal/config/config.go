@@ -119,6 +119,10 @@ type Config struct {
 	Web Web `yaml:"web"`
 }
 
+// DefaultWebListen is the address `specd web` listens on without
+// --listen or web.listen: loopback, a fixed port.
+const DefaultWebListen = "127.0.0.1:7374"
+
 // Web configures the read-only web view (docs/web.md): `specd web`, and
 // the daemon when Listen is set. Read when the daemon or `specd web`
 // starts; a reload does not change it.

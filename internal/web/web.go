@@ -31,9 +31,6 @@ import (
 	"github.com/specd-dev/specd/internal/config"
 )
 
-// DefaultListen is the address `specd web` listens on without --listen.
-const DefaultListen = "127.0.0.1:7374"
-
 // Options configure a Server.
 type Options struct {
 	// TreeDir is the spec tree (absolute), e.g. <root>/.opencode/specs.
@@ -165,7 +162,7 @@ var ErrNotLoopback = errors.New("not a loopback address and no web.token is set"
 func Listen(addr, token string) (net.Listener, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil, fmt.Errorf("web listen address %q: want host:port, e.g. %s", addr, DefaultListen)
+		return nil, fmt.Errorf("web listen address %q: want host:port, e.g. %s", addr, config.DefaultWebListen)
 	}
 	if token == "" && !loopbackHost(host) {
 		return nil, fmt.Errorf("web listen address %q: %w: set web.token_file (or web.token) in %s, or listen on 127.0.0.1 (docs/web.md#access)", addr, ErrNotLoopback, ".opencode/specd.yaml")
