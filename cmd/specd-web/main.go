@@ -135,6 +135,7 @@ func serve(cmd *cobra.Command, o service.WebOptions) error {
 			cancel()
 		}()
 	}
+	go h.Warm()
 	fmt.Fprintf(cmd.OutOrStdout(), "%s%s at http://%s/ (read-only; Ctrl-C stops)\n", service.ServingPrefix, p.Rel(p.TreeDir), ln.Addr())
 	return web.Serve(ctx, ln, h)
 }

@@ -3,6 +3,7 @@ package web
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -14,16 +15,16 @@ import (
 // runRow is one run of the runs list: what its .run.json says, or why it
 // has not started.
 type runRow struct {
-	Name      string
-	State     string // "running", "finished", or "waiting" without a .run.json
-	Verdict   specs.Verdict
-	Done      int    // topics with a final outcome
-	Total     int    // topics the run expects
-	Cost      string // specs.Usage.Cost
-	Note      string // why a run without state waits, a plan rejected, or why .run.json is unreadable
-	Started   time.Time
-	finished  time.Time
-	running   bool
+	Name       string
+	State      string // "running", "finished", or "waiting" without a .run.json
+	Verdict    specs.Verdict
+	Done       int    // topics with a final outcome
+	Total      int    // topics the run expects
+	Cost       string // specs.Usage.Cost
+	Note       string // why a run without state waits, a plan rejected, or why .run.json is unreadable
+	Started    time.Time
+	finished   time.Time
+	running    bool
 	unreadable bool
 }
 
@@ -86,26 +87,48 @@ func (x *runIndex) list() ([]runRow, error) {
 	out := make([]runRow, len(names))
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	type stale struct {
+		i           int // in names
+		size, mtime int64
+		cache       bool
+	}
+	var reread []stale
 	seen := make(map[string]bool, len(names))
 	for i, n := range names {
 		seen[n] = true
-		dir := filepath.Join(x.treeDir, n)
-		fi, err := os.Stat(filepath.Join(dir, specs.ReportsDir, specs.RunStateFile))
+		fi, err := os.Stat(filepath.Join(x.treeDir, n, specs.ReportsDir, specs.RunStateFile))
 		if err != nil { // no .run.json: its plan says why, and may change at any time
-			out[len(names)-1-i] = rowOf(progress.ReadRun(dir))
 			delete(x.rows, n)
+			reread = append(reread, stale{i: i})
 			continue
 		}
 		size, mtime := fi.Size(), fi.ModTime().UnixNano()
 		if c, ok := x.rows[n]; ok && c.size == size && c.mtime == mtime {
-			out[len(names)-1-i] = c.row
+			out[i] = c.row
 			continue
 		}
-		row := rowOf(progress.ReadRun(dir))
-		if !row.unreadable {
-			x.rows[n] = cached{size: size, mtime: mtime, row: row}
+		reread = append(reread, stale{i, size, mtime, true})
+	}
+	// Read the runs that changed on every CPU: the first list of a large
+	// tree reads every .run.json.
+	var wg sync.WaitGroup
+	next := make(chan stale)
+	for range min(runtime.GOMAXPROCS(0), len(reread)) {
+		wg.Go(func() {
+			for s := range next {
+				out[s.i] = rowOf(progress.ReadRun(filepath.Join(x.treeDir, names[s.i])))
+			}
+		})
+	}
+	for _, s := range reread {
+		next <- s
+	}
+	close(next)
+	wg.Wait()
+	for _, s := range reread {
+		if s.cache && !out[s.i].unreadable {
+			x.rows[names[s.i]] = cached{size: s.size, mtime: s.mtime, row: out[s.i]}
 		}
-		out[len(names)-1-i] = row
 	}
 	if len(x.rows) > len(names) {
 		for n := range x.rows {
@@ -114,6 +137,7 @@ func (x *runIndex) list() ([]runRow, error) {
 			}
 		}
 	}
+	slices.Reverse(out)
 	return out, nil
 }
 
