@@ -62,10 +62,18 @@ func browser(t *testing.T) context.Context {
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	t.Cleanup(func() { cancel(); cancelAlloc() })
+	openTab(t, ctx)
+	return ctx
+}
+
+// openTab runs the first action on a tab's context, which starts the
+// browser or opens the tab; its context must have no deadline, which
+// would end the tab with it (chromedp.Run).
+func openTab(t *testing.T, ctx context.Context) {
+	t.Helper()
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void]("1")); err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}
-	return ctx
 }
 
 // imageHost is a second local HTTP server standing for another host that
@@ -191,9 +199,13 @@ func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action
 	}
 }
 
+// eval evaluates js in the page, within a minute (a guard, as in do).
+// The first action on a tab must run without a deadline: openTab.
 func eval[T any](t *testing.T, ctx context.Context, js string) T {
 	t.Helper()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
+	sctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	v, err := chromedp.Run(sctx, chromedp.Evaluate[T](js))
 	if err != nil {
 		t.Fatalf("%s: %v", js, err)
 	}
@@ -251,6 +263,15 @@ func TestBrowser(t *testing.T) {
 	do(t, ctx, "run page", chromedp.Navigate(srv.URL+"/runs/"+run),
 		chromedp.WaitVisible(chromedp.CSS(`#topic-2 [data-outcome="running"]`)))
 	eval[chromedp.Void](t, ctx, `window.__samePage = "yes"`)
+	// And, in a second tab, topic 2's log, following it.
+	logTab, closeTab := chromedp.NewContext(ctx)
+	defer closeTab()
+	openTab(t, logTab)
+	do(t, logTab, "log page", chromedp.Navigate(srv.URL+"/runs/"+run+"/topics/2/log"),
+		chromedp.WaitVisible(chromedp.CSS(`#log`)))
+	if got := eval[string](t, logTab, `document.querySelector("#log").textContent`); !strings.Contains(got, "waiting for the test to release this topic") {
+		t.Errorf("the log of the waiting topic: %q", got)
+	}
 	go func() {
 		f, err := os.OpenFile(p.release, os.O_WRONLY, 0) // blocks until the specialist reads
 		if err == nil {
@@ -268,6 +289,10 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("run heading after the update: %q, want the SUCCESS verdict", got)
 	}
 	shot(t, ctx, "run.png")
+	do(t, logTab, "the log following to the topic's end", chromedp.WaitVisible(chromedp.CSS(`#log.ended`)))
+	if got := eval[string](t, logTab, `document.querySelector("#log").textContent`); !strings.Contains(got, "released: go") || !strings.Contains(got, "a line on stderr") {
+		t.Errorf("the followed log does not show what the topic printed after the release:\n%s", got)
+	}
 
 	// The structured result's report: spotlight marks and the
 	// quarantined finding shown as such.
