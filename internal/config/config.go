@@ -214,6 +214,20 @@ func ParseDuration(s string) (time.Duration, error) {
 	return 0, fmt.Errorf("%q is not a duration such as 30s, 15m, 36h or 14d", s)
 }
 
+// ParseSince reads a point in time as `specd errors --since` and the
+// web view's errors filter take it: a duration before now, not negative,
+// as ParseDuration reads it ("24h", "14d"), or an RFC 3339 time. The
+// error quotes s and names both forms.
+func ParseSince(s string, now time.Time) (time.Time, error) {
+	if d, err := ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, fmt.Errorf("%q: want a duration such as 24h or 14d, or an RFC 3339 time", s)
+}
+
 // UnmarshalYAML parses a duration as ParseDuration reads it ("90s", "15m", "14d").
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	var s string

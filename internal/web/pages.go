@@ -196,14 +196,10 @@ func (s *Server) runDir(w http.ResponseWriter, r *http.Request) string {
 
 // topicView is one topic of a run's page.
 type topicView struct {
-	Index                                                 int
-	Topic, Outcome, Reason, Duration, Confidence, Cost    string
-	Report                                                string // file name in reports/
-	Attempts                                              int
-	HasReport, HasLog, Final                              bool
-	Started                                               string
-	StderrTail                                            []string
-	Quarantined, UncitedRemoved, CitationsFailed, Finding int
+	Index, Attempts                                    int
+	Topic, Outcome, Reason, Duration, Confidence, Cost string
+	HasReport, HasLog                                  bool
+	StderrTail                                         []string
 }
 
 // runLive is the part of a run's page that live updates replace.
@@ -245,11 +241,9 @@ func (s *Server) runLive(run progress.Run) runLive {
 		v.Request = template.HTML(template.HTMLEscapeString(rs.Request))
 	}
 	for _, t := range rs.Topics {
-		tv := topicView{Index: t.Index, Topic: t.Topic, Outcome: progress.ShownOutcome(t.Outcome), Reason: t.Reason,
-			Duration: progress.TopicTime(t, now), Confidence: progress.Confidence(t), Cost: t.Usage.Cost(),
-			Report: t.Report, Attempts: t.Attempts, Final: t.Outcome.Final(), Started: stamp(t.StartedAt),
-			StderrTail: t.StderrTail, Quarantined: t.Quarantined, UncitedRemoved: t.UncitedRemoved,
-			CitationsFailed: t.CitationsFailed, Finding: t.FindingsCount}
+		tv := topicView{Index: t.Index, Attempts: t.Attempts, Topic: t.Topic, Outcome: progress.ShownOutcome(t.Outcome),
+			Reason: t.Reason, Duration: progress.TopicTime(t, now), Confidence: progress.Confidence(t), Cost: t.Usage.Cost(),
+			StderrTail: t.StderrTail}
 		tv.HasReport = safeName(t.Report) && regular(filepath.Join(reports, t.Report))
 		tv.HasLog = t.Attempts > 0 || t.Outcome == specs.OutcomeRunning
 		v.Topics = append(v.Topics, tv)
@@ -434,12 +428,9 @@ func (s *Server) errorsPage(w http.ResponseWriter, r *http.Request) {
 	severity, since := q.Get("severity"), strings.TrimSpace(q.Get("since"))
 	bad := ""
 	if since != "" {
-		if d, err := config.ParseDuration(since); err == nil && d >= 0 {
-			f.Since = s.opts.Now().Add(-d)
-		} else if t, err := time.Parse(time.RFC3339, since); err == nil {
-			f.Since = t
-		} else {
-			bad = fmt.Sprintf("since %q: want a duration such as 24h or 14d, or an RFC 3339 time; not applied", since)
+		var err error
+		if f.Since, err = config.ParseSince(since, s.opts.Now()); err != nil {
+			bad = "since " + err.Error() + "; not applied"
 		}
 	}
 	entries, note := s.readErrors(f, severity)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/web"
+	"github.com/specd-dev/specd/jsonl"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -213,4 +214,54 @@ func BenchmarkRunsList(b *testing.B) {
 			list(h)
 		}
 	})
+}
+
+// TestErrorsAndGaps: errors.jsonl newest first and filtered; the gap
+// table; both read with the commands' readers (jsonl, memory).
+func TestErrorsAndGaps(t *testing.T) {
+	root := t.TempDir()
+	tree := filepath.Join(root, ".opencode", "specs")
+	os.MkdirAll(tree, 0o755)
+	log := jsonl.Open(specs.ErrorsFile(tree))
+	for _, e := range []jsonl.Entry{
+		{Timestamp: "2026-11-20T10:00:00Z", WorkflowID: "specd_001_a", ErrorType: jsonl.TypeTimeout, Message: "old timeout", Severity: "error"},
+		{Timestamp: "2026-11-27T10:00:00Z", WorkflowID: "specd_002_b", ErrorType: jsonl.TypeValidation, Message: "a <b>warning</b>", Severity: "warning"},
+		{Timestamp: "2026-11-27T11:00:00Z", WorkflowID: "specd_002_b", ErrorType: jsonl.TypeAgent, Message: "new agent error", Severity: "error", RecoveryHint: "rerun it"},
+	} {
+		if err := log.Append(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mem := "# Memory\n\n## Source Gaps\n\n| Date | Gap Type | Topic | Trigger | Resolution | Deferred Until |\n|------|----------|-------|---------|------------|----------------|\n| 2026-11-27 | outdated_sources | Token refresh | [G-001] newest source from 2019 | open | |\n"
+	os.MkdirAll(filepath.Dir(specs.MemoryFile(tree)), 0o755)
+	os.WriteFile(specs.MemoryFile(tree), []byte(mem), 0o644)
+	now := func() time.Time { return time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC) }
+	h := web.New(web.Options{TreeDir: tree, Now: now})
+	body := func(target string) string {
+		res := get(t, h, "GET", target, nil)
+		b, _ := io.ReadAll(res.Body)
+		return string(b)
+	}
+	all := body("/errors")
+	if i, j := strings.Index(all, "new agent error"), strings.Index(all, "old timeout"); i < 0 || j < 0 || i > j {
+		t.Errorf("errors not newest first")
+	}
+	if strings.Contains(all, "<b>warning</b>") || !strings.Contains(all, "&lt;b&gt;warning&lt;/b&gt;") {
+		t.Errorf("a message's markup is not escaped")
+	}
+	for _, tc := range []struct{ query, want, not string }{
+		{"type=timeout_error", "old timeout", "new agent error"},
+		{"severity=warning", "warning", "new agent error"},
+		{"workflow=specd_001_a", "old timeout", "new agent error"},
+		{"since=24h", "new agent error", "old timeout"},
+		{"since=yesterday", "not applied", ""},
+	} {
+		got := body("/errors?" + tc.query)
+		if !strings.Contains(got, tc.want) || tc.not != "" && strings.Contains(got, tc.not) {
+			t.Errorf("/errors?%s: want %q and not %q", tc.query, tc.want, tc.not)
+		}
+	}
+	if g := body("/gaps"); !strings.Contains(g, "G-001") || !strings.Contains(g, "outdated_sources") || !strings.Contains(g, "newest source from 2019") {
+		t.Errorf("the gap table is not shown")
+	}
 }
