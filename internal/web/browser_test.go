@@ -57,6 +57,7 @@ func browser(t *testing.T) context.Context {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("no-proxy-server", true),
+		chromedp.Flag("disable-dev-shm-usage", true), // a small /dev/shm in containers crashes tabs
 		chromedp.WindowSize(1280, 900),
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
