@@ -129,6 +129,9 @@ func startDaemon(t *testing.T, imageURL string) project {
 	c.Specialist.Retries = 0
 	c.Specialist.StartRate = 1000
 	c.Debounce = config.Duration(20 * time.Millisecond)
+	// A test that fails before it releases topic 2 stops its specialist
+	// at once when the daemon stops, instead of waiting for it.
+	c.ShutdownTimeout, c.Specialist.Grace = 0, config.Duration(100*time.Millisecond)
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir()) // where `specd trust` records
 	if _, err := config.Trust(root, c.Specialist); err != nil {
 		t.Fatal(err)
@@ -222,7 +225,10 @@ func TestBrowser(t *testing.T) {
 	img := newImageHost(t)
 	p := startDaemon(t, img.URL)
 	srv := httptest.NewServer(web.New(web.Options{TreeDir: p.tree}))
-	t.Cleanup(srv.Close)
+	t.Cleanup(func() {
+		srv.CloseClientConnections() // the live streams of a test that failed early
+		srv.Close()
+	})
 
 	// Every request the page makes, to find one to the image host.
 	var mu sync.Mutex
