@@ -86,6 +86,9 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	es := newEventStream(w)
+	if r.Method == http.MethodHead {
+		return
+	}
 	state := filepath.Join(dir, specs.ReportsDir, specs.RunStateFile)
 	last := fileVersion{ino: -1}
 	tick := time.NewTicker(s.opts.Poll)
@@ -145,7 +148,7 @@ func (s *Server) logEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	es := newEventStream(w)
-	if es.send("reset", nil) != nil {
+	if r.Method == http.MethodHead || es.send("reset", nil) != nil {
 		return
 	}
 	finished := func() bool {

@@ -82,6 +82,8 @@ func TestAccess(t *testing.T) {
 		{"GET", "/static/../templates/layout.html", nil, 404}, // nothing else is served
 		{"GET", "/runs/001_a/topics/0", nil, 200},             // a topic without its report file
 		{"GET", "/errors?type=agent_error&since=24h&severity=error", nil, 200},
+		{"HEAD", "/runs/001_a/events", nil, 200}, // a stream's head, not the stream
+		{"HEAD", "/runs/001_a/topics/0/log/events", nil, 200},
 	} {
 		res := get(t, open, tc.method, tc.target, tc.hdr)
 		if res.StatusCode != tc.want && !(tc.want == 404 && res.StatusCode/100 == 3) { // a redirect to the cleaned path, which is then 404
