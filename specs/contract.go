@@ -487,6 +487,16 @@ func splitFrontMatter(data []byte) (fm, body []byte, bodyLine int, reason string
 	return raw, rest, bytes.Count(consumed, []byte("\n")) + 1, ""
 }
 
+// ReportBody returns the Markdown of a report after its front matter,
+// or all of data when it has none (a legacy report), for a view that
+// renders the report (docs/web.md).
+func ReportBody(data []byte) []byte {
+	if _, body, _, reason := splitFrontMatter(data); reason == "" {
+		return body
+	}
+	return data
+}
+
 var yamlErrRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 // decodeFields decodes front-matter YAML into its top-level fields, keeping

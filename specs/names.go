@@ -1,6 +1,10 @@
 package specs
 
-import "path/filepath"
+import (
+	"path"
+	"path/filepath"
+	"strings"
+)
 
 // Every name specd gives a file or directory on disk, in one place
 // (docs/contract.md#layout). The spec tree is .opencode/specs (or
@@ -58,4 +62,12 @@ func ValidationLogFile(treeDir string) string {
 
 func beside(treeDir string, name ...string) string {
 	return filepath.Join(append([]string{filepath.Dir(filepath.Clean(treeDir))}, name...)...)
+}
+
+// QuarantineFile returns where the result gate keeps what it quarantined
+// from the result of the report named report (its file name in reports/):
+// ".results/<report stem>.quarantine.json", slash-separated and relative
+// to reports/ (docs/contract.md#structured-results).
+func QuarantineFile(report string) string {
+	return path.Join(ResultsDir, strings.TrimSuffix(report, path.Ext(report))+".quarantine.json")
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"path"
-	"strings"
 	"time"
 )
 
@@ -126,7 +125,7 @@ func RenderSummary(w io.Writer, rs RunState) error {
 	for _, t := range rs.Topics {
 		if t.Outcome == OutcomeCompleted && t.Quarantined > 0 {
 			p("  - Topic [%d]: %s held back from the report by the prompt-injection detector; review %s",
-				t.Index, pluralN(t.Quarantined, "text"), path.Join(reports, ResultsDir, strings.TrimSuffix(t.Report, path.Ext(t.Report))+".quarantine.json"))
+				t.Index, pluralN(t.Quarantined, "text"), path.Join(reports, QuarantineFile(t.Report)))
 		}
 	}
 	if failed > 0 && rs.PlanError == "" && !running {

@@ -53,9 +53,9 @@ func runErrors(cmd *cobra.Command, g *globalOptions, o errorsOptions) error {
 		return usageError{Err: fmt.Errorf("--type %q: want one of %s", o.filter.Type, strings.Join(errorTypes, ", "))}
 	}
 	if o.since != "" {
-		t, err := parseSince(o.since, time.Now())
+		t, err := config.ParseSince(o.since, time.Now())
 		if err != nil {
-			return usageError{Err: err}
+			return usageError{Err: fmt.Errorf("--since %w", err)}
 		}
 		o.filter.Since = t
 	}
@@ -102,16 +102,4 @@ func runErrors(cmd *cobra.Command, g *globalOptions, o errorsOptions) error {
 var errorTypes = []string{
 	jsonl.TypeAgent, jsonl.TypeValidation, jsonl.TypeTimeout, jsonl.TypeParse,
 	jsonl.TypeFile, jsonl.TypeState, jsonl.TypeExecution, jsonl.TypeSandbox,
-}
-
-// parseSince reads --since: a duration before now (not negative, as
-// config.ParseDuration reads it: 24h, 14d), or an RFC 3339 time.
-func parseSince(s string, now time.Time) (time.Time, error) {
-	if d, err := config.ParseDuration(s); err == nil && d >= 0 {
-		return now.Add(-d), nil
-	}
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t, nil
-	}
-	return time.Time{}, fmt.Errorf("--since %q: want a duration such as 24h or 14d, or an RFC 3339 time", s)
 }

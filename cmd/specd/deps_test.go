@@ -27,6 +27,22 @@ func TestNoTemporalSDK(t *testing.T) {
 	}
 }
 
+// TestNoWebView keeps the daemon's idle memory as it was: specd does not
+// link the web view (its Markdown renderer, sanitiser and templates),
+// which is the program specd-web (docs/web.md).
+func TestNoWebView(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if strings.HasPrefix(pkg, "github.com/yuin/goldmark") || strings.HasPrefix(pkg, "github.com/microcosm-cc/bluemonday") ||
+			pkg == "html/template" || pkg == "github.com/specd-dev/specd/internal/web" {
+			t.Errorf("specd links %s; the web view belongs in cmd/specd-web", pkg)
+		}
+	}
+}
+
 // TestLayout keeps the house as docs/architecture.md draws it: only the
 // public surface at the root, every package in the package table, no
 // package of the table that no longer exists, and none of the glossary's

@@ -114,6 +114,7 @@ Start with 'specd demo', then 'specd init' and 'specd run' in your project.` + e
 		newSpecialistCommand(g),
 		newDemoCommand(g),
 		newTrustCommand(g),
+		newWebCommand(g),
 		newVersionCommand(),
 		newSandboxCommand(g), newSandboxExecCommand(),
 	)

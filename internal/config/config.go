@@ -119,6 +119,8 @@ type Config struct {
 	// (docs/operating.md#sandbox): `sandbox: on` (the default) or `off`,
 	// or a mapping with mode and the paths and ports it adds.
 	Sandbox Sandbox `yaml:"sandbox"`
+	// Web is the read-only web view of runs and reports (docs/web.md).
+	Web Web `yaml:"web"`
 }
 
 // Sandbox configures the Landlock sandbox of the specialists.
@@ -173,6 +175,25 @@ func (s *Sandbox) UnmarshalYAML(n *yaml.Node) error {
 		return mode(m.Mode, n.Line)
 	}
 	return nil
+}
+
+// DefaultWebListen is the address `specd web` listens on without
+// --listen or web.listen: loopback, a fixed port.
+const DefaultWebListen = "127.0.0.1:7374"
+
+// Web configures the read-only web view (docs/web.md): `specd web`, and
+// the daemon when Listen is set. Read when the daemon or `specd web`
+// starts; a reload does not change it.
+type Web struct {
+	// Listen is the host:port the daemon serves the view on; "" serves
+	// none (the default). An address that is not loopback needs a token.
+	Listen string `yaml:"listen"`
+	// Token is a secret every request must carry (docs/web.md#access);
+	// "" with TokenFile "" means no token: loopback only.
+	Token string `yaml:"token"`
+	// TokenFile is a file holding the token (relative to the project
+	// root), kept out of git; an alternative to Token.
+	TokenFile string `yaml:"token_file"`
 }
 
 // Quarantine configures the prompt-injection detector.
@@ -249,6 +270,20 @@ func ParseDuration(s string) (time.Duration, error) {
 		return d, nil
 	}
 	return 0, fmt.Errorf("%q is not a duration such as 30s, 15m, 36h or 14d", s)
+}
+
+// ParseSince reads a point in time as `specd errors --since` and the
+// web view's errors filter take it: a duration before now, not negative,
+// as ParseDuration reads it ("24h", "14d"), or an RFC 3339 time. The
+// error quotes s and names both forms.
+func ParseSince(s string, now time.Time) (time.Time, error) {
+	if d, err := ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, fmt.Errorf("%q: want a duration such as 24h or 14d, or an RFC 3339 time", s)
 }
 
 // UnmarshalYAML parses a duration as ParseDuration reads it ("90s", "15m", "14d").
@@ -402,7 +437,23 @@ func (c Config) Validate() error {
 	if m := c.MetricsTextfile; m != "" && (!strings.HasSuffix(m, ".prom") || strings.HasSuffix(m, "/.prom")) {
 		return fmt.Errorf("metrics_textfile: %q: node_exporter's textfile collector reads only files named *.prom", m)
 	}
+	if err := c.Web.Validate(); err != nil {
+		return err
+	}
 	return c.Temporal.Validate()
+}
+
+// Validate checks the web: keys; errors name the key.
+func (w Web) Validate() error {
+	if w.Listen != "" {
+		if _, port, err := net.SplitHostPort(w.Listen); err != nil || port == "" {
+			return fmt.Errorf("web.listen: %q is not host:port (e.g. 127.0.0.1:7374)", w.Listen)
+		}
+	}
+	if w.Token != "" && w.TokenFile != "" {
+		return errors.New("web.token and web.token_file: give one or neither")
+	}
+	return nil
 }
 
 // Validate checks the temporal: keys; errors name the key.

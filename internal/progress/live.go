@@ -83,7 +83,7 @@ func barView(bar progress.Model, done, all int, plain bool) string {
 }
 
 func (l look) outcome(o specs.Outcome) string {
-	s := outcome(o)
+	s := ShownOutcome(o)
 	switch {
 	case o == specs.OutcomeCompleted:
 		return l.good.Render(s)
@@ -136,7 +136,7 @@ func render(s Snapshot, l look, plain bool, width int) string {
 		}
 		if last.Finished() {
 			rs := last.State
-			line("no active runs; the last one: %s %s %s %d/%d, %s%s", last.Name, rs.State, rs.Verdict, completed(rs), total(rs), runTime(rs, s.Now), cost(rs.Usage, ", "))
+			line("no active runs; the last one: %s %s %s %d/%d, %s%s", last.Name, rs.State, rs.Verdict, Completed(rs), Total(rs), RunTime(rs, s.Now), cost(rs.Usage, ", "))
 		} else {
 			line("no active runs")
 		}
@@ -144,13 +144,13 @@ func render(s Snapshot, l look, plain bool, width int) string {
 	for _, r := range active {
 		rs := r.State
 		c := rs.Count()
-		counts := fmt.Sprintf("%d/%d done  %s  queued %d  failed %d  %s%s", c.Done, total(rs),
-			l.run.Render(fmt.Sprintf("running %d", c.Running)), c.Queued, c.Failed, runTime(rs, s.Now), cost(rs.Usage, "  "))
+		counts := fmt.Sprintf("%d/%d done  %s  queued %d  failed %d  %s%s", c.Done, Total(rs),
+			l.run.Render(fmt.Sprintf("running %d", c.Running)), c.Queued, c.Failed, RunTime(rs, s.Now), cost(rs.Usage, "  "))
 		bar := l.bar
 		if width > 0 { // leave room for the counts, down to a bar of minBar cells
 			bar.Width = min(barWidth, max(minBar, width-nameW-ansi.StringWidth(counts)-4))
 		}
-		line("%s  %s  %s", pad(r.Name, nameW), barView(bar, c.Done, total(rs), plain), counts)
+		line("%s  %s  %s", pad(r.Name, nameW), barView(bar, c.Done, Total(rs), plain), counts)
 	}
 	for _, r := range waiting {
 		switch {
@@ -217,7 +217,7 @@ func render(s Snapshot, l look, plain bool, width int) string {
 			if it.t.Worker != "" {
 				pid += "  on " + it.t.Worker
 			}
-			line("  %s  attempt %d%s  %s", pad(label(it), labelW), it.t.Attempts, pid, topicTime(it.t, s.Now))
+			line("  %s  attempt %d%s  %s", pad(label(it), labelW), it.t.Attempts, pid, TopicTime(it.t, s.Now))
 		}
 	}
 	if len(queued) > 0 {
@@ -238,7 +238,7 @@ func render(s Snapshot, l look, plain bool, width int) string {
 			if it.t.Reason != "" {
 				why = "  " + l.faint.Render(oneLine(it.t.Reason))
 			}
-			line("  %s  %s  %s%s", pad(label(it), labelW), l.outcome(it.t.Outcome), topicTime(it.t, s.Now), why)
+			line("  %s  %s  %s%s", pad(label(it), labelW), l.outcome(it.t.Outcome), TopicTime(it.t, s.Now), why)
 		}
 	}
 	return b.String()

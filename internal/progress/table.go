@@ -52,8 +52,8 @@ func runRow(r Run, now time.Time) string {
 		verdict = "-"
 	}
 	row := fmt.Sprintf("%s\t%s\t%s\t%d/%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t",
-		r.Name, rs.State, verdict, completed(rs), total(rs), c.Done, c.Running, c.Queued, c.Failed,
-		clock(rs.StartedAt, now), runTime(rs, now), rs.Usage.Cost())
+		r.Name, rs.State, verdict, Completed(rs), Total(rs), c.Done, c.Running, c.Queued, c.Failed,
+		clock(rs.StartedAt, now), RunTime(rs, now), rs.Usage.Cost())
 	if rs.PlanError != "" {
 		return row + "plan rejected: " + rs.PlanError
 	}
@@ -85,13 +85,7 @@ func WriteTopics(w io.Writer, rs *specs.RunState, now time.Time) error {
 	confHead := ""
 	if slices.ContainsFunc(rs.Topics, func(t specs.TopicState) bool { return t.Confidence != "" }) {
 		confHead = "CONFIDENCE\t"
-		conf = func(t specs.TopicState) string {
-			c := cmp.Or(strings.ToLower(t.Confidence), "-")
-			if t.ConfidenceScore != nil {
-				c += fmt.Sprintf(" %.2f", *t.ConfidenceScore)
-			}
-			return c + "\t"
-		}
+		conf = func(t specs.TopicState) string { return Confidence(t) + "\t" }
 	}
 	fmt.Fprintln(tw, "TOPIC\tOUTCOME\tATTEMPT\tPID\t"+worker(specs.TopicState{Worker: "WORKER"})+"STARTED\tTIME\tCOST\t"+confHead+"REPORT\tTITLE")
 	for _, t := range rs.Topics {
@@ -99,8 +93,20 @@ func WriteTopics(w io.Writer, rs *specs.RunState, now time.Time) error {
 		if t.Outcome == specs.OutcomeRunning && t.PID > 0 {
 			pid = strconv.Itoa(t.PID)
 		}
-		fmt.Fprintf(tw, "[%d]\t%s\t%d\t%s\t%s%s\t%s\t%s\t%s%s\t%s\n", t.Index, outcome(t.Outcome), t.Attempts, pid, worker(t),
-			clock(t.StartedAt, now), topicTime(t, now), t.Usage.Cost(), conf(t), t.Report, oneLine(t.Topic))
+		fmt.Fprintf(tw, "[%d]\t%s\t%d\t%s\t%s%s\t%s\t%s\t%s%s\t%s\n", t.Index, ShownOutcome(t.Outcome), t.Attempts, pid, worker(t),
+			clock(t.StartedAt, now), TopicTime(t, now), t.Usage.Cost(), conf(t), t.Report, oneLine(t.Topic))
 	}
 	return tw.Flush()
+}
+
+// Confidence is a topic's report confidence as the views show it: the
+// label in lower case and the confidence_score with two decimals ("low
+// 0.23", "high"), or "-" when its report gives none
+// (docs/local-specialist.md#confidence).
+func Confidence(t specs.TopicState) string {
+	c := cmp.Or(strings.ToLower(t.Confidence), "-")
+	if t.ConfidenceScore != nil {
+		c += fmt.Sprintf(" %.2f", *t.ConfidenceScore)
+	}
+	return c
 }

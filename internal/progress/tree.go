@@ -167,9 +167,9 @@ func human(d time.Duration) string {
 	return liveness.Round(d)
 }
 
-// runTime is how long a run has been going (running) or took (finished):
+// RunTime is how long a run has been going (running) or took (finished):
 // "elapsed 1m03s", "took 42s", or "" when its start is unknown.
-func runTime(rs *specs.RunState, now time.Time) string {
+func RunTime(rs *specs.RunState, now time.Time) string {
 	start := rs.StartedAt
 	if start.IsZero() {
 		return ""
@@ -184,9 +184,9 @@ func runTime(rs *specs.RunState, now time.Time) string {
 	return "elapsed " + human(now.Sub(start))
 }
 
-// topicTime is how long a topic has been running ("elapsed 8s") or its
+// TopicTime is how long a topic has been running ("elapsed 8s") or its
 // specialists took ("took 4s"); "" for a queued topic.
-func topicTime(t specs.TopicState, now time.Time) string {
+func TopicTime(t specs.TopicState, now time.Time) string {
 	switch {
 	case t.Outcome == specs.OutcomeRunning:
 		if start := t.StartedAt; !start.IsZero() {
@@ -199,18 +199,18 @@ func topicTime(t specs.TopicState, now time.Time) string {
 	return ""
 }
 
-// outcome is the topic's state as shown: "queued" for the "pending" of
+// ShownOutcome is the topic's state as shown: "queued" for the "pending" of
 // older state files.
-func outcome(o specs.Outcome) string {
+func ShownOutcome(o specs.Outcome) string {
 	if !o.Final() && o != specs.OutcomeRunning {
 		return string(specs.OutcomeQueued)
 	}
 	return string(o)
 }
 
-// completed counts the run's completed topics (RunState.Completed is only
+// Completed counts the run's completed topics (RunState.Completed is only
 // set at the barrier).
-func completed(rs *specs.RunState) int {
+func Completed(rs *specs.RunState) int {
 	n := 0
 	for _, t := range rs.Topics {
 		if t.Outcome == specs.OutcomeCompleted {
@@ -220,8 +220,8 @@ func completed(rs *specs.RunState) int {
 	return n
 }
 
-// total is the number of topics a run expects.
-func total(rs *specs.RunState) int {
+// Total is the number of topics a run expects.
+func Total(rs *specs.RunState) int {
 	return max(rs.Expected, len(rs.Topics))
 }
 
@@ -239,7 +239,7 @@ func plural(n int, word string) string {
 // returned as it is.
 func SoFar(rs specs.RunState) specs.RunState {
 	if rs.State != specs.StateFinished {
-		rs.Completed = completed(&rs)
+		rs.Completed = Completed(&rs)
 	}
 	return rs
 }

@@ -265,6 +265,14 @@ func Run(ctx context.Context, o RunOptions, env Env) error {
 	if err != nil {
 		return err
 	}
+	if cfg.Web.Listen != "" { // the web view, a child until the daemon has stopped (docs/web.md#daemon)
+		url, stop, err := StartWeb(p, cfg.Web.Listen, env.Log)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		log.Info().Str("url", url).Msg("web view")
+	}
 	// The first SIGTERM/SIGINT ends ctx (the caller's): a warm shutdown.
 	// The second stops the running specialists now.
 	sigs := make(chan os.Signal, 2)
@@ -348,22 +356,30 @@ func Worker(ctx context.Context, o WorkerOptions, env Env) error {
 // TemporalProgram is the name of the binary that has Temporal mode.
 const TemporalProgram = "specd-temporal"
 
-// Exec replaces this process by specd-temporal, found next to this
-// program's executable or else on PATH, with args (the command line after
-// the program's name) and this environment: the same pid, so signals,
-// systemd notifications and the exit status are specd-temporal's. It
-// returns only an error: specd-temporal is not installed (saying how to
-// install it) or cannot be executed.
-func Exec(args []string) error {
-	path := sibling(TemporalProgram)
+// Exec replaces this process by specd-temporal (ExecProgram).
+func Exec(args []string) error { return ExecProgram(TemporalProgram, args) }
+
+// ExecProgram replaces this process by program (specd-temporal,
+// specd-web), found next to this program's executable or else on PATH,
+// with args (the command line after the program's name) and this
+// environment: the same pid, so signals, systemd notifications and the
+// exit status are the program's. It returns only an error: the program is
+// not installed (saying how to install it) or cannot be executed.
+func ExecProgram(program string, args []string) error {
+	path := sibling(program)
 	if path == "" {
 		where := "PATH"
 		if self, err := os.Executable(); err == nil {
 			where = filepath.Dir(self) + " or on PATH"
 		}
-		return fmt.Errorf("Temporal mode (--temporal, temporal.address) and 'specd worker' run in the second binary, %s, which is not in %s: "+
-			"install it with 'go install github.com/specd-dev/specd/cmd/specd-temporal@latest' (or 'go install ./cmd/...' in a checkout) "+
-			"next to specd (README \"Many machines\")", TemporalProgram, where)
+		what := "Temporal mode (--temporal, temporal.address) and 'specd worker' run in the second binary"
+		readme := `README "Many machines"`
+		if program == WebProgram {
+			what, readme = "'specd web' and web.listen run in the web view's binary", "docs/web.md"
+		}
+		return fmt.Errorf("%s, %s, which is not in %s: "+
+			"install it with 'go install github.com/specd-dev/specd/cmd/%s@latest' (or 'go install ./cmd/...' in a checkout) "+
+			"next to specd (%s)", what, program, where, program, readme)
 	}
 	err := syscall.Exec(path, append([]string{path}, args...), os.Environ())
 	return fmt.Errorf("exec %s: %w", path, err)

@@ -255,6 +255,11 @@ max_topics: 50
 git_commit: false
 # metrics for node_exporter's textfile collector (docs/operating.md#metrics)
 # metrics_textfile: /var/lib/prometheus/node-exporter/specd.prom
+# the read-only web view of runs and reports, served by the daemon (docs/web.md);
+# an address that is not loopback needs a token (a file kept out of git)
+# web:
+#   listen: 127.0.0.1:7374
+#   token_file: .opencode/web.token
 `
 
 // configText is the config Init writes: the template, with preset agent
