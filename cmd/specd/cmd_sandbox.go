@@ -11,7 +11,6 @@ import (
 	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/preset"
 	"github.com/specd-dev/specd/internal/sandbox"
-	"github.com/specd-dev/specd/internal/sandbox/reap"
 	"github.com/specd-dev/specd/internal/specialist"
 	"github.com/specd-dev/specd/specs"
 )
@@ -81,18 +80,8 @@ sandbox.connect_ports widen or narrow it.` + exitHelp,
 	return c
 }
 
-// newSandboxExecCommand is the hidden `specd sandbox-exec`: the subreaper
-// step in front of each specialist, as the specd-sandbox binary runs it,
-// for an install without that binary (docs/operating.md#sandbox).
-func newSandboxExecCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:                "sandbox-exec [-grace DURATION] -- PROGRAM [ARG...]",
-		Short:              "The step specd runs in front of each specialist (as specd-sandbox does)",
-		Hidden:             true,
-		DisableFlagParsing: true,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			os.Exit(reap.Main(args, cmd.ErrOrStderr()))
-			return nil
-		},
-	}
-}
+// sandboxExec is the first argument that makes specd the step in front
+// of a specialist (run), for an install without specd-sandbox
+// (sandbox.Helper; docs/operating.md#sandbox). It is no command of the
+// command line: nobody types it.
+const sandboxExec = "sandbox-exec"

@@ -18,6 +18,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/specd-dev/specd/internal/sandbox/reap"
+
 	"github.com/spf13/cobra"
 
 	"github.com/specd-dev/specd/internal/service"
@@ -52,7 +54,14 @@ func main() {
 }
 
 // run executes the command line and returns the exit status.
-func run(args []string) int { return execute(args, os.Stdout, os.Stderr) }
+func run(args []string) int {
+	if len(args) > 0 && args[0] == sandboxExec {
+		// The step in front of each specialist, as specd-sandbox runs it:
+		// no cobra, its exit status is the specialist's.
+		return reap.Main(args[1:], os.Stderr)
+	}
+	return execute(args, os.Stdout, os.Stderr)
+}
 
 // execute runs the command line with the commands' output on stdout and
 // stderr, prints its error, and returns the exit status service.Status
@@ -116,7 +125,7 @@ Start with 'specd demo', then 'specd init' and 'specd run' in your project.` + e
 		newTrustCommand(g),
 		newWebCommand(g),
 		newVersionCommand(),
-		newSandboxCommand(g), newSandboxExecCommand(),
+		newSandboxCommand(g),
 	)
 	root.InitDefaultCompletionCmd() // now, so that wrapUsage covers it too
 	wrapUsage(root)
