@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/specd-dev/specd/daemon/barrier"
 	"github.com/specd-dev/specd/daemon/delivery"
 	"github.com/specd-dev/specd/internal/config"
+	"github.com/specd-dev/specd/internal/nofollow"
 	"github.com/specd-dev/specd/internal/preset"
 	"github.com/specd-dev/specd/internal/results"
 	"github.com/specd-dev/specd/internal/runner"
@@ -218,8 +218,8 @@ func (a *attempt) startAndWait(start, tctx context.Context) next {
 		Skip:     a.skip(t.Rerun),
 		OnStart: func() {
 			// This attempt's result is the only one that counts.
-			os.Remove(a.in.ResultPath)
-			os.Remove(mdResult)
+			nofollow.Remove(r.d.fsRoot, a.in.ResultPath)
+			nofollow.Remove(r.d.fsRoot, mdResult)
 			if r.d.opts.Runner == nil { // a worker's machine is not this tree
 				a.fenced = r.fence()
 			}
@@ -360,7 +360,7 @@ func notStarted(why string) barrier.Attempt {
 func (r *run) dirs() error {
 	r.mkdirs.Do(func() {
 		for _, d := range []string{specs.LogsDir, specs.ResultsDir} {
-			if err := os.Mkdir(filepath.Join(r.runDir, specs.ReportsDir, d), 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			if err := nofollow.Mkdir(r.d.fsRoot, filepath.Join(r.runDir, specs.ReportsDir, d), 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 				r.mkdirErr = err
 			}
 		}

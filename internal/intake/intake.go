@@ -18,6 +18,7 @@ import (
 	"github.com/adrg/frontmatter"
 
 	"github.com/specd-dev/specd/internal/atomicfile"
+	"github.com/specd-dev/specd/internal/nofollow"
 	"github.com/specd-dev/specd/plans"
 	"github.com/specd-dev/specd/specs"
 )
@@ -154,7 +155,7 @@ func Submit(treeDir string, r Request, now time.Time) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("submit: %w", err)
 	}
-	if err := atomicfile.WriteFile(filepath.Join(dir, specs.RequestFile), requestDoc(r), 0o644); err != nil {
+	if err := atomicfile.WriteIn(specs.StateDir(treeDir), filepath.Join(dir, specs.RequestFile), requestDoc(r), 0o644); err != nil {
 		return dir, fmt.Errorf("submit: %w", err)
 	}
 	p := &plans.Plan{
@@ -173,7 +174,7 @@ func Submit(treeDir string, r Request, now time.Time) (string, error) {
 		})
 	}
 	planPath := filepath.Join(dir, specs.ReportsDir, specs.PlanFile)
-	if err := atomicfile.WriteFile(planPath, plans.Format(p), 0o644); err != nil {
+	if err := atomicfile.WriteIn(specs.StateDir(treeDir), planPath, plans.Format(p), 0o644); err != nil {
 		return dir, fmt.Errorf("submit: %w", err)
 	}
 	return dir, nil
@@ -215,14 +216,14 @@ func TakeInbox(treeDir, path string, now time.Time) (string, error) {
 	}
 	r, err := ParseRequest(filepath.Base(path), data)
 	if err != nil {
-		_ = os.Rename(path, path+".rejected")
+		_ = nofollow.Rename(specs.StateDir(treeDir), path, path+".rejected")
 		return "", err
 	}
 	dir, err := Submit(treeDir, r, now)
 	if err != nil {
 		return dir, err
 	}
-	return dir, os.Remove(path)
+	return dir, nofollow.Remove(specs.StateDir(treeDir), path)
 }
 
 // ReadRequest returns the request text and research_complexity of a topic
