@@ -286,9 +286,10 @@ func create(dir, path string) (*os.File, error) {
 }
 
 // Tail returns up to n bytes from the end of the file at path (nil when
-// it cannot be read): how callers read a specialist's last output.
+// it cannot be read, or is a symbolic link: a specialist may have put one
+// in place of its log file): how callers read a specialist's last output.
 func Tail(path string, n int64) []byte {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		return nil
 	}
