@@ -76,7 +76,7 @@ func TestLinksRefused(t *testing.T) {
 			}
 			return err
 		},
-		"read": func(p string) error { _, err := nofollow.ReadFile(root, p, 0); return err },
+		"read":  func(p string) error { _, err := nofollow.ReadFile(root, p, 0); return err },
 		"mkdir": func(p string) error { return nofollow.MkdirAll(root, filepath.Join(p, "d")) },
 	}
 	paths := map[string]string{
