@@ -48,14 +48,20 @@ func IsLink(err error) bool {
 	return errors.As(err, &le)
 }
 
-// Rel returns path relative to root, slash-separated components of a
-// clean local path; path may be absolute or relative to root. A path that
-// leaves root (or is root itself) is an error wrapping ErrOutside.
+// Rel returns path relative to root, as a clean local path. path is
+// absolute, or relative to root when root is absolute; with a relative
+// root both are relative to the working directory. A path that leaves
+// root (or is root itself) is an error wrapping ErrOutside.
 func Rel(root, path string) (string, error) {
 	rel := path
-	if filepath.IsAbs(path) {
+	if filepath.IsAbs(path) || !filepath.IsAbs(root) {
+		r, p := root, path
+		if filepath.IsAbs(r) != filepath.IsAbs(p) {
+			r, _ = filepath.Abs(r)
+			p, _ = filepath.Abs(p)
+		}
 		var err error
-		if rel, err = filepath.Rel(filepath.Clean(root), filepath.Clean(path)); err != nil {
+		if rel, err = filepath.Rel(filepath.Clean(r), filepath.Clean(p)); err != nil {
 			return "", fmt.Errorf("%s is %w %s", path, ErrOutside, root)
 		}
 	}
@@ -253,14 +259,14 @@ func Rename(root, oldpath, newpath string) error {
 }
 
 // Flock opens path (below root; created mode 0644 with its directories
-// when missing) as OpenFile does, read-write, and takes an exclusive
+// when missing) as OpenFile does, read-only (flock needs no more), and takes an exclusive
 // flock(2) on it. With wait it blocks until the lock is free, polling
 // every 20 ms, or until ctx ends (ctx's error); without, a lock held
 // elsewhere returns (nil, false, nil). The caller keeps the lock while the
 // file is open (or its descriptor, passed to a child, is). Errors name
 // the file.
 func Flock(ctx context.Context, root, path string, wait bool) (f *os.File, locked bool, err error) {
-	f, err = OpenFile(root, path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err = OpenFile(root, path, os.O_RDONLY|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, false, err
 	}

@@ -146,3 +146,22 @@ func TestRealFiles(t *testing.T) {
 	}
 	f1.Close()
 }
+
+// TestRelativePaths: a relative root and path are both relative to the
+// working directory; a relative path with an absolute root is below it.
+func TestRelativePaths(t *testing.T) {
+	root := t.TempDir()
+	t.Chdir(root)
+	must(t, os.Mkdir("proj", 0o755))
+	must(t, atomicfile.WriteIn("proj", "proj/a/x", []byte("1"), 0o644))
+	must(t, atomicfile.WriteIn(filepath.Join(root, "proj"), "b/y", []byte("2"), 0o644))
+	for _, p := range []string{"proj/a/x", "proj/b/y"} {
+		if _, err := os.Stat(p); err != nil {
+			t.Error(err)
+		}
+	}
+	must(t, atomicfile.WriteFile("z", []byte("3"), 0o644))
+	if b, err := os.ReadFile(filepath.Join(root, "z")); err != nil || string(b) != "3" {
+		t.Errorf("WriteFile of a relative path: %q, %v", b, err)
+	}
+}
