@@ -208,9 +208,15 @@ func Pending(inbox string, settle time.Duration, now time.Time) (ready []string,
 // TakeInbox moves one inbox file into a new run directory through Submit
 // and returns the directory. The inbox file is removed only after the plan
 // is written; a file that cannot be parsed is renamed to <name>.rejected so
-// it is not read again, and the parse error returned.
+// it is not read again, and the parse error returned; so is a symbolic
+// link (the link itself, never its target: a *nofollow.LinkError).
 func TakeInbox(treeDir, path string, now time.Time) (string, error) {
-	data, err := os.ReadFile(path)
+	// A link in the inbox (a clone's, to a file of the user's) is not
+	// read: its target would become REQUEST.md (docs/operating.md#links).
+	data, err := nofollow.ReadFile(specs.StateDir(treeDir), path, 0)
+	if nofollow.IsLink(err) {
+		_ = nofollow.Rename(specs.StateDir(treeDir), path, path+".rejected")
+	}
 	if err != nil {
 		return "", err
 	}
