@@ -22,19 +22,17 @@ import (
 	"github.com/specd-dev/specd/internal/nofollow"
 )
 
-// Job is one specialist process for one topic.
+// Job is one specialist process for one topic. Stdout, Stderr and Lock
+// are under Dir and opened from it without following a symbolic link
+// (package nofollow, docs/operating.md#links): a link in their place is
+// refused, never truncated or written through.
 type Job struct {
-	Argv  []string // program and arguments; Argv[0] is looked up in PATH
-	Dir   string   // working directory: the project root
-	Env   []string // NAME=value pairs added to the inherited environment, overriding it
-	Stdin []byte   // the process's standard input
-	// Stdout and Stderr are the files that receive the process's stdout
-	// and stderr (truncated first). They, and Lock, are under Dir and
-	// opened from it without following a symbolic link (package nofollow,
-	// docs/operating.md#links): a link in their place is refused, never
-	// truncated or written through.
-	Stdout  string
-	Stderr  string
+	Argv    []string      // program and arguments; Argv[0] is looked up in PATH
+	Dir     string        // working directory: the project root
+	Env     []string      // NAME=value pairs added to the inherited environment, overriding it
+	Stdin   []byte        // the process's standard input
+	Stdout  string        // file that receives the process's stdout (truncated first)
+	Stderr  string        // file that receives the process's stderr (truncated first)
 	Timeout time.Duration // wall-clock limit; then SIGTERM to the process group
 	Grace   time.Duration // SIGTERM → SIGKILL delay
 	// Lock, when set, is the topic's lock file. The runner waits until it
