@@ -3,11 +3,13 @@ package daemon
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/specd-dev/specd/daemon/delivery"
 	"github.com/specd-dev/specd/internal/config"
+	"github.com/specd-dev/specd/internal/nofollow"
 	"github.com/specd-dev/specd/internal/runner"
 	"github.com/specd-dev/specd/internal/sandbox"
 	"github.com/specd-dev/specd/jsonl"
@@ -42,11 +44,12 @@ func (a *attempt) confine(job *runner.Job) (tmp string, err error) {
 // no result of an earlier attempt counts, and its output directory is
 // empty.
 func (a *attempt) clean() {
+	root := a.r.d.fsRoot
 	json, md := delivery.ResultPaths(a.r.paths[a.i])
-	os.Remove(json)
-	os.Remove(md)
-	os.RemoveAll(a.outDir)
-	if err := os.MkdirAll(filepath.Join(a.outDir, specs.ResultsDir), 0o755); err != nil {
+	nofollow.Remove(root, json)
+	nofollow.Remove(root, md)
+	a.removeOut()
+	if err := nofollow.MkdirAll(root, filepath.Join(a.outDir, specs.ResultsDir)); err != nil {
 		a.log.Warn().Err(err).Msg("the specialist's output directory")
 	}
 }
@@ -77,12 +80,28 @@ func (a *attempt) promote() (refused string) {
 			}
 			continue
 		}
-		if err := os.Rename(m.src, m.dst); err != nil {
+		if err := nofollow.Rename(a.r.d.fsRoot, m.src, m.dst); err != nil {
 			a.log.Error().Err(err).Msg("moving the specialist's output into place")
 		}
 	}
-	os.RemoveAll(a.outDir)
+	a.removeOut()
 	return refused
+}
+
+// removeOut removes the attempt's output directory and what is in it,
+// unless a link stands in for a directory above it (then it is left, and
+// logged). os.RemoveAll follows no link from there: the specialist's
+// sandbox cannot write above the directory to swap one in.
+func (a *attempt) removeOut() {
+	d, _, err := nofollow.OpenParent(a.r.d.fsRoot, a.outDir, false)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			a.log.Warn().Err(err).Msg("the specialist's output directory is left")
+		}
+		return
+	}
+	d.Close()
+	os.RemoveAll(a.outDir)
 }
 
 // sandboxUnavailable logs, once per daemon, that specialists cannot

@@ -21,6 +21,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/specd-dev/specd/internal/config"
+	"github.com/specd-dev/specd/internal/nofollow"
 	"github.com/specd-dev/specd/internal/runner"
 	"github.com/specd-dev/specd/internal/sources"
 	"github.com/specd-dev/specd/jsonl"
@@ -61,9 +62,14 @@ type Daemon struct {
 
 	stats   counters
 	metrics *metrics // docs/operating.md#metrics
-	notify  systemd.Notifier
-	pause   chan chan struct{} // tests stall the event loop through it (export_test.go)
-	gitMu   sync.Mutex         // one git commit at a time
+	// fsRoot is what the daemon's files under the spec tree are written
+	// from without following a link (docs/operating.md#links): the
+	// project root, or the tree's own directory when --specs-dir puts the
+	// tree outside the project.
+	fsRoot string
+	notify systemd.Notifier
+	pause  chan chan struct{} // tests stall the event loop through it (export_test.go)
+	gitMu  sync.Mutex         // one git commit at a time
 
 	mu      sync.Mutex
 	cfg     config.Config     // the current config; replaced on reload
@@ -97,6 +103,7 @@ func New(opts Options) (*Daemon, error) {
 		opts:    opts,
 		runner:  opts.Runner,
 		errors:  jsonl.Open(specs.ErrorsFile(opts.TreeDir)),
+		fsRoot:  nofollow.Anchor(opts.Root, opts.TreeDir),
 		sem:     make(chan struct{}, opts.Config.MaxParallel),
 		starts:  rate.NewLimiter(rate.Limit(opts.Config.Specialist.StartRate), max(1, int(opts.Config.Specialist.StartRate))),
 		notify:  opts.Notifier,

@@ -20,6 +20,7 @@ import (
 // the label root, the project directory, so that the files of several
 // daemons on one machine (the specd@ unit) never clash.
 type metrics struct {
+	root string // the project root: the file is written inside it only
 	path string // the file; "" writes none
 	reg  *prometheus.Registry
 
@@ -49,7 +50,7 @@ func newMetrics(root, path string, running func() float64, logErr func(error)) *
 		path = filepath.Join(root, path)
 	}
 	labels := prometheus.Labels{"root": root}
-	m := &metrics{path: path, reg: prometheus.NewRegistry(), logErr: logErr,
+	m := &metrics{root: root, path: path, reg: prometheus.NewRegistry(), logErr: logErr,
 		runs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "specd_runs_total", ConstLabels: labels,
 			Help: "Runs finished since the daemon started, by verdict (SUCCESS, PARTIAL_SUCCESS, FAILED)."}, []string{"verdict"}),
 		topics: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "specd_topics_total", ConstLabels: labels,
@@ -128,8 +129,9 @@ func (m *metrics) changed() {
 }
 
 // write writes the file now (temp + fsync + rename: node_exporter never
-// reads half a file); a failure is logged once until a write succeeds or
-// fails otherwise.
+// reads half a file), inside the project root only and through no link
+// (atomicfile.WriteIn: a path outside is refused, docs/operating.md#links);
+// a failure is logged once until a write succeeds or fails otherwise.
 func (m *metrics) write() {
 	if m.path == "" {
 		return
@@ -138,7 +140,7 @@ func (m *metrics) write() {
 	defer m.writeMu.Unlock()
 	b, err := m.encode()
 	if err == nil {
-		err = atomicfile.WriteFile(m.path, b, 0o644)
+		err = atomicfile.WriteIn(m.root, m.path, b, 0o644)
 	}
 	msg := ""
 	if err != nil {

@@ -111,3 +111,36 @@ func val(typ dto.MetricType, m *dto.Metric) float64 {
 	}
 	return m.GetGauge().GetValue()
 }
+
+// TestMetricsTextfileStaysInside: a metrics_textfile outside the project
+// (a clone's config naming a file of the user's), or reached through a
+// link out of it, is never written; the daemon runs on
+// (docs/operating.md#links).
+func TestMetricsTextfileStaysInside(t *testing.T) {
+	outside := t.TempDir()
+	victim := filepath.Join(outside, "victim.prom")
+	if err := os.WriteFile(victim, []byte("keep\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, path := range map[string]string{"absolute": victim, "climbing": "../" + filepath.Base(outside) + "/victim.prom", "through a link": "linked/victim.prom"} {
+		t.Run(name, func(t *testing.T) {
+			tr := newTree(t)
+			if err := os.Symlink(outside, filepath.Join(tr.root, "linked")); err != nil {
+				t.Fatal(err)
+			}
+			c := fakeConfig(t)
+			c.MetricsTextfile = path
+			dir := writePlan(t, tr, "015_metrics", "ok: a")
+			rs, err := newDaemon(t, tr, c, nil).RunPlan(context.Background(), dir)
+			if err != nil || rs.Verdict != specs.VerdictSuccess {
+				t.Fatalf("run: %s, %v", rs.Verdict, err)
+			}
+			if b, _ := os.ReadFile(victim); string(b) != "keep\n" {
+				t.Errorf("%s: the file outside the project was written: %q", path, b)
+			}
+			if ents, _ := os.ReadDir(outside); len(ents) != 1 {
+				t.Errorf("outside the project: %v", ents)
+			}
+		})
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/specd-dev/specd/daemon/barrier"
-	"github.com/specd-dev/specd/internal/gitcommit"
 	"github.com/specd-dev/specd/internal/memory"
 	"github.com/specd-dev/specd/internal/sources"
 	"github.com/specd-dev/specd/jsonl"
@@ -75,9 +74,9 @@ func (r *run) commit() {
 	msg := fmt.Sprintf("specd: %s %s (%d/%d)\n\nworkflow_id: %s\n", filepath.Base(r.runDir), r.rs.Verdict, r.rs.Completed, r.rs.Expected, r.rs.WorkflowID)
 	r.d.gitMu.Lock()
 	defer r.d.gitMu.Unlock()
-	done, err := gitcommit.Commit(context.Background(), r.d.opts.Root, paths, msg)
+	done, err := gitCommit(context.Background(), r.d.opts.Root, paths, msg)
 	switch {
-	case errors.Is(err, gitcommit.ErrNotRepo):
+	case errors.Is(err, errNotRepo):
 		r.log.Debug().Msg("git_commit: the project is not a git work tree; nothing committed")
 	case err != nil:
 		r.log.Error().Err(err).Msg("git_commit failed")

@@ -15,12 +15,12 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
-	"github.com/gofrs/flock"
 
 	"github.com/specd-dev/specd/daemon/lifecycle"
 	"github.com/specd-dev/specd/daemon/watch"
 	"github.com/specd-dev/specd/internal/intake"
 	"github.com/specd-dev/specd/internal/liveness"
+	"github.com/specd-dev/specd/internal/nofollow"
 	"github.com/specd-dev/specd/internal/sources"
 	"github.com/specd-dev/specd/jsonl"
 	"github.com/specd-dev/specd/plans"
@@ -45,19 +45,19 @@ var ErrAlreadyRunning = errors.New("another specd daemon is running on this spec
 // the lock path), and set-up failures naming the directory.
 func (d *Daemon) Run(ctx context.Context) error {
 	treeDir := d.opts.TreeDir
-	if err := os.MkdirAll(filepath.Join(treeDir, specs.InboxDir), 0o755); err != nil {
+	if err := nofollow.MkdirAll(d.fsRoot, filepath.Join(treeDir, specs.InboxDir)); err != nil {
 		return err
 	}
-	lk := flock.New(filepath.Join(treeDir, specs.DaemonLock))
-	ok, err := lk.TryLock()
+	lockPath := filepath.Join(treeDir, specs.DaemonLock)
+	lk, ok, err := nofollow.Flock(ctx, d.fsRoot, lockPath, false)
 	if err != nil {
-		return fmt.Errorf("lock %s: %w", lk.Path(), err)
+		return err
 	}
 	if !ok && d.opts.Standby {
-		d.opts.Log.Info().Str("lock", lk.Path()).Msg("standby: another daemon runs this tree; taking over when it stops")
-		d.notify.Notify("STATUS=standby: waiting for " + lk.Path())
-		if ok, err = lk.TryLockContext(ctx, 200*time.Millisecond); err != nil && ctx.Err() == nil {
-			return fmt.Errorf("lock %s: %w", lk.Path(), err)
+		d.opts.Log.Info().Str("lock", lockPath).Msg("standby: another daemon runs this tree; taking over when it stops")
+		d.notify.Notify("STATUS=standby: waiting for " + lockPath)
+		if lk, ok, err = nofollow.Flock(ctx, d.fsRoot, lockPath, true); err != nil && ctx.Err() == nil {
+			return err
 		}
 		if ctx.Err() != nil {
 			return nil
@@ -65,9 +65,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 		d.opts.Log.Info().Msg("standby: the other daemon stopped; taking over")
 	}
 	if !ok {
-		return fmt.Errorf("%w (%s is locked; use --standby to wait and take over)", ErrAlreadyRunning, lk.Path())
+		return fmt.Errorf("%w (%s is locked; use --standby to wait and take over)", ErrAlreadyRunning, lockPath)
 	}
-	defer lk.Unlock()
+	defer lk.Close()
 
 	log := d.opts.Log
 	tree, err := watch.New(treeDir, log)

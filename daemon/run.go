@@ -557,7 +557,7 @@ func (r *run) trace(line string) {
 	defer r.mu.Unlock()
 	header := !r.traced
 	r.traced = true
-	if err := specs.AppendTrace(filepath.Join(r.runDir, specs.ReportsDir, specs.TraceFile), line, header, r.rs.StartedAt.Format(time.RFC3339), len(r.rs.Topics)); err != nil {
+	if err := specs.AppendTrace(r.runDir, line, header, r.rs.StartedAt.Format(time.RFC3339), len(r.rs.Topics)); err != nil {
 		r.log.Error().Err(err).Msg("trace log")
 	}
 }

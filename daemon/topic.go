@@ -16,6 +16,7 @@ import (
 	"github.com/specd-dev/specd/daemon/barrier"
 	"github.com/specd-dev/specd/daemon/delivery"
 	"github.com/specd-dev/specd/internal/config"
+	"github.com/specd-dev/specd/internal/nofollow"
 	"github.com/specd-dev/specd/internal/preset"
 	"github.com/specd-dev/specd/internal/results"
 	"github.com/specd-dev/specd/internal/runner"
@@ -374,7 +375,7 @@ func notStarted(why string) barrier.Attempt {
 func (r *run) dirs() error {
 	r.mkdirs.Do(func() {
 		for _, d := range []string{specs.LogsDir, specs.ResultsDir} {
-			if err := os.Mkdir(filepath.Join(r.runDir, specs.ReportsDir, d), 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			if err := nofollow.Mkdir(r.d.fsRoot, filepath.Join(r.runDir, specs.ReportsDir, d), 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 				r.mkdirErr = err
 			}
 		}

@@ -24,10 +24,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
 	"github.com/specd-dev/specd/internal/lockedappend"
+	"github.com/specd-dev/specd/internal/nofollow"
 )
 
 // The error_type values (docs/contract.md#errors-jsonl).
@@ -141,6 +143,9 @@ func (l *Log) Path() string { return l.path }
 // starts with "\n", so the torn line stays on its own; a foreign writer
 // appending without the lock at that moment can rarely make this a blank
 // line, which Read ignores. A missing parent directory is created (0755).
+// The file, its lock file and the rotated files are opened without
+// following a symbolic link: a link in their place is refused with a
+// *nofollow.LinkError and nothing is written (docs/operating.md#links).
 //
 // The returned error, prefixed "errors log <path>: ", comes from encoding e
 // (nothing is written), creating the directory, locking, rotating,
@@ -154,8 +159,12 @@ func (l *Log) Append(e Entry) error {
 	if err := enc.Encode(e); err != nil {
 		return l.wrap(err)
 	}
-	err := lockedappend.Append(l.path, buf.Bytes(), func() error {
-		if err := rotate(l.path, MaxBytes, Keep); err != nil {
+	root := filepath.Dir(l.path)
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return l.wrap(err)
+	}
+	err := lockedappend.Append(root, l.path, buf.Bytes(), func() error {
+		if err := rotate(root, l.path, MaxBytes, Keep); err != nil {
 			return fmt.Errorf("rotate: %w", err)
 		}
 		return nil
@@ -173,12 +182,13 @@ func (l *Log) wrap(err error) error {
 // rotate renames path to path.1, path.1 to path.2 … path.(keep-1) to
 // path.keep (replacing it) once path has at least maxBytes bytes. keep ≤ 0
 // removes path instead; maxBytes ≤ 0 never rotates. The caller holds the
-// lock.
-func rotate(path string, maxBytes int64, keep int) error {
+// lock. Nothing is reached through a link (package nofollow): the files sit
+// in root.
+func rotate(root, path string, maxBytes int64, keep int) error {
 	if maxBytes <= 0 {
 		return nil
 	}
-	fi, err := os.Stat(path)
+	fi, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -186,15 +196,15 @@ func rotate(path string, maxBytes int64, keep int) error {
 		return err
 	}
 	if keep <= 0 {
-		return os.Remove(path)
+		return nofollow.Remove(root, path)
 	}
 	for i := keep - 1; i >= 1; i-- {
-		err := os.Rename(path+"."+strconv.Itoa(i), path+"."+strconv.Itoa(i+1))
+		err := nofollow.Rename(root, path+"."+strconv.Itoa(i), path+"."+strconv.Itoa(i+1))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 	}
-	return os.Rename(path, path+".1")
+	return nofollow.Rename(root, path, path+".1")
 }
 
 // Read returns the entries of the live log file at path, oldest first; the

@@ -61,7 +61,7 @@ func ValidationLogFile(treeDir string) string {
 }
 
 func beside(treeDir string, name ...string) string {
-	return filepath.Join(append([]string{filepath.Dir(filepath.Clean(treeDir))}, name...)...)
+	return filepath.Join(append([]string{StateDir(treeDir)}, name...)...)
 }
 
 // QuarantineFile returns where the result gate keeps what it quarantined
@@ -71,3 +71,13 @@ func beside(treeDir string, name ...string) string {
 func QuarantineFile(report string) string {
 	return path.Join(ResultsDir, strings.TrimSuffix(report, path.Ext(report))+".quarantine.json")
 }
+
+// StateDir returns the directory that holds the spec tree treeDir and
+// specd's other files beside it (errors.jsonl, memory/, logs/): .opencode
+// for .opencode/specs. specd reaches nothing below it through a symbolic
+// link (package nofollow, docs/operating.md#links).
+func StateDir(treeDir string) string { return filepath.Dir(filepath.Clean(treeDir)) }
+
+// runRoot is the StateDir of the run directory runDir's tree: the root
+// every write of a run goes through.
+func runRoot(runDir string) string { return StateDir(filepath.Dir(filepath.Clean(runDir))) }

@@ -398,7 +398,7 @@ func WriteOverview(runDir string, rs RunState, metas map[int]ReportMeta) ([]byte
 		Request: rs.Request, Date: rs.Date, SpecDirName: filepath.Base(runDir),
 		Run: rs, Reports: metas, Files: files, HasRequest: err == nil && fi.Mode().IsRegular(),
 	})
-	return out, atomicfile.WriteFile(filepath.Join(reports, Overview), out, 0o644)
+	return out, atomicfile.WriteIn(runRoot(runDir), filepath.Join(reports, Overview), out, 0o644)
 }
 
 // Artifacts lists the files of a finished run that belong in git

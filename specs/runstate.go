@@ -16,9 +16,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/gofrs/flock"
-
 	"github.com/specd-dev/specd/internal/atomicfile"
+	"github.com/specd-dev/specd/internal/nofollow"
 )
 
 // ErrRunLocked is returned while another process owns the run (its run lock
@@ -27,19 +26,16 @@ var ErrRunLocked = errors.New("plan is being run by another process")
 
 // LockRun takes runDir's run lock without waiting and returns its release;
 // ErrRunLocked when another process holds it, or an error naming the file.
+// The lock file is reached without following a link (nofollow.Flock).
 func LockRun(runDir string) (unlock func(), err error) {
-	lk := flock.New(filepath.Join(runDir, ReportsDir, RunLockFile))
-	if err := os.MkdirAll(filepath.Dir(lk.Path()), 0o755); err != nil {
-		return nil, err
-	}
-	locked, err := lk.TryLock()
+	f, locked, err := nofollow.Flock(context.Background(), runRoot(runDir), filepath.Join(runDir, ReportsDir, RunLockFile), false)
 	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", lk.Path(), err)
+		return nil, err
 	}
 	if !locked {
 		return nil, ErrRunLocked
 	}
-	return func() { lk.Unlock() }, nil
+	return func() { f.Close() }, nil
 }
 
 // LoadRun reads reports/.run.json of a run directory; a missing file is an
@@ -106,9 +102,10 @@ func EncodeRun(rs *RunState) ([]byte, error) {
 }
 
 // WriteRun writes data, an EncodeRun result, as runDir's reports/.run.json
-// (temp + fsync + rename).
+// (temp + fsync + rename), without following a link below the tree's
+// StateDir (atomicfile.WriteIn).
 func WriteRun(runDir string, data []byte) error {
-	return atomicfile.WriteFile(filepath.Join(runDir, ReportsDir, RunStateFile), data, 0o644)
+	return atomicfile.WriteIn(runRoot(runDir), filepath.Join(runDir, ReportsDir, RunStateFile), data, 0o644)
 }
 
 // ReopenRun marks a finished run of runDir as unfinished, so that the next
@@ -224,7 +221,7 @@ func RequestCancel(ctx context.Context, runDir string, topics []int, by string, 
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFile(p, append(b, '\n'), 0o644); err != nil {
+	if err := atomicfile.WriteIn(runRoot(runDir), p, append(b, '\n'), 0o644); err != nil {
 		return err
 	}
 	deadline := time.Now().Add(wait)
@@ -236,12 +233,12 @@ func RequestCancel(ctx context.Context, runDir string, topics []int, by string, 
 			if _, err := os.Lstat(filepath.Join(runDir, ReportsDir, RunStateFile)); errors.Is(err, fs.ErrNotExist) {
 				return ErrKept
 			}
-			os.Remove(p)
+			nofollow.Remove(runRoot(runDir), p)
 			return fmt.Errorf("%w within %s", ErrNotTaken, wait)
 		}
 		select {
 		case <-ctx.Done():
-			os.Remove(p)
+			nofollow.Remove(runRoot(runDir), p)
 			return ctx.Err()
 		case <-time.After(50 * time.Millisecond):
 		}
@@ -260,7 +257,7 @@ func TakeCancel(runDir string) (req CancelRequest, ok bool, err error) {
 	if err == nil {
 		err = json.Unmarshal(data, &req)
 	}
-	os.Remove(p)
+	nofollow.Remove(runRoot(runDir), p)
 	if err != nil {
 		return req, true, fmt.Errorf("%s: %w", p, err)
 	}

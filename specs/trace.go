@@ -5,8 +5,11 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"time"
+
+	"github.com/specd-dev/specd/internal/nofollow"
 )
 
 // traceLineRE is the format of one trace line (docs/contract.md#outputs):
@@ -45,14 +48,16 @@ func TraceLine(at time.Time, index int, topic, report, status string) string {
 		at.UTC().Format(time.RFC3339), index, oneLine(topic), report, status)
 }
 
-// AppendTrace appends line (TraceLine) to the trace log at path in one
-// write. With header, the line goes after the file's header, "# Research
+// AppendTrace appends line (TraceLine) to the trace log of the run
+// directory runDir, reports/.invocation-trace.log, in one write, without
+// following a link below the tree's StateDir (nofollow.OpenFile). With header, the line goes after the file's header, "# Research
 // Coordinator Invocation Trace - <startedAt>" and "# Topics: <n>", when
 // the file does not exist yet (a run's first line); an existing file is
 // appended to as it is.
-func AppendTrace(path, line string, header bool, startedAt string, topics int) error {
+func AppendTrace(runDir, line string, header bool, startedAt string, topics int) error {
+	root, path := runRoot(runDir), filepath.Join(runDir, ReportsDir, TraceFile)
 	if header {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o644)
+		f, err := nofollow.OpenFile(root, path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o644)
 		if err == nil {
 			_, err = f.WriteString(fmt.Sprintf("# Research Coordinator Invocation Trace - %s\n# Topics: %d\n\n", startedAt, topics) + line)
 			if cerr := f.Close(); err == nil {
@@ -61,7 +66,7 @@ func AppendTrace(path, line string, header bool, startedAt string, topics int) e
 			return err
 		}
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := nofollow.OpenFile(root, path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package specs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,9 +12,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gofrs/flock"
-
 	"github.com/specd-dev/specd/internal/atomicfile"
+	"github.com/specd-dev/specd/internal/nofollow"
 )
 
 // maxCountedDigits bounds the numbers that take part in allocation. Real
@@ -86,16 +86,18 @@ func RunDirs(treeDir string) ([]string, error) {
 // + 1, creates the directory and its reports/ with an exclusive mkdir
 // (retrying with the next number if another writer won), writes .counter
 // atomically, and unlocks. Numbers have three digits at least. Safe across
-// processes. Errors name the file involved.
+// processes. Nothing below the tree's StateDir is reached through a
+// symbolic link (a *nofollow.LinkError). Errors name the file involved.
 func Allocate(treeDir, slug string) (dir string, num int, err error) {
-	if err := os.MkdirAll(treeDir, 0o755); err != nil {
+	root := StateDir(treeDir)
+	if err := os.MkdirAll(root, 0o755); err != nil {
 		return "", 0, err
 	}
-	lk := flock.New(filepath.Join(treeDir, CounterLock))
-	if err := lk.Lock(); err != nil {
-		return "", 0, fmt.Errorf("lock %s: %w", lk.Path(), err)
+	lk, _, err := nofollow.Flock(context.Background(), root, filepath.Join(treeDir, CounterLock), true)
+	if err != nil {
+		return "", 0, err
 	}
-	defer lk.Unlock()
+	defer lk.Close()
 
 	counterPath := filepath.Join(treeDir, CounterFile)
 	last := 0
@@ -113,7 +115,7 @@ func Allocate(treeDir, slug string) (dir string, num int, err error) {
 	}
 	for num = last + 1; ; num++ {
 		dir = filepath.Join(treeDir, fmt.Sprintf("%03d_%s", num, slug))
-		err := os.Mkdir(dir, 0o755)
+		err := nofollow.Mkdir(root, dir, 0o755)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
@@ -122,10 +124,10 @@ func Allocate(treeDir, slug string) (dir string, num int, err error) {
 		}
 		break
 	}
-	if err := os.Mkdir(filepath.Join(dir, ReportsDir), 0o755); err != nil {
+	if err := nofollow.Mkdir(root, filepath.Join(dir, ReportsDir), 0o755); err != nil {
 		return "", 0, err
 	}
-	if err := atomicfile.WriteFile(counterPath, []byte(strconv.Itoa(num)+"\n"), 0o644); err != nil {
+	if err := atomicfile.WriteIn(root, counterPath, []byte(strconv.Itoa(num)+"\n"), 0o644); err != nil {
 		return "", 0, fmt.Errorf("write %s: %w", counterPath, err)
 	}
 	return dir, num, nil

@@ -12,11 +12,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/specd-dev/specd/internal/atomicfile"
+	"github.com/specd-dev/specd/internal/nofollow"
 	"github.com/specd-dev/specd/internal/quarantine"
 	"github.com/specd-dev/specd/internal/results"
 	"github.com/specd-dev/specd/specs"
@@ -40,10 +40,13 @@ type Input struct {
 	// Stdout is the text the specialist printed on stdout (an agent CLI's
 	// JSON events rendered as text: preset.ReadOutput); nil to look at
 	// result files only. StdoutName names it in messages (".logs/001.stdout").
-	Stdout        []byte
-	StdoutName    string
-	LogStem       string // <thinking> text goes to LogStem+".thinking.md"
-	Root          string // the project root: code citations are checked under it
+	Stdout     []byte
+	StdoutName string
+	LogStem    string // <thinking> text goes to LogStem+".thinking.md"
+	// Root is the project root: code citations are checked under it, and
+	// the files Deliver writes are reached from it without following a
+	// link (atomicfile.WriteIn, docs/operating.md#links).
+	Root          string
 	CorrelationID string // the run's workflow_id; an envelope answering another is refused
 	Date          string // YYYY-MM-DD for the rendered report
 	Complexity    int    // research_complexity for the rendered report
@@ -129,19 +132,16 @@ func Deliver(in Input) Delivery {
 	}
 	if res.Thinking != "" {
 		// Kept for the operator; a failure to keep it loses no report.
-		_ = atomicfile.WriteFile(in.LogStem+".thinking.md", []byte(res.Thinking+"\n"), 0o644)
+		_ = atomicfile.WriteIn(nofollow.Anchor(in.Root, report), in.LogStem+".thinking.md", []byte(res.Thinking+"\n"), 0o644)
 	}
 	if q := c.Quarantine(); len(q) > 0 {
 		qPath := strings.TrimSuffix(jsonPath, ".json") + ".quarantine.json"
 		body, _ := json.MarshalIndent(map[string]any{"result": name, "quarantined": q}, "", "  ")
-		if err := os.MkdirAll(filepath.Dir(qPath), 0o755); err == nil {
-			err = atomicfile.WriteFile(qPath, append(body, '\n'), 0o644)
-		}
-		if err != nil {
+		if err := atomicfile.WriteIn(nofollow.Anchor(in.Root, report), qPath, append(body, '\n'), 0o644); err != nil {
 			return refuse(fmt.Errorf("%s: the quarantine file could not be written: %w", name, err))
 		}
 	}
-	if err := atomicfile.WriteFile(report, results.Render(c, in.Topic, in.Date, in.Complexity), 0o644); err != nil {
+	if err := atomicfile.WriteIn(nofollow.Anchor(in.Root, report), report, results.Render(c, in.Topic, in.Date, in.Complexity), 0o644); err != nil {
 		return refuse(fmt.Errorf("%s: the report could not be written: %w", name, err))
 	}
 	rendered := &Rendered{Name: name, Format: res.Format, Checked: c}

@@ -18,6 +18,7 @@ import (
 	"github.com/adrg/frontmatter"
 
 	"github.com/specd-dev/specd/internal/atomicfile"
+	"github.com/specd-dev/specd/internal/nofollow"
 	"github.com/specd-dev/specd/plans"
 	"github.com/specd-dev/specd/specs"
 )
@@ -187,7 +188,7 @@ func Submit(treeDir string, r Request, now time.Time) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("submit: %w", err)
 	}
-	if err := atomicfile.WriteFile(filepath.Join(dir, specs.RequestFile), requestDoc(r), 0o644); err != nil {
+	if err := atomicfile.WriteIn(specs.StateDir(treeDir), filepath.Join(dir, specs.RequestFile), requestDoc(r), 0o644); err != nil {
 		return dir, fmt.Errorf("submit: %w", err)
 	}
 	p := &plans.Plan{
@@ -206,7 +207,7 @@ func Submit(treeDir string, r Request, now time.Time) (string, error) {
 		})
 	}
 	planPath := filepath.Join(dir, specs.ReportsDir, specs.PlanFile)
-	if err := atomicfile.WriteFile(planPath, plans.Format(p), 0o644); err != nil {
+	if err := atomicfile.WriteIn(specs.StateDir(treeDir), planPath, plans.Format(p), 0o644); err != nil {
 		return dir, fmt.Errorf("submit: %w", err)
 	}
 	return dir, nil
@@ -240,22 +241,28 @@ func Pending(inbox string, settle time.Duration, now time.Time) (ready []string,
 // TakeInbox moves one inbox file into a new run directory through Submit
 // and returns the directory. The inbox file is removed only after the plan
 // is written; a file that cannot be parsed is renamed to <name>.rejected so
-// it is not read again, and the parse error returned.
+// it is not read again, and the parse error returned; so is a symbolic
+// link (the link itself, never its target: a *nofollow.LinkError).
 func TakeInbox(treeDir, path string, now time.Time) (string, error) {
-	data, err := os.ReadFile(path)
+	// A link in the inbox (a clone's, to a file of the user's) is not
+	// read: its target would become REQUEST.md (docs/operating.md#links).
+	data, err := nofollow.ReadFile(specs.StateDir(treeDir), path, 0)
+	if nofollow.IsLink(err) {
+		_ = nofollow.Rename(specs.StateDir(treeDir), path, path+".rejected")
+	}
 	if err != nil {
 		return "", err
 	}
 	r, err := ParseRequest(filepath.Base(path), data)
 	if err != nil {
-		_ = os.Rename(path, path+".rejected")
+		_ = nofollow.Rename(specs.StateDir(treeDir), path, path+".rejected")
 		return "", err
 	}
 	dir, err := Submit(treeDir, r, now)
 	if err != nil {
 		return dir, err
 	}
-	return dir, os.Remove(path)
+	return dir, nofollow.Remove(specs.StateDir(treeDir), path)
 }
 
 // ReadRequest returns the request of a run directory from its REQUEST.md,

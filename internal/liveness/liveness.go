@@ -57,7 +57,7 @@ func Write(treeDir string, s Status) error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(filepath.Join(treeDir, specs.StatusFile), append(b, '\n'), 0o644)
+	return atomicfile.WriteIn(specs.StateDir(treeDir), filepath.Join(treeDir, specs.StatusFile), append(b, '\n'), 0o644)
 }
 
 // Daemon is what Check found.

@@ -22,9 +22,10 @@ func read(t *testing.T, p string) string {
 }
 
 func TestAppend(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "new", "dir", "x.log")
+	root := t.TempDir()
+	p := filepath.Join(root, "new", "dir", "x.log")
 	for _, l := range []string{"one\n", "two\n"} {
-		if err := Append(p, []byte(l), nil); err != nil {
+		if err := Append(root, p, []byte(l), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -36,7 +37,7 @@ func TestAppend(t *testing.T) {
 		t.Errorf("lock file must exist and stay, mode 0644: %v %v", fi, err)
 	}
 	for _, bad := range []string{"", "no newline", "two\nlines\n", "\n\n"} {
-		if err := Append(p, []byte(bad), nil); err == nil {
+		if err := Append(root, p, []byte(bad), nil); err == nil {
 			t.Errorf("Append(%q) accepted", bad)
 		}
 	}
@@ -54,11 +55,12 @@ func umask() os.FileMode {
 // A writer that crashed mid-line leaves no "\n": the next line starts on
 // a line of its own.
 func TestTornLine(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "x.log")
+	root := t.TempDir()
+	p := filepath.Join(root, "x.log")
 	if err := os.WriteFile(p, []byte("torn"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := Append(p, []byte("whole\n"), nil); err != nil {
+	if err := Append(root, p, []byte("whole\n"), nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := read(t, p); got != "torn\nwhole\n" {
@@ -69,9 +71,10 @@ func TestTornLine(t *testing.T) {
 // before runs under the lock, before the file is opened; its error stops
 // the append and comes back as it is.
 func TestBefore(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "x.log")
+	root := t.TempDir()
+	p := filepath.Join(root, "x.log")
 	stop := errors.New("stop")
-	err := Append(p, []byte("x\n"), func() error {
+	err := Append(root, p, []byte("x\n"), func() error {
 		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("the file exists before before ran: %v", err)
 		}
@@ -107,7 +110,8 @@ func lockedByOther(t *testing.T, p string) bool {
 // An external tool that holds an flock on the lock file (flock(1) on
 // errors.jsonl.lock) keeps Append and Lock waiting until it lets go.
 func TestExternalLockHolds(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "errors.jsonl")
+	root := t.TempDir()
+	p := filepath.Join(root, "errors.jsonl")
 	f, err := os.OpenFile(LockPath(p), os.O_RDONLY|os.O_CREATE, 0o644)
 	if err != nil {
 		t.Fatal(err)
@@ -117,9 +121,9 @@ func TestExternalLockHolds(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := make(chan error, 2)
-	go func() { done <- Append(p, []byte("x\n"), nil) }()
+	go func() { done <- Append(root, p, []byte("x\n"), nil) }()
 	go func() {
-		unlock, err := Lock(p)
+		unlock, err := Lock(root, p)
 		if err == nil {
 			err = unlock()
 		}
@@ -149,14 +153,15 @@ func TestExternalLockHolds(t *testing.T) {
 // Goroutines of one process exclude each other through the lock: a
 // read-modify-write under Lock loses no update.
 func TestLockAcrossGoroutines(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "counter")
+	root := t.TempDir()
+	p := filepath.Join(root, "counter")
 	if err := os.WriteFile(p, []byte("0"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
 	for range 20 {
 		wg.Go(func() {
-			unlock, err := Lock(p)
+			unlock, err := Lock(root, p)
 			if err != nil {
 				t.Error(err)
 				return
@@ -187,11 +192,11 @@ func TestErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	under := filepath.Join(file, "x.log") // the parent is a regular file
-	err := Append(under, []byte("x\n"), nil)
+	err := Append(dir, under, []byte("x\n"), nil)
 	if err == nil || !strings.HasPrefix(err.Error(), "lock "+LockPath(under)+": ") || !errors.Is(err, syscall.ENOTDIR) {
 		t.Errorf("Append under a file: %v", err)
 	}
-	if err := Append(filepath.Join(dir, "d"), []byte("x\n"), func() error { return os.Mkdir(filepath.Join(dir, "d"), 0o755) }); err == nil {
+	if err := Append(dir, filepath.Join(dir, "d"), []byte("x\n"), func() error { return os.Mkdir(filepath.Join(dir, "d"), 0o755) }); err == nil {
 		t.Error("Append to a directory succeeded")
 	}
 }

@@ -19,7 +19,9 @@
 // Every edit holds an flock on path+".lock", a permanent file that is never
 // removed (lockedappend.Lock, as errors.jsonl writers lock theirs), then
 // rewrites the file atomically (temp file in the same directory, fsync,
-// rename; a symlinked file is replaced at its target).
+// rename). Nothing below the directory that holds memory/ (.opencode/) is
+// reached through a symbolic link: a link in place of the file, its lock
+// or memory/ is refused with a *nofollow.LinkError (docs/operating.md#links).
 // Readers (List) need no lock.
 //
 // Each row has a stable id, "G-001", written at the start of its Trigger
@@ -44,6 +46,7 @@ import (
 	"github.com/specd-dev/specd/internal/atomicfile"
 	"github.com/specd-dev/specd/internal/lockedappend"
 	"github.com/specd-dev/specd/internal/mdsection"
+	"github.com/specd-dev/specd/internal/nofollow"
 	"github.com/specd-dev/specd/internal/sources"
 )
 
@@ -352,12 +355,16 @@ func startsBlank(b []byte) bool {
 // changed, rewrites the file atomically. Before fn runs, rows without an
 // id are numbered (a change). It blocks until the lock is free.
 func edit(path string, fn func(d *doc) error) error {
-	unlock, err := lockedappend.Lock(path)
+	root := filepath.Dir(filepath.Dir(path)) // .opencode/ of .opencode/memory/agent-memory.md
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return err
+	}
+	unlock, err := lockedappend.Lock(root, path)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	data, err := os.ReadFile(path)
+	data, err := nofollow.ReadFile(root, path, 0)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
@@ -371,11 +378,7 @@ func edit(path string, fn func(d *doc) error) error {
 	if err := fn(d); err != nil || !d.changed() {
 		return err
 	}
-	target := path
-	if t, err := filepath.EvalSymlinks(path); err == nil {
-		target = t
-	}
-	return atomicfile.WriteFile(target, d.render(), 0o644)
+	return atomicfile.WriteIn(root, path, d.render(), 0o644)
 }
 
 func (d *doc) nextID() string {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/specd-dev/specd/internal/nofollow"
 	"github.com/specd-dev/specd/internal/sources"
 )
 
@@ -328,27 +329,43 @@ func TestRecordErrorsAndNoop(t *testing.T) {
 	}
 }
 
-// A symlinked memory file stays a symlink; its target gets the row.
+// A memory file that is a symbolic link (a clone's, pointing out of the
+// project) is refused and its target left alone (docs/operating.md#links);
+// a regular file keeps its mode.
 func TestSymlinkAndMode(t *testing.T) {
-	dir := t.TempDir()
-	target := filepath.Join(dir, "real.md")
-	if err := os.WriteFile(target, []byte("# M\n"), 0o600); err != nil {
+	outside := filepath.Join(t.TempDir(), "victim.md")
+	if err := os.WriteFile(outside, []byte("# M\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	link := filepath.Join(dir, "agent-memory.md")
-	if err := os.Symlink("real.md", link); err != nil {
+	mem := filepath.Join(t.TempDir(), "memory")
+	if err := os.Mkdir(mem, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Record(link, "T", gapsOf(sources.GapLowReliability), today); err != nil {
+	link := filepath.Join(mem, "agent-memory.md")
+	if err := os.Symlink(outside, link); err != nil {
 		t.Fatal(err)
 	}
-	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
-		t.Errorf("symlink replaced: %v", err)
+	if _, err := Record(link, "T", gapsOf(sources.GapLowReliability), today); !nofollow.IsLink(err) || !strings.Contains(err.Error(), link) {
+		t.Errorf("Record through a link: %v, want a link error naming %s", err, link)
 	}
-	if fi, _ := os.Stat(target); fi.Mode().Perm() != 0o600 {
+	if b, _ := os.ReadFile(outside); string(b) != "# M\n" {
+		t.Errorf("the link's target was written: %q", b)
+	}
+
+	real := filepath.Join(t.TempDir(), "memory", "agent-memory.md")
+	if err := os.MkdirAll(filepath.Dir(real), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(real, []byte("# M\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Record(real, "T", gapsOf(sources.GapLowReliability), today); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(real); fi.Mode().Perm() != 0o600 {
 		t.Errorf("mode %v, want 0600 kept", fi.Mode().Perm())
 	}
-	if rows, _ := List(link); len(rows) != 1 {
+	if rows, _ := List(real); len(rows) != 1 {
 		t.Errorf("rows %+v", rows)
 	}
 }

@@ -20,10 +20,14 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/specd-dev/specd/internal/nofollow"
 	"github.com/specd-dev/specd/internal/sandbox"
 )
 
-// Job is one specialist process for one topic.
+// Job is one specialist process for one topic. Stdout, Stderr and Lock
+// are under Dir and opened from it without following a symbolic link
+// (package nofollow, docs/operating.md#links): a link in their place is
+// refused, never truncated or written through.
 type Job struct {
 	Argv    []string      // program and arguments; Argv[0] is looked up in PATH
 	Dir     string        // working directory: the project root
@@ -139,7 +143,7 @@ func (Process) Run(ctx context.Context, job Job) Result {
 	var lock *os.File
 	if job.Lock != "" {
 		var err error
-		if lock, err = lockFile(ctx, job.Lock); err != nil {
+		if lock, _, err = nofollow.Flock(ctx, job.Dir, job.Lock, true); err != nil {
 			if ctx.Err() != nil {
 				res.Interrupted = true
 			} else {
@@ -153,13 +157,13 @@ func (Process) Run(ctx context.Context, job Job) Result {
 			return res
 		}
 	}
-	stdout, err := os.Create(job.Stdout)
+	stdout, err := create(job.Dir, job.Stdout)
 	if err != nil {
 		res.StartErr = err
 		return res
 	}
 	defer stdout.Close()
-	stderr, err := os.Create(job.Stderr)
+	stderr, err := create(job.Dir, job.Stderr)
 	if err != nil {
 		res.StartErr = err
 		return res
@@ -305,37 +309,17 @@ const helperMargin = 2 * time.Second
 // without a wakeup from the poller.
 const pidfdRecheck = time.Second
 
-// lockFile opens path and takes an exclusive flock on it, waiting (polling
-// every 50 ms) while another process holds it, until ctx ends. flock(2) is
-// used directly, not gofrs/flock, because the locked descriptor must be
-// handed to the child process.
-func lockFile(ctx context.Context, path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			return f, nil
-		}
-		if !errors.Is(err, unix.EWOULDBLOCK) {
-			f.Close()
-			return nil, fmt.Errorf("lock %s: %w", path, err)
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+// create opens path under dir for writing, truncated, as os.Create does,
+// without following a link on the way (nofollow.OpenFile).
+func create(dir, path string) (*os.File, error) {
+	return nofollow.OpenFile(dir, path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 }
 
 // Tail returns up to n bytes from the end of the file at path (nil when
-// it cannot be read): how callers read a specialist's last output.
+// it cannot be read, or is a symbolic link: a specialist may have put one
+// in place of its log file): how callers read a specialist's last output.
 func Tail(path string, n int64) []byte {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		return nil
 	}

@@ -78,3 +78,33 @@ func TestCancelled(t *testing.T) {
 		t.Errorf("result %+v, want interrupted", res)
 	}
 }
+
+// TestPlantedLinks: a specialist of an earlier attempt left links in place
+// of its stdout, stderr and lock files, pointing out of the project; the
+// next attempt does not start, says which link, and truncates nothing
+// (docs/operating.md#links).
+func TestPlantedLinks(t *testing.T) {
+	for _, planted := range []string{"out", "err", "lock"} {
+		t.Run(planted, func(t *testing.T) {
+			victim := filepath.Join(t.TempDir(), "victim")
+			if err := os.WriteFile(victim, []byte("keep\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			j := job(t, `touch ran`)
+			j.Lock = filepath.Join(j.Dir, "lock")
+			if err := os.Symlink(victim, filepath.Join(j.Dir, planted)); err != nil {
+				t.Fatal(err)
+			}
+			res := runner.Process{}.Run(context.Background(), j)
+			if res.StartErr == nil || !strings.Contains(res.StartErr.Error(), filepath.Join(j.Dir, planted)+" is a symbolic link") {
+				t.Errorf("StartErr = %v, want the link named", res.StartErr)
+			}
+			if b, _ := os.ReadFile(victim); string(b) != "keep\n" {
+				t.Errorf("the link's target was written: %q", b)
+			}
+			if _, err := os.Stat(filepath.Join(j.Dir, "ran")); err == nil {
+				t.Error("the specialist started")
+			}
+		})
+	}
+}

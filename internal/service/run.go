@@ -163,6 +163,17 @@ type Temporal interface {
 	Runner(t config.Temporal) (runner.Runner, func(), error)
 	// Work runs a worker until ctx ends.
 	Work(ctx context.Context, w Work) error
+	// ServeCodec serves the payload codec of the key set keys over HTTP
+	// (CodecServer) until ctx ends.
+	ServeCodec(ctx context.Context, c Codec) error
+}
+
+// Codec is a codec server to run: its key set, the address to listen on,
+// the Temporal UI's origin allowed by CORS ("" = none), and where it says
+// that it listens.
+type Codec struct {
+	Keys, Listen, Origin string
+	Stderr               io.Writer
 }
 
 // Work is a worker to run: the cluster, this machine's checkout, and the
@@ -170,6 +181,7 @@ type Temporal interface {
 type Work struct {
 	Temporal config.Temporal // address, namespace, task queue, heartbeat timeout
 	Root     string          // absolute
+	TreeDir  string          // the spec tree, absolute: a task's files are those of one run in it
 	// Specialist is Root's own specialist settings, trusted: the only
 	// commands the worker runs (docs/operating.md#security).
 	Specialist  config.Specialist
@@ -221,15 +233,7 @@ func Run(ctx context.Context, o RunOptions, env Env) error {
 	if err != nil {
 		return err
 	}
-	p, err := o.Resolve()
-	if err != nil {
-		return err
-	}
-	cfg, err := p.Config()
-	if err != nil {
-		return err
-	}
-	tc, err := o.Temporal.Apply(cfg.Temporal, p.Root)
+	p, cfg, tc, err := o.start(o.Temporal)
 	if err != nil {
 		return err
 	}
@@ -321,15 +325,7 @@ func Worker(ctx context.Context, o WorkerOptions, env Env) error {
 	if err != nil {
 		return err
 	}
-	p, err := o.Resolve()
-	if err != nil {
-		return err
-	}
-	cfg, err := p.Config()
-	if err != nil {
-		return err
-	}
-	tc, err := o.Temporal.Apply(cfg.Temporal, p.Root)
+	p, cfg, tc, err := o.start(o.Temporal)
 	if err != nil {
 		return err
 	}
@@ -349,8 +345,65 @@ func Worker(ctx context.Context, o WorkerOptions, env Env) error {
 	if env.Temporal == nil {
 		return Exec(env.Args)
 	}
-	return env.Temporal.Work(ctx, Work{Temporal: tc, Root: p.Root, Specialist: cfg.Specialist, Sandbox: cfg.Sandbox, Exe: sibling("specd"),
+	return env.Temporal.Work(ctx, Work{Temporal: tc, Root: p.Root, TreeDir: p.TreeDir, Specialist: cfg.Specialist, Sandbox: cfg.Sandbox, Exe: sibling("specd"),
 		Parallel: o.Parallel, Identity: o.Identity, StopTimeout: o.StopTimeout, Log: log})
+}
+
+// start is the start-up of every command of Temporal mode (run, worker,
+// codec-server): the project from the global flags, its config, and the
+// temporal settings with the flags f applied and their secrets read
+// (TemporalFlags.Apply). Errors: Resolve's, Config's and Apply's.
+func (g Global) start(f TemporalFlags) (Project, config.Config, config.Temporal, error) {
+	p, err := g.Resolve()
+	if err != nil {
+		return p, config.Config{}, config.Temporal{}, err
+	}
+	cfg, err := p.Config()
+	if err != nil {
+		return p, cfg, config.Temporal{}, err
+	}
+	tc, err := f.Apply(cfg.Temporal, p.Root)
+	return p, cfg, tc, err
+}
+
+// CodecServerOptions are the flags of codec-server.
+type CodecServerOptions struct {
+	Global
+	Listen, Origin, KeyFile string
+}
+
+// AddFlags defines codec-server's own flags on fs.
+func (o *CodecServerOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Listen, "listen", "127.0.0.1:8089", "address to listen on")
+	fs.StringVar(&o.Origin, "ui-origin", "", "the Temporal UI's origin allowed by CORS, e.g. http://localhost:8233")
+	fs.StringVar(&o.KeyFile, "codec-key-file", "", `payload encryption keys, "KEY_ID KEY" per line`)
+}
+
+// CodecServerHelp is codec-server's help text.
+const CodecServerHelp = `Serve specd's payload codec over HTTP (the Temporal codec server protocol: POST
+/encode and /decode), with the keys of --codec-key-file, $SPECD_CODEC_KEYS or
+temporal.codec_key_file, so that people allowed to read research text can read
+workflow histories that the cluster itself only holds sealed:
+  temporal workflow show -w ID --codec-endpoint http://127.0.0.1:8089
+  temporal server start-dev --ui-codec-endpoint http://127.0.0.1:8089   (with --ui-origin)
+Listen on loopback unless the network between it and its readers is trusted: whoever
+reaches it reads the payloads. docs/operating.md#security.`
+
+// CodecServer is `codec-server`: the same start-up as run and worker, then
+// specd-temporal in this process's place when env has no Temporal (Exec),
+// else env.Temporal.ServeCodec until ctx ends. No key set is a UsageError.
+func CodecServer(ctx context.Context, o CodecServerOptions, env Env) error {
+	_, _, tc, err := o.start(TemporalFlags{CodecKeyFile: o.KeyFile})
+	if err != nil {
+		return err
+	}
+	if tc.CodecKeys == "" {
+		return UsageError{errors.New("no codec keys: give --codec-key-file, $SPECD_CODEC_KEYS or temporal.codec_key_file")}
+	}
+	if env.Temporal == nil {
+		return Exec(env.Args)
+	}
+	return env.Temporal.ServeCodec(ctx, Codec{Keys: tc.CodecKeys, Listen: o.Listen, Origin: o.Origin, Stderr: env.Stderr})
 }
 
 // TemporalProgram is the name of the binary that has Temporal mode.

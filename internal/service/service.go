@@ -23,6 +23,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/specd-dev/specd/internal/config"
+	"github.com/specd-dev/specd/internal/nofollow"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -100,7 +101,15 @@ func (g Global) Resolve() (Project, error) {
 	if !filepath.IsAbs(specs) {
 		specs = filepath.Join(root, specs)
 	}
-	return Project{Root: root, TreeDir: filepath.Clean(specs), SpecsFlag: g.TreeDir}, nil
+	p := Project{Root: root, TreeDir: filepath.Clean(specs), SpecsFlag: g.TreeDir}
+	// The spec tree in the project is reached through no link (a clone's
+	// .opencode → elsewhere): every file specd writes is below it.
+	if dir, _, err := nofollow.OpenParent(root, filepath.Join(p.TreeDir, "x"), false); err == nil {
+		dir.Close()
+	} else if nofollow.IsLink(err) {
+		return p, err
+	}
+	return p, nil
 }
 
 // findRoot returns the nearest directory from dir upward that holds

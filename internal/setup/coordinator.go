@@ -130,7 +130,7 @@ func registerMCP(root, cli string, toolTimeout time.Duration, dryRun bool) (Kind
 		return Keep, err
 	}
 	out.WriteByte('\n')
-	return kind, writeFile(path, out.Bytes())
+	return kind, writeFile(root, path, out.Bytes())
 }
 
 // member is one member of a JSON object, in file order.

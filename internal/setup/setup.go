@@ -104,7 +104,7 @@ func (p Plan) Apply() ([]Step, error) {
 			if !o.DryRun {
 				def, err := agents.Definition(cli)
 				if err == nil {
-					err = writeFile(filepath.Join(o.Root, path), def)
+					err = writeFile(o.Root, filepath.Join(o.Root, path), def)
 				}
 				if err != nil {
 					return steps, err
@@ -124,7 +124,7 @@ func (p Plan) Apply() ([]Step, error) {
 	if o.Agent != "" {
 		path := CommandPath(o.Agent)
 		if !o.DryRun {
-			if err := writeFile(filepath.Join(o.Root, path), ResearchCommand(o.Agent)); err != nil {
+			if err := writeFile(o.Root, filepath.Join(o.Root, path), ResearchCommand(o.Agent)); err != nil {
 				return steps, err
 			}
 		}
@@ -141,7 +141,7 @@ func (p Plan) Apply() ([]Step, error) {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if !o.DryRun {
-			if err := writeFile(cfgPath, []byte(configText(o.Agent))); err != nil {
+			if err := writeFile(o.Root, cfgPath, []byte(configText(o.Agent))); err != nil {
 				return steps, err
 			}
 		}
@@ -190,12 +190,11 @@ func MakeTree(treeDir string) (string, error) {
 	return inbox, nil
 }
 
-// writeFile writes path atomically, creating its directory.
-func writeFile(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
-	}
-	if err := atomicfile.WriteFile(path, data, 0o644); err != nil {
+// writeFile writes path, below root, atomically, creating its
+// directories, without following a link (atomicfile.WriteIn,
+// docs/operating.md#links).
+func writeFile(root, path string, data []byte) error {
+	if err := atomicfile.WriteIn(root, path, data, 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil

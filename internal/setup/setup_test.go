@@ -90,7 +90,7 @@ func TestApply(t *testing.T) {
 			o := project(t)
 			o.Agent = tc.agent
 			for name, text := range tc.files {
-				if err := writeFile(filepath.Join(o.Root, name), []byte(text)); err != nil {
+				if err := writeFile(o.Root, filepath.Join(o.Root, name), []byte(text)); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -3,6 +3,8 @@ package sources
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -44,10 +46,16 @@ func LogLine(at time.Time, sums []Summary, elapsed time.Duration) string {
 // left on its own line. Missing directories are created. It blocks until
 // the lock is free; it returns an error for a line that holds a newline
 // (nothing is written), and the error of the lock, open, write or close,
-// naming the file.
+// naming the file. Nothing below the directory that holds the log's
+// directory (.opencode/) is reached through a symbolic link: a link is
+// refused with a *nofollow.LinkError (docs/operating.md#links).
 func AppendLog(path, line string) error {
 	if strings.ContainsAny(line, "\r\n") {
 		return errors.New("validation log line holds a newline")
 	}
-	return lockedappend.Append(path, []byte(line+"\n"), nil)
+	root := filepath.Dir(filepath.Dir(path))
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return err
+	}
+	return lockedappend.Append(root, path, []byte(line+"\n"), nil)
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -90,14 +91,21 @@ func (c *Codec) Encode(ps []*commonpb.Payload) ([]*commonpb.Payload, error) {
 	return out, nil
 }
 
-// Decode opens each sealed payload with the key its metadata names and
-// passes others through. A key ID not in the set is an error naming it.
+// ErrNotSealed is returned by Decode for a payload that is not encrypted:
+// with codec keys set, the daemon and its workers take none in clear
+// (docs/operating.md#security), so that whoever can start a workflow on
+// the cluster without the keys cannot hand a worker a task.
+var ErrNotSealed = errors.New("payload is not encrypted, and this codec takes only sealed payloads")
+
+// Decode opens each sealed payload with the key its metadata names.
+// Errors: ErrNotSealed (wrapped, with the payload's encoding) for a
+// payload in clear; a key ID not in the set, naming it; a payload that
+// does not open.
 func (c *Codec) Decode(ps []*commonpb.Payload) ([]*commonpb.Payload, error) {
 	out := make([]*commonpb.Payload, len(ps))
 	for i, p := range ps {
-		if string(p.GetMetadata()[converter.MetadataEncoding]) != encryptedEncoding {
-			out[i] = p
-			continue
+		if enc := string(p.GetMetadata()[converter.MetadataEncoding]); enc != encryptedEncoding {
+			return nil, fmt.Errorf("%w (encoding %q): give the sender the codec keys (docs/operating.md#security)", ErrNotSealed, enc)
 		}
 		id := string(p.GetMetadata()[metaKeyID])
 		aead, ok := c.keys[id]

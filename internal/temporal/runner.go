@@ -139,14 +139,16 @@ func projectKey(root string) string {
 	return filepath.Base(root) + "-" + hex.EncodeToString(sum[:4])
 }
 
-// finish writes what came back and maps the Outcome onto res.
+// finish writes what came back, under job.Dir and through no link
+// (atomicfile.WriteIn, docs/operating.md#links), and maps the Outcome
+// onto res.
 func (r *Runner) finish(job runner.Job, out Outcome, res runner.Result) runner.Result {
 	stderr := out.Stderr
 	if out.Lost != "" {
 		stderr = append(stderr, fmt.Sprintf("specd: no worker finished this attempt in %d tries: %s\n", job.Retries+1, out.Lost)...)
 	}
 	for path, b := range map[string][]byte{job.Stdout: out.Stdout, job.Stderr: stderr} {
-		if err := atomicfile.WriteFile(path, b, 0o644); err != nil {
+		if err := atomicfile.WriteIn(job.Dir, path, b, 0o644); err != nil {
 			res.StartErr = err
 			return res
 		}
@@ -156,7 +158,7 @@ func (r *Runner) finish(job runner.Job, out Outcome, res runner.Result) runner.R
 		if !filepath.IsLocal(rel) || !slices.Contains(job.Outputs, p) {
 			continue // not a file this job may write
 		}
-		if err := atomicfile.WriteFile(p, b, 0o644); err != nil {
+		if err := atomicfile.WriteIn(job.Dir, p, b, 0o644); err != nil {
 			res.StartErr = err
 			return res
 		}

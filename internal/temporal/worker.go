@@ -21,6 +21,7 @@ import (
 
 	"github.com/specd-dev/specd/internal/atomicfile"
 	"github.com/specd-dev/specd/internal/config"
+	"github.com/specd-dev/specd/internal/nofollow"
 	"github.com/specd-dev/specd/internal/preset"
 	"github.com/specd-dev/specd/internal/runner"
 	"github.com/specd-dev/specd/internal/sandbox"
@@ -35,6 +36,9 @@ import (
 type Worker struct {
 	Options
 	Root string // this machine's checkout of the project (absolute)
+	// TreeDir is the spec tree in Root (absolute; "" = .opencode/specs):
+	// a task's files are those of one run directory in it.
+	TreeDir string
 	// Specialist is the specialist settings of Root's own config, which
 	// the caller has checked are trusted (config.Trusted): the only
 	// commands this worker runs (docs/operating.md#security).
@@ -136,8 +140,12 @@ func (w *Worker) specialist(ctx context.Context, t Task) (Outcome, error) {
 	out.Outputs = map[string][]byte{}
 	size := 0
 	for _, rel := range t.Outputs {
-		b, err := os.ReadFile(filepath.Join(w.Root, rel))
+		b, err := nofollow.ReadFile(w.Root, filepath.Join(w.Root, rel), MaxOutputs)
 		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if nofollow.IsLink(err) {
+			out.StartErr = fmt.Sprintf("%v; not brought back", err)
 			continue
 		}
 		if err != nil {
@@ -154,48 +162,36 @@ func (w *Worker) specialist(ctx context.Context, t Task) (Outcome, error) {
 	return out, nil
 }
 
-// job makes the local job of t: paths under this worker's root, inputs
-// written, output directories made and stale outputs removed (this
-// attempt's files are the only ones that count), confined by the
-// sandbox of this worker's config to the directory of its outputs. It
-// returns the topic's TMPDIR, which the caller removes once the process
-// has ended.
+// job makes the local job of t: every path derived on this worker and
+// checked (paths), inputs written, output directories made and stale
+// outputs removed (this attempt's files are the only ones that count), all
+// without following a link under the root (package nofollow). A task that
+// names a path of its own is refused.
 func (w *Worker) job(t Task) (job runner.Job, tmp string, err error) {
-	rel := map[string]string{}
+	var in specialist.Input
+	if err := json.Unmarshal(w.rebaseJSON(t, t.Stdin), &in); err != nil {
+		return runner.Job{}, "", fmt.Errorf("the task's specialist input is not JSON: %w", err)
+	}
+	rel, err := w.paths(t, &in)
+	if err != nil {
+		return runner.Job{}, "", err
+	}
 	for _, p := range append([]string{t.Stdout, t.Stderr, t.Lock}, t.Outputs...) {
-		if p == "" {
-			continue
-		}
-		abs, err := w.under(p)
-		if err != nil {
-			return runner.Job{}, "", err
-		}
-		rel[p] = abs
-		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-			return runner.Job{}, "", err
+		if p != "" {
+			if err := nofollow.MkdirAll(w.Root, filepath.Dir(rel[p])); err != nil {
+				return runner.Job{}, "", err
+			}
 		}
 	}
 	for _, p := range t.Outputs {
-		if err := os.Remove(rel[p]); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := nofollow.Remove(w.Root, rel[p]); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return runner.Job{}, "", err
 		}
 	}
 	for p, b := range t.Inputs {
-		abs, err := w.under(p)
-		if err != nil {
+		if err := atomicfile.WriteIn(w.Root, rel[p], w.rebase(t, b), 0o644); err != nil {
 			return runner.Job{}, "", err
 		}
-		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-			return runner.Job{}, "", err
-		}
-		if err := atomicfile.WriteFile(abs, w.rebase(t, b), 0o644); err != nil {
-			return runner.Job{}, "", err
-		}
-	}
-	stdin := w.rebaseJSON(t, t.Stdin)
-	var in specialist.Input
-	if err := json.Unmarshal(stdin, &in); err != nil {
-		return runner.Job{}, "", fmt.Errorf("the task's specialist input is not JSON: %w", err)
 	}
 	if preset.ReadOnly(w.Specialist) {
 		if _, err := agents.Ensure(w.Root, w.Specialist.Preset); err != nil {
@@ -217,7 +213,7 @@ func (w *Worker) job(t Task) (job runner.Job, tmp string, err error) {
 	}
 	job = runner.Job{
 		Argv: argv, Env: append(preset.Env(w.Specialist.Env), in.Env()...), Dir: w.Root,
-		Stdin: stdin, Stdout: rel[t.Stdout], Stderr: rel[t.Stderr], Lock: rel[t.Lock],
+		Stdin: in.JSON(), Stdout: rel[t.Stdout], Stderr: rel[t.Stderr], Lock: rel[t.Lock],
 		Timeout: t.Timeout, Grace: t.Grace,
 	}
 	var out string
@@ -225,8 +221,7 @@ func (w *Worker) job(t Task) (job runner.Job, tmp string, err error) {
 		out = filepath.Dir(rel[t.Outputs[0]]) // the report's: the specialist's own directory
 	}
 	s, err := sandbox.Prepare(w.Sandbox, w.Exe, sandbox.Topic{
-		Preset: w.Specialist.Preset, Argv: argv, Root: w.Root, Out: out,
-		Environ: job.Env,
+		Preset: w.Specialist.Preset, Argv: argv, Root: w.Root, Out: out, Environ: job.Env,
 	})
 	if err != nil {
 		return runner.Job{}, s.Tmp, err
@@ -234,6 +229,65 @@ func (w *Worker) job(t Task) (job runner.Job, tmp string, err error) {
 	job.Env = append(job.Env, s.Env...)
 	job.Helper, job.Sandbox = s.Helper, s.Policy
 	return job, s.Tmp, nil
+}
+
+// paths checks the paths of task t and its specialist input in (rebased
+// onto this worker's root) against those this worker derives itself
+// (docs/operating.md#security): the project root is this worker's Root;
+// the run directory is the one of in's NNN_slug name in this worker's
+// spec tree; the report, result, request, inputs, outputs, logs and lock
+// are inside that run directory and name no .git directory. It sets in's
+// paths to the derived ones and returns each task path (relative to the
+// root) with its path on this machine. A task that names any other path
+// is refused with an error that names it.
+func (w *Worker) paths(t Task, in *specialist.Input) (map[string]string, error) {
+	refuse := func(what, p string) error {
+		return fmt.Errorf("refused: the task's %s %q is not inside its run directory in %s; a worker writes and reads only a run's own files (docs/operating.md#security)", what, p, w.treeDir())
+	}
+	if filepath.Clean(in.ProjectRoot) != w.Root {
+		return nil, fmt.Errorf("refused: the task's project_root %q is not this worker's root %s (docs/operating.md#security)", in.ProjectRoot, w.Root)
+	}
+	name := filepath.Base(in.SpecDir)
+	if _, ok := specs.RunNumber(name); !ok || filepath.Clean(in.SpecDir) != filepath.Join(w.treeDir(), name) {
+		return nil, refuse("spec_dir", in.SpecDir)
+	}
+	runDir := filepath.Join(w.treeDir(), name)
+	inside := func(abs string) bool {
+		r, err := nofollow.Rel(runDir, abs)
+		return err == nil && !slices.Contains(strings.Split(r, string(filepath.Separator)), ".git")
+	}
+	in.ProjectRoot, in.SpecDir = w.Root, runDir
+	for what, p := range map[string]*string{"report_path": &in.ReportPath, "result_path": &in.ResultPath, "request_file": &in.RequestFile} {
+		if *p == "" && what != "report_path" {
+			continue
+		}
+		if *p = filepath.Clean(*p); !inside(*p) {
+			return nil, refuse(what, *p)
+		}
+	}
+	rel := map[string]string{}
+	names := append([]string{t.Stdout, t.Stderr}, t.Outputs...)
+	if t.Lock != "" {
+		names = append(names, t.Lock)
+	}
+	for p := range t.Inputs {
+		names = append(names, p)
+	}
+	for _, p := range names {
+		if filepath.IsAbs(p) || !filepath.IsLocal(p) || !inside(filepath.Join(w.Root, p)) {
+			return nil, refuse("file", p)
+		}
+		rel[p] = filepath.Join(w.Root, p)
+	}
+	return rel, nil
+}
+
+// treeDir is the worker's spec tree: TreeDir, or .opencode/specs in Root.
+func (w *Worker) treeDir() string {
+	if w.TreeDir != "" {
+		return w.TreeDir
+	}
+	return filepath.Join(w.Root, ".opencode", "specs")
 }
 
 // sameCommand reports whether the daemon's command asked is the one the
@@ -258,14 +312,6 @@ func brief(argv []string) string {
 		out = append(out, a)
 	}
 	return fmt.Sprintf("%q", out)
-}
-
-// under returns rel under the worker's root, refusing a path that leaves it.
-func (w *Worker) under(rel string) (string, error) {
-	if filepath.IsAbs(rel) || !filepath.IsLocal(rel) {
-		return "", fmt.Errorf("path %q is not inside the project root", rel)
-	}
-	return filepath.Join(w.Root, rel), nil
 }
 
 // rebase replaces the daemon's root with the worker's wherever it stands

@@ -15,7 +15,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 
 	"github.com/specd-dev/specd/daemon"
 	"github.com/specd-dev/specd/internal/config"
+	"github.com/specd-dev/specd/internal/gitcmd"
 	"github.com/specd-dev/specd/internal/intake"
 	"github.com/specd-dev/specd/internal/setup"
 	"github.com/specd-dev/specd/internal/specialist/local/index"
@@ -169,14 +169,10 @@ func (w *Workspace) InitGit(ctx context.Context) error {
 	if _, err := setup.Gitignore(filepath.Join(w.Dir, ".gitignore"), false); err != nil {
 		return err
 	}
-	for _, args := range [][]string{
-		{"init", "-q"},
-		{"add", "-A"},
-		{"-c", "user.name=specd demo", "-c", "user.email=demo@localhost", "commit", "-q", "-m", "demo input"},
-	} {
-		c := exec.CommandContext(ctx, "git", append([]string{"-C", w.Dir}, args...)...)
-		if out, err := c.CombinedOutput(); err != nil {
-			return fmt.Errorf("git %s: %w: %s", args[0], err, out)
+	id := []string{"GIT_AUTHOR_NAME=specd demo", "GIT_AUTHOR_EMAIL=demo@localhost", "GIT_COMMITTER_NAME=specd demo", "GIT_COMMITTER_EMAIL=demo@localhost"}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-q", "-m", "demo input"}} {
+		if _, err := gitcmd.Run(ctx, w.Dir, id, args...); err != nil {
+			return err
 		}
 	}
 	w.Config.GitCommit = true
@@ -227,10 +223,9 @@ func (w *Workspace) Run(ctx context.Context, log zerolog.Logger, r intake.Reques
 // GitLog returns what `git log -2 --stat=120 --format="%h %s"` prints in
 // the workspace: its last two commits. Errors carry git's stderr.
 func (w *Workspace) GitLog(ctx context.Context) ([]byte, error) {
-	out, err := exec.CommandContext(ctx, "git", "-C", w.Dir, "log", "-2", "--stat=120", "--format=%h %s").Output()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return out, fmt.Errorf("git log in %s: %w: %s", w.Dir, err, ee.Stderr)
+	out, err := gitcmd.Run(ctx, w.Dir, nil, append([]string{"log", "-2", "--stat=120", "--format=%h %s"}, gitcmd.Diff...)...)
+	if err != nil {
+		return []byte(out), fmt.Errorf("in %s: %w", w.Dir, err)
 	}
-	return out, err
+	return []byte(out), nil
 }

@@ -66,10 +66,7 @@ func Ensure(root, cli string) (written bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return false, err
-	}
-	if err := atomicfile.WriteFile(path, def, 0o644); err != nil {
+	if err := atomicfile.WriteIn(root, path, def, 0o644); err != nil { // no link followed: docs/operating.md#links
 		return false, fmt.Errorf("write %s: %w", path, err)
 	}
 	return true, nil

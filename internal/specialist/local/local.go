@@ -55,6 +55,7 @@ import (
 
 	"github.com/specd-dev/specd/internal/atomicfile"
 	"github.com/specd-dev/specd/internal/intake"
+	"github.com/specd-dev/specd/internal/nofollow"
 	"github.com/specd-dev/specd/internal/specialist"
 	"github.com/specd-dev/specd/internal/specialist/local/index"
 )
@@ -259,7 +260,8 @@ func research(ctx context.Context, in specialist.Input, opt Options) error {
 	if err := ctx.Err(); err != nil {
 		return cancelled(err)
 	}
-	if err := atomicfile.WriteFile(reportPath, report, 0o644); err != nil {
+	// No link under the project is followed (docs/operating.md#links).
+	if err := atomicfile.WriteIn(nofollow.Anchor(root, reportPath), reportPath, report, 0o644); err != nil {
 		return fileError("write the report", err, reportPath)
 	}
 	return nil

@@ -7,12 +7,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/specd-dev/specd/internal/gitcmd"
 )
 
 // specTrees are the directory names whose contents are never searched nor
@@ -85,18 +86,12 @@ func listFiles(ctx context.Context, root string) ([]listed, error) {
 	return kept, ctx.Err()
 }
 
-// gitFiles runs git ls-files in root; an error means "not git".
+// gitFiles runs git ls-files in root (through gitcmd: nothing of the
+// repository's config runs a program, and no GIT_* variable of the
+// environment points git at another repository or config,
+// docs/operating.md#git); an error means "not git".
 func gitFiles(ctx context.Context, root string) ([]string, error) {
-	cmd := exec.CommandContext(ctx, "git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
-	// Variables that would point git at another repository than root's.
-	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
-		name, _, _ := strings.Cut(kv, "=")
-		switch name {
-		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR", "GIT_NAMESPACE":
-			return true
-		}
-		return false
-	})
+	cmd := gitcmd.Command(ctx, root, nil, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
 	out, err := cmd.Output()
 	if err != nil {
 		return nil, err

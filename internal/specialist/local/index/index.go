@@ -38,9 +38,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gofrs/flock"
-
 	"github.com/specd-dev/specd/internal/atomicfile"
+	"github.com/specd-dev/specd/internal/nofollow"
 )
 
 // Dir is where the index of a project lives, relative to its root.
@@ -100,6 +99,7 @@ type shardRef struct {
 // updates do. An Index is read by one goroutine at a time.
 type Index struct {
 	root     string
+	wroot    string // what the index directory is written from (writeRoot)
 	maxBytes int64
 	shards   []*shard
 	dead     [][]bool // per shard, per file: replaced or deleted
@@ -149,20 +149,18 @@ func Open(ctx context.Context, root, dir string, maxBytes int64, log io.Writer) 
 	if temp {
 		defer os.RemoveAll(dir)
 	}
-	lk := flock.New(filepath.Join(dir, lockName))
-	if ok, err := lk.TryLockContext(ctx, 20*time.Millisecond); !ok {
-		if err == nil {
-			err = ctx.Err()
-		}
+	wroot := writeRoot(root, dir)
+	lk, _, err := nofollow.Flock(ctx, wroot, filepath.Join(dir, lockName), true)
+	if err != nil {
 		return nil, err
 	}
-	defer lk.Unlock()
+	defer lk.Close()
 	waited := time.Since(start)
 	ls, err := listFiles(ctx, root)
 	if err != nil {
 		return nil, err
 	}
-	idx := &Index{root: root, maxBytes: maxBytes, listed: len(ls)}
+	idx := &Index{root: root, wroot: wroot, maxBytes: maxBytes, listed: len(ls)}
 	ls = slices.DeleteFunc(ls, func(f listed) bool { return !printablePath(f.rel) })
 	up, err := idx.bringUpToDate(ctx, dir, ls)
 	if err != nil {
@@ -189,10 +187,11 @@ func Open(ctx context.Context, root, dir string, maxBytes int64, log io.Writer) 
 // (temp true), which the caller removes.
 func indexDir(root, dir string) (string, bool, error) {
 	try := func(d string) bool {
-		if os.MkdirAll(d, 0o755) != nil {
+		wr := writeRoot(root, d)
+		if wr == d && os.MkdirAll(d, 0o755) != nil || wr != d && nofollow.MkdirAll(wr, d) != nil {
 			return false
 		}
-		f, err := os.OpenFile(filepath.Join(d, lockName), os.O_CREATE|os.O_RDWR, 0o644)
+		f, err := nofollow.OpenFile(wr, filepath.Join(d, lockName), os.O_CREATE|os.O_RDWR, 0o644)
 		if err != nil {
 			return false
 		}
@@ -216,6 +215,18 @@ func indexDir(root, dir string) (string, bool, error) {
 	}
 	d, err := os.MkdirTemp("", "specd-local-index-")
 	return d, true, err
+}
+
+// writeRoot is the directory the index directory dir is written from
+// without following a symbolic link (docs/operating.md#links): the
+// project root when dir is inside it (Dir, .opencode/cache/local-index),
+// so that no link in the project can send the index out of it; else dir
+// itself (the user's cache directory, a temporary directory).
+func writeRoot(root, dir string) string {
+	if _, err := nofollow.Rel(root, dir); err == nil {
+		return root
+	}
+	return dir
 }
 
 // Close unmaps the shards; the Index must not be used after.
@@ -409,7 +420,7 @@ func (idx *Index) bringUpToDate(ctx context.Context, dir string, ls []listed) (i
 				data, err := jobs[i].build(ctx, idx.root, idx.maxBytes)
 				if err == nil {
 					names[i] = "shard-" + rand.Text()[:16] + ".idx"
-					err = atomicfile.WriteFile(filepath.Join(dir, names[i]), data, 0o644)
+					err = atomicfile.WriteIn(idx.wroot, filepath.Join(dir, names[i]), data, 0o644)
 				}
 				if err == nil && AfterShardWritten != nil {
 					AfterShardWritten()
@@ -466,7 +477,7 @@ func (idx *Index) bringUpToDate(ctx context.Context, dir string, ls []listed) (i
 	if err != nil {
 		return up, err
 	}
-	if err := atomicfile.WriteFile(filepath.Join(dir, ManifestFile), append(data, '\n'), 0o644); err != nil {
+	if err := atomicfile.WriteIn(idx.wroot, filepath.Join(dir, ManifestFile), append(data, '\n'), 0o644); err != nil {
 		return up, err
 	}
 	// Anything else in the directory is an old shard or a crashed
@@ -476,7 +487,7 @@ func (idx *Index) bringUpToDate(ctx context.Context, dir string, ls []listed) (i
 		for _, e := range ents {
 			n := e.Name()
 			if n != lockName && n != ManifestFile && !slices.ContainsFunc(m.Shards, func(r shardRef) bool { return r.File == n }) {
-				os.Remove(filepath.Join(dir, n))
+				nofollow.Remove(idx.wroot, filepath.Join(dir, n))
 			}
 		}
 	}

@@ -1,0 +1,300 @@
+// Package nofollow reaches files under a root directory without following
+// a symbolic link (docs/operating.md#links): every path component below
+// the root is opened with O_NOFOLLOW, one openat(2) at a time from the
+// root's descriptor, so neither a link tracked in a clone nor one planted
+// by a specialist while specd runs can send a write out of the root, or to
+// another file inside it. A link is refused with a *LinkError naming it.
+// The root itself is trusted and may be reached through links.
+//
+// Every file specd writes under a project goes through this package:
+// directly (OpenFile, MkdirAll, Rename, Remove, Flock) or through
+// atomicfile.WriteIn and lockedappend.
+//
+// Limits: Linux and the BSDs (openat, O_NOFOLLOW, O_DIRECTORY); hard
+// links and bind mounts are not links here and are not detected.
+package nofollow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// LinkError is returned when a component of a path under the root is a
+// symbolic link (or otherwise cannot be walked without following one).
+type LinkError struct {
+	Path string // the link: the root joined with the components up to it
+	Root string // the directory below which no link is followed
+}
+
+func (e *LinkError) Error() string {
+	return fmt.Sprintf("%s is a symbolic link: specd follows no link under %s (docs/operating.md#links); remove the link, or replace it with the real directory or file", e.Path, e.Root)
+}
+
+// ErrOutside is returned (wrapped, naming both paths) for a path that is
+// not the root or below it.
+var ErrOutside = errors.New("outside the directory specd may write")
+
+// IsLink reports whether err is or wraps a *LinkError.
+func IsLink(err error) bool {
+	var le *LinkError
+	return errors.As(err, &le)
+}
+
+// Rel returns path relative to root, as a clean local path. path is
+// absolute, or relative to root when root is absolute; with a relative
+// root both are relative to the working directory. A path that leaves
+// root (or is root itself) is an error wrapping ErrOutside.
+func Rel(root, path string) (string, error) {
+	rel := path
+	if filepath.IsAbs(path) || !filepath.IsAbs(root) {
+		r, p := root, path
+		if filepath.IsAbs(r) != filepath.IsAbs(p) {
+			r, _ = filepath.Abs(r)
+			p, _ = filepath.Abs(p)
+		}
+		var err error
+		if rel, err = filepath.Rel(filepath.Clean(r), filepath.Clean(p)); err != nil {
+			return "", fmt.Errorf("%s is %w %s", path, ErrOutside, root)
+		}
+	}
+	if rel == "." || !filepath.IsLocal(rel) {
+		return "", fmt.Errorf("%s is %w %s", path, ErrOutside, root)
+	}
+	return filepath.Clean(rel), nil
+}
+
+// Anchor returns the root to write path from: root when path is below it
+// (so no link under root is followed on the way), else path's own
+// directory (a file outside root, such as a spec tree --specs-dir puts
+// elsewhere: only a link in place of the file itself is refused).
+func Anchor(root, path string) string {
+	if _, err := Rel(root, path); err == nil {
+		return root
+	}
+	return filepath.Dir(path)
+}
+
+// OpenParent opens the directory that holds path (absolute, or relative to
+// root; below root) by walking its components from root with O_NOFOLLOW,
+// creating missing directories (mode 0755, less the umask) when mkdir is
+// set. It returns the directory, open read-only (for fsync and the *at
+// calls), and path's last component. Errors: *LinkError for a link,
+// ErrOutside, and those of open and mkdir, naming the directory.
+func OpenParent(root, path string, mkdir bool) (dir *os.File, base string, err error) {
+	rel, err := Rel(root, path)
+	if err != nil {
+		return nil, "", err
+	}
+	parts := strings.Split(rel, string(filepath.Separator))
+	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, "", &os.PathError{Op: "open", Path: root, Err: err}
+	}
+	at := root
+	for _, p := range parts[:len(parts)-1] {
+		at = filepath.Join(at, p)
+		next, err := openDir(fd, p, mkdir)
+		unix.Close(fd)
+		if err != nil {
+			return nil, "", pathError(root, at, "open", err)
+		}
+		fd = next
+	}
+	return os.NewFile(uintptr(fd), at), parts[len(parts)-1], nil
+}
+
+// openDir opens the directory name in dir without following a link,
+// making it first when missing and mkdir is set.
+func openDir(dir int, name string, mkdir bool) (int, error) {
+	const flags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	fd, err := unix.Openat(dir, name, flags, 0)
+	if errors.Is(err, unix.ENOENT) && mkdir {
+		if err = unix.Mkdirat(dir, name, 0o755); err == nil || errors.Is(err, unix.EEXIST) {
+			fd, err = unix.Openat(dir, name, flags, 0)
+		}
+	}
+	if err != nil && isLink(dir, name) {
+		return -1, errLink
+	}
+	return fd, err
+}
+
+// errLink marks a link until pathError turns it into a *LinkError.
+var errLink = errors.New("symbolic link")
+
+// isLink reports whether name in dir is a symbolic link.
+func isLink(dir int, name string) bool {
+	var st unix.Stat_t
+	return unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK
+}
+
+func pathError(root, path, op string, err error) error {
+	if errors.Is(err, errLink) {
+		return &LinkError{Path: path, Root: root}
+	}
+	return &os.PathError{Op: op, Path: path, Err: err}
+}
+
+// OpenFile is os.OpenFile for path (absolute, or relative to root; below
+// root) reached without following a link: the directories are walked as
+// OpenParent does (created, mode 0755, when flag has O_CREATE) and the
+// file itself is opened with O_NOFOLLOW, so a link in its place is
+// refused, never written through. Errors: *LinkError, ErrOutside, and
+// os.OpenFile's, naming the path.
+func OpenFile(root, path string, flag int, perm os.FileMode) (*os.File, error) {
+	dir, base, err := OpenParent(root, path, flag&os.O_CREATE != 0)
+	if err != nil {
+		return nil, err
+	}
+	defer dir.Close()
+	name := filepath.Join(dir.Name(), base)
+	fd, err := unix.Openat(int(dir.Fd()), base, flag|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
+	if err != nil {
+		if isLink(int(dir.Fd()), base) {
+			err = errLink
+		}
+		return nil, pathError(root, name, "open", err)
+	}
+	return os.NewFile(uintptr(fd), name), nil
+}
+
+// ReadFile reads the file at path (below root) as OpenFile opens it:
+// a link is refused, not read. At most limit bytes are read (limit ≤ 0:
+// no limit); a larger file is an error naming it.
+func ReadFile(root, path string, limit int64) ([]byte, error) {
+	f, err := OpenFile(root, path, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", f.Name())
+	}
+	if limit <= 0 {
+		return io.ReadAll(f)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err == nil && int64(len(b)) > limit {
+		err = fmt.Errorf("%s is larger than %d bytes", f.Name(), limit)
+	}
+	return b, err
+}
+
+// MkdirAll makes the directory path (below root) and its missing parents,
+// mode 0755 less the umask, without following a link. Errors as OpenParent.
+func MkdirAll(root, path string) error {
+	dir, base, err := OpenParent(root, path, true)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	fd, err := openDir(int(dir.Fd()), base, true)
+	if err != nil {
+		return pathError(root, filepath.Join(dir.Name(), base), "mkdir", err)
+	}
+	return unix.Close(fd)
+}
+
+// Mkdir makes the directory path (below root), whose parent must exist,
+// without following a link. An existing entry is an error satisfying
+// errors.Is(err, fs.ErrExist), as for os.Mkdir.
+func Mkdir(root, path string, perm os.FileMode) error {
+	dir, base, err := OpenParent(root, path, false)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	if err := unix.Mkdirat(int(dir.Fd()), base, uint32(perm.Perm())); err != nil {
+		return &os.PathError{Op: "mkdir", Path: filepath.Join(dir.Name(), base), Err: err}
+	}
+	return nil
+}
+
+// Remove removes the file or empty directory path (below root); a link in
+// its place is removed itself, one on the way is refused. Errors as
+// os.Remove (fs.ErrNotExist when missing).
+func Remove(root, path string) error {
+	dir, base, err := OpenParent(root, path, false)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	err = unix.Unlinkat(int(dir.Fd()), base, 0)
+	if errors.Is(err, unix.EISDIR) {
+		err = unix.Unlinkat(int(dir.Fd()), base, unix.AT_REMOVEDIR)
+	}
+	if err != nil {
+		return &os.PathError{Op: "remove", Path: filepath.Join(dir.Name(), base), Err: err}
+	}
+	return nil
+}
+
+// Rename renames oldpath to newpath (both below root), replacing a file
+// at newpath (a link there is replaced, not followed). Errors as os.Rename.
+func Rename(root, oldpath, newpath string) error {
+	od, ob, err := OpenParent(root, oldpath, false)
+	if err != nil {
+		return err
+	}
+	defer od.Close()
+	nd, nb, err := OpenParent(root, newpath, false)
+	if err != nil {
+		return err
+	}
+	defer nd.Close()
+	if err := unix.Renameat(int(od.Fd()), ob, int(nd.Fd()), nb); err != nil {
+		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: err}
+	}
+	return nil
+}
+
+// Flock opens path (below root; created mode 0644 with its directories
+// when missing) as OpenFile does, read-only (flock needs no more), and takes an exclusive
+// flock(2) on it. With wait it blocks until the lock is free, polling
+// every 20 ms, or until ctx ends (ctx's error); without, a lock held
+// elsewhere returns (nil, false, nil). The caller keeps the lock while the
+// file is open (or its descriptor, passed to a child, is). Errors name
+// the file.
+func Flock(ctx context.Context, root, path string, wait bool) (f *os.File, locked bool, err error) {
+	f, err = OpenFile(root, path, os.O_RDONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, false, err
+	}
+	if wait && ctx.Done() == nil {
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+			f.Close()
+			return nil, false, fmt.Errorf("lock %s: %w", path, err)
+		}
+		return f, true, nil
+	}
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return f, true, nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			f.Close()
+			return nil, false, fmt.Errorf("lock %s: %w", path, err)
+		}
+		if !wait {
+			f.Close()
+			return nil, false, nil
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, false, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
