@@ -17,7 +17,7 @@ func trustRoot(t *testing.T, root string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := config.Trust(root, cfg.Specialist); err != nil {
+	if _, err := config.Trust(root, cfg); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -115,6 +115,11 @@ type Config struct {
 	// instead of this machine when Address is set
 	// (docs/configuration.md#temporal, docs/decisions.md#many-machines).
 	Temporal Temporal `yaml:"temporal"`
+
+	// file and raw are the path and the exact bytes Load read, which
+	// trust hashes (Cover): the bytes used, not the file as it is later.
+	file string
+	raw  []byte
 }
 
 // Quarantine configures the prompt-injection detector.
@@ -248,6 +253,7 @@ func Load(path string) (Config, error) {
 	if err != nil {
 		return c, fmt.Errorf("config %s: %w", path, err)
 	}
+	c.file, c.raw = path, data
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) { // io.EOF: empty file

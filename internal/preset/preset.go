@@ -190,6 +190,12 @@ func expand(tmpl string, in specialist.Input) (string, error) {
 	return b.String(), nil
 }
 
+// CLIEnv returns the variables specd adds to an agent CLI's environment
+// for sp, after specialist.env (which they override), as NAME=value pairs.
+func CLIEnv(sp config.Specialist) []string {
+	return nil
+}
+
 // Env returns specialist.env as NAME=value pairs, sorted by name.
 func Env(env map[string]string) []string {
 	out := make([]string, 0, len(env))

@@ -20,6 +20,7 @@ import (
 	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/runner"
 	"github.com/specd-dev/specd/internal/setup"
+	"github.com/specd-dev/specd/specs"
 )
 
 // RunHelp is the long help of `run` in both binaries.
@@ -228,6 +229,9 @@ func Run(ctx context.Context, o RunOptions, env Env) error {
 	if err != nil {
 		return err
 	}
+	if cfg, err = untrustedParts(p.Root, cfg, log); err != nil {
+		return err
+	}
 	tc, err := o.Temporal.Apply(cfg.Temporal, p.Root)
 	if err != nil {
 		return err
@@ -286,6 +290,31 @@ func Run(ctx context.Context, o RunOptions, env Env) error {
 	return d.Run(ctx)
 }
 
+// untrustedParts returns cfg as `run` may use it before the project is
+// trusted (docs/operating.md#security), after a warning on log: runs wait
+// for trust (the daemon checks it per run), metrics_textfile and
+// sources.registry are dropped until a restart after `specd trust`, and
+// temporal settings are refused with an error naming `specd trust`, since
+// the connection (its address, certificates and key files) is made now.
+// A trusted cfg is returned as it is; the error is also that of a file
+// trust cannot read.
+func untrustedParts(root string, cfg config.Config, log zerolog.Logger) (config.Config, error) {
+	for _, k := range cfg.SecretLike() {
+		log.Warn().Str("key", k).Msg(specs.ConfigFile + " holds a value that looks like a secret in " + k + ": keep keys in the environment, a systemd credential ($CREDENTIALS_DIRECTORY) or a file outside the project (docs/operating.md#secrets)")
+	}
+	v, err := config.Check(root, cfg)
+	if err != nil || v.Trusted {
+		return cfg, err
+	}
+	uerr := &config.UntrustedError{Root: root, Changed: v.Changed}
+	if cfg.Temporal != config.Default().Temporal {
+		return cfg, fmt.Errorf("%w; its temporal settings are not used until then", uerr)
+	}
+	log.Warn().Strs("files", v.Covered.Paths()).Msg(uerr.Error() + "; runs wait until then, and metrics_textfile and sources.registry are not used until specd restarts")
+	cfg.MetricsTextfile, cfg.Sources.Registry = "", ""
+	return cfg, nil
+}
+
 // WorkerOptions are the flags of worker.
 type WorkerOptions struct {
 	Global
@@ -320,6 +349,14 @@ func Worker(ctx context.Context, o WorkerOptions, env Env) error {
 	if err != nil {
 		return err
 	}
+	// A worker runs what its own config names, so that config must be
+	// trusted as a daemon's is, before any of it (a key file) is read
+	// (docs/operating.md#security).
+	if v, err := config.Check(p.Root, cfg); err != nil {
+		return err
+	} else if !v.Trusted {
+		return &config.UntrustedError{Root: p.Root, Changed: v.Changed}
+	}
 	tc, err := o.Temporal.Apply(cfg.Temporal, p.Root)
 	if err != nil {
 		return err
@@ -329,13 +366,6 @@ func Worker(ctx context.Context, o WorkerOptions, env Env) error {
 	}
 	if o.Parallel < 1 {
 		return UsageError{errors.New("--parallel: must be at least 1")}
-	}
-	// A worker runs what its own config names, so that config must be
-	// trusted as a daemon's is (docs/operating.md#security).
-	if ok, err := config.Trusted(p.Root, cfg.Specialist); err != nil {
-		return err
-	} else if !ok {
-		return &config.UntrustedError{Root: p.Root}
 	}
 	if env.Temporal == nil {
 		return Exec(env.Args)
