@@ -126,11 +126,7 @@ func describe(out io.Writer, root string, cfg config.Config, v config.Verdict) {
 		}
 		fmt.Fprintf(out, "  argv: %q\n", argv)
 	}
-	env := preset.CLIEnv(sp)
-	for k := range sp.Env {
-		env = append(env, k+"=")
-	}
-	if len(env) > 0 {
+	if env := preset.Env(sp); len(env) > 0 {
 		names := make([]string, 0, len(env))
 		for _, kv := range env {
 			k, _, _ := strings.Cut(kv, "=")

@@ -110,6 +110,9 @@ func (c Covered) walk(root, rel string) error {
 			return nil
 		}
 		r, _ := filepath.Rel(root, p)
+		if opencodeOwn(r, p) {
+			return nil
+		}
 		h := sha256.New()
 		if d.Type()&fs.ModeSymlink != 0 {
 			t, err := os.Readlink(p)
@@ -138,6 +141,31 @@ func (c Covered) walk(root, rel string) error {
 		return fmt.Errorf("trust: %w", err)
 	}
 	return nil
+}
+
+// opencodeOwn reports whether the file at p (rel under the root) is the
+// .opencode/package.json opencode 1.18 writes itself to install its plugin
+// library: only "dependencies", naming only @opencode-ai/plugin. Any other
+// package.json is covered, since installing it runs its scripts.
+func opencodeOwn(rel, p string) bool {
+	if filepath.ToSlash(rel) != ".opencode/package.json" {
+		return false
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return false
+	}
+	var pkg map[string]json.RawMessage
+	var deps map[string]string
+	if json.Unmarshal(b, &pkg) != nil || len(pkg) != 1 || json.Unmarshal(pkg["dependencies"], &deps) != nil {
+		return false
+	}
+	for name := range deps {
+		if name != "@opencode-ai/plugin" {
+			return false
+		}
+	}
+	return true
 }
 
 // named returns every value of c that may name a file the config makes

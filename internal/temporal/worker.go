@@ -24,7 +24,6 @@ import (
 	"github.com/specd-dev/specd/internal/preset"
 	"github.com/specd-dev/specd/internal/runner"
 	"github.com/specd-dev/specd/internal/specialist"
-	"github.com/specd-dev/specd/internal/specialist/agents"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -187,11 +186,6 @@ func (w *Worker) job(t Task) (runner.Job, error) {
 	if err := json.Unmarshal(stdin, &in); err != nil {
 		return runner.Job{}, fmt.Errorf("the task's specialist input is not JSON: %w", err)
 	}
-	if preset.ReadOnly(w.Specialist) {
-		if _, err := agents.Ensure(w.Root, w.Specialist.Preset); err != nil {
-			return runner.Job{}, err
-		}
-	}
 	argv, err := preset.Argv(w.Specialist, w.Exe, in)
 	if err != nil {
 		return runner.Job{}, fmt.Errorf("this worker's config: %w", err)
@@ -206,7 +200,7 @@ func (w *Worker) job(t Task) (runner.Job, error) {
 			brief(asked), w.Specialist.Preset, filepath.Join(w.Root, specs.ConfigFile), brief(argv))
 	}
 	return runner.Job{
-		Argv: argv, Env: append(preset.Env(w.Specialist.Env), in.Env()...), Dir: w.Root,
+		Argv: argv, Env: append(preset.Env(w.Specialist), in.Env()...), Dir: w.Root,
 		Stdin: stdin, Stdout: rel[t.Stdout], Stderr: rel[t.Stderr], Lock: rel[t.Lock],
 		Timeout: t.Timeout, Grace: t.Grace,
 	}, nil
