@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/specd-dev/specd/internal/yamlerr"
 )
 
 // Preset names for specialist.preset.
@@ -268,7 +270,8 @@ func Load(path string) (Config, error) {
 var yamlLineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 var unknownKeyRE = regexp.MustCompile(`^field (\S+) not found in type .*$`)
 
-// yamlError rewords YAML errors as "FILE:LINE: message", one per problem.
+// yamlError rewords YAML errors as "FILE:LINE: message", one per problem,
+// without the values go-yaml quotes (yamlerr.Text).
 func yamlError(path string, err error) string {
 	msgs := []string{err.Error()}
 	var te *yaml.TypeError
@@ -276,7 +279,7 @@ func yamlError(path string, err error) string {
 		msgs = te.Errors
 	}
 	for i, m := range msgs {
-		m = strings.TrimSpace(m)
+		m = strings.TrimSpace(yamlerr.Text(m))
 		if g := yamlLineRE.FindStringSubmatch(m); g != nil {
 			msg := unknownKeyRE.ReplaceAllString(g[2], `unknown key "$1"`)
 			m = path + ":" + g[1] + ": " + msg

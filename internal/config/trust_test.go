@@ -122,9 +122,21 @@ func TestSecretLike(t *testing.T) {
 		"MY_SECRET": "hunter2", "XDG_DATA_HOME": "/srv/data", "GIT_CONFIG_KEY_0": "core.fsmonitor", "OTHER": "0123456789abcdef0123456789abcdef0123",
 		"API_KEY_FILE": "/run/credentials/specd/key",
 	}
+	c.Temporal.APIKeyFile, c.Temporal.TLSKeyFile, c.Temporal.CodecKeyFile = "secrets/key", "/etc/specd/client.key", "../keys"
 	got := c.SecretLike()
-	want := []string{"specialist.env.ANTHROPIC_API_KEY", "specialist.env.GITHUB_TOKEN", "specialist.env.MY_SECRET", "specialist.env.OTHER"}
+	want := []string{"specialist.env.ANTHROPIC_API_KEY", "specialist.env.GITHUB_TOKEN", "specialist.env.MY_SECRET", "specialist.env.OTHER", "temporal.api_key_file"}
 	if !slices.Equal(got, want) {
 		t.Errorf("SecretLike = %q, want %q", got, want)
+	}
+}
+
+// TestLoadQuotesNoValue: a config error names the file and line, never
+// the start of the value (a key pasted in the wrong place).
+func TestLoadQuotesNoValue(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "specd.yaml")
+	writeFiles(t, filepath.Dir(p), map[string]string{"specd.yaml": "max_parallel: b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n"})
+	_, err := Load(p)
+	if err == nil || strings.Contains(err.Error(), "b3Bl") || !strings.Contains(err.Error(), p+":1: cannot unmarshal !!str a value into int") {
+		t.Errorf("Load: %v", err)
 	}
 }

@@ -225,6 +225,7 @@ func Run(ctx context.Context, o RunOptions, env Env) error {
 	if err != nil {
 		return err
 	}
+	LoadCredentials(log)
 	cfg, err := p.Config()
 	if err != nil {
 		return err
@@ -345,6 +346,7 @@ func Worker(ctx context.Context, o WorkerOptions, env Env) error {
 	if err != nil {
 		return err
 	}
+	LoadCredentials(log)
 	cfg, err := p.Config()
 	if err != nil {
 		return err
