@@ -31,10 +31,10 @@ func TestCover(t *testing.T) {
 	outside := filepath.Join(t.TempDir(), "key")
 	writeFiles(t, root, map[string]string{
 		".opencode/specd.yaml": "specialist:\n  preset: opencode\n  env:\n    LD_PRELOAD: ./evil.so:/usr/lib/x.so\n    PATH: bin\ntemporal:\n  tls_ca_file: ca.pem\n  api_key_file: " + outside + "\n",
-		"evil.so": "x", "ca.pem": "x", "bin/tool": "x",
+		"evil.so":              "x", "ca.pem": "x", "bin/tool": "x",
 		"opencode.json": "{}", ".opencode/plugin/x.js": "x", ".opencode/agents/a.md": "x",
 		".opencode/package.json": `{"dependencies":{"@opencode-ai/plugin":"1.18.33"}}`,
-		".claude/settings.json": "{}", ".mcp.json": "{}", "README.md": "x",
+		".claude/settings.json":  "{}", ".mcp.json": "{}", "README.md": "x",
 	})
 	if err := os.Symlink("/etc/passwd", filepath.Join(root, ".opencode", "plugin", "link.js")); err != nil {
 		t.Fatal(err)
