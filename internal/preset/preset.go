@@ -336,5 +336,5 @@ func Fix(class string) (setting, hint string) {
 	if class == ClassConfig {
 		return "specialist.model", "Set specialist.model in .opencode/specd.yaml to a model the CLI knows (opencode: provider/model of opencode.json or `opencode models`)"
 	}
-	return "the provider's API key", "Give the specialist a working API key (opencode: `opencode auth login` or the provider's apiKey in opencode.json; claude: ANTHROPIC_API_KEY, e.g. in specialist.env in .opencode/specd.yaml)"
+	return "the provider's API key", "Give the specialist a working API key from specd's environment, a systemd credential (LoadCredential=ANTHROPIC_API_KEY:…) or a file outside the project, never in a tracked file (opencode: `opencode auth login`, or apiKey \"{env:NAME}\" or \"{file:PATH}\" in opencode.json; claude: ANTHROPIC_API_KEY; docs/operating.md#secrets)"
 }
