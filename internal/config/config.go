@@ -119,9 +119,12 @@ type Config struct {
 	Temporal Temporal `yaml:"temporal"`
 
 	// file and raw are the path and the exact bytes Load read, which
-	// trust hashes (Cover): the bytes used, not the file as it is later.
-	file string
-	raw  []byte
+	// trust hashes (Cover): the bytes used, not the file as it is later;
+	// names are the files they name (named), as read, so that a caller
+	// dropping a key before trust (metrics_textfile) changes no hash.
+	file  string
+	raw   []byte
+	names []string
 }
 
 // Quarantine configures the prompt-injection detector.
@@ -261,6 +264,7 @@ func Load(path string) (Config, error) {
 	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) { // io.EOF: empty file
 		return c, fmt.Errorf("config %s", yamlError(path, err))
 	}
+	c.names = c.named()
 	if err := c.Validate(); err != nil {
 		return c, fmt.Errorf("config %s: %w", path, err)
 	}

@@ -78,7 +78,11 @@ func Cover(root string, c Config) (Covered, error) {
 			return nil, err
 		}
 	}
-	for _, p := range c.named() {
+	names := c.named()
+	if c.file != "" {
+		names = c.names
+	}
+	for _, p := range names {
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(root, p)
 		}

@@ -230,7 +230,7 @@ func Run(ctx context.Context, o RunOptions, env Env) error {
 	if err != nil {
 		return err
 	}
-	if cfg, err = untrustedParts(p.Root, cfg, log); err != nil {
+	if err := checkTrust(p.Root, cfg, log); err != nil {
 		return err
 	}
 	tc, err := o.Temporal.Apply(cfg.Temporal, p.Root)
@@ -291,29 +291,28 @@ func Run(ctx context.Context, o RunOptions, env Env) error {
 	return d.Run(ctx)
 }
 
-// untrustedParts returns cfg as `run` may use it before the project is
-// trusted (docs/operating.md#security), after a warning on log: runs wait
-// for trust (the daemon checks it per run), metrics_textfile and
-// sources.registry are dropped until a restart after `specd trust`, and
-// temporal settings are refused with an error naming `specd trust`, since
-// the connection (its address, certificates and key files) is made now.
-// A trusted cfg is returned as it is; the error is also that of a file
-// trust cannot read.
-func untrustedParts(root string, cfg config.Config, log zerolog.Logger) (config.Config, error) {
+// checkTrust checks cfg before `run` uses any of it
+// (docs/operating.md#security): it warns on log about keys that look like
+// secrets, and about an untrusted config (runs wait for trust, which the
+// daemon checks per run; the daemon reads no registry and writes no
+// metrics file for it); temporal settings of an untrusted config are an
+// error naming `specd trust`, since the connection (its address,
+// certificates and key files) is made now. The error is also that of a
+// file trust cannot read.
+func checkTrust(root string, cfg config.Config, log zerolog.Logger) error {
 	for _, k := range cfg.SecretLike() {
 		log.Warn().Str("key", k).Msg(specs.ConfigFile + " holds a value that looks like a secret in " + k + ": keep keys in the environment, a systemd credential ($CREDENTIALS_DIRECTORY) or a file outside the project (docs/operating.md#secrets)")
 	}
 	v, err := config.Check(root, cfg)
 	if err != nil || v.Trusted {
-		return cfg, err
+		return err
 	}
 	uerr := &config.UntrustedError{Root: root, Changed: v.Changed}
 	if cfg.Temporal != config.Default().Temporal {
-		return cfg, fmt.Errorf("%w; its temporal settings are not used until then", uerr)
+		return fmt.Errorf("%w; its temporal settings are not used until then", uerr)
 	}
-	log.Warn().Strs("files", v.Covered.Paths()).Msg(uerr.Error() + "; runs wait until then, and metrics_textfile and sources.registry are not used until specd restarts")
-	cfg.MetricsTextfile, cfg.Sources.Registry = "", ""
-	return cfg, nil
+	log.Warn().Strs("files", v.Covered.Paths()).Msg(uerr.Error() + "; runs wait until then, sources.registry is not read until then and a SIGHUP, and metrics_textfile is not written until specd restarts")
+	return nil
 }
 
 // WorkerOptions are the flags of worker.
