@@ -321,7 +321,7 @@ func runCLICases(t *testing.T, cli agentCLI) {
 			model, env := cli.setup(t, tr.root, home, srv.URL)
 			c := fakeConfig(t)
 			// Preset and model only runs the read-only research-specialist
-			// (specd writes its definition); the cases whose model writes
+			// (specd passes its definition); the cases whose model writes
 			// the report with the CLI's write tool name the CLI's own agent.
 			if tc.agent != "" {
 				c.Specialist.Agent = tc.agent

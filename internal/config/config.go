@@ -69,7 +69,7 @@ type Specialist struct {
 	// --agent: an opencode agent (.opencode/agents/NAME.md) or a Claude
 	// Code subagent (.claude/agents/NAME.md). "" is the read-only
 	// research-specialist (read, search and fetch; no write, edit or
-	// shell), whose definition specd writes when it is missing; the prompt
+	// shell), whose definition specd passes to the CLI itself; the prompt
 	// then asks for a structured result (docs/contract.md#structured-results).
 	// AgentCLIDefault runs the CLI's own default agent, which may write,
 	// edit and run commands (docs/configuration.md#agent).

@@ -300,9 +300,7 @@ func Run(ctx context.Context, o RunOptions, env Env) error {
 // certificates and key files) is made now. The error is also that of a
 // file trust cannot read.
 func checkTrust(root string, cfg config.Config, log zerolog.Logger) error {
-	for _, k := range cfg.SecretLike() {
-		log.Warn().Str("key", k).Msg(specs.ConfigFile + " holds a value that looks like a secret in " + k + ": keep keys in the environment, a systemd credential ($CREDENTIALS_DIRECTORY) or a file outside the project (docs/operating.md#secrets)")
-	}
+	warnSecrets(cfg, log)
 	v, err := config.Check(root, cfg)
 	if err != nil || v.Trusted {
 		return err
@@ -313,6 +311,14 @@ func checkTrust(root string, cfg config.Config, log zerolog.Logger) error {
 	}
 	log.Warn().Strs("files", v.Covered.Paths()).Msg(uerr.Error() + "; runs wait until then, sources.registry is not read until then and a SIGHUP, and metrics_textfile is not written until specd restarts")
 	return nil
+}
+
+// warnSecrets logs a warning per key of cfg that looks like a secret
+// (config.SecretLike), naming the key, never the value.
+func warnSecrets(cfg config.Config, log zerolog.Logger) {
+	for _, k := range cfg.SecretLike() {
+		log.Warn().Str("key", k).Msg(specs.ConfigFile + " holds a value that looks like a secret in " + k + ": keep keys in the environment, a systemd credential ($CREDENTIALS_DIRECTORY) or a file outside the project (docs/operating.md#secrets)")
+	}
 }
 
 // WorkerOptions are the flags of worker.
@@ -353,6 +359,7 @@ func Worker(ctx context.Context, o WorkerOptions, env Env) error {
 	// A worker runs what its own config names, so that config must be
 	// trusted as a daemon's is, before any of it (a key file) is read
 	// (docs/operating.md#security).
+	warnSecrets(cfg, log)
 	if v, err := config.Check(p.Root, cfg); err != nil {
 		return err
 	} else if !v.Trusted {
