@@ -135,6 +135,9 @@ reaches it reads the payloads. docs/operating.md#security.` + exitHelp,
 			if err != nil {
 				return err
 			}
+			if err := service.TemporalTrusted(p.Root, cfg); err != nil {
+				return err
+			}
 			t, err := service.TemporalFlags{CodecKeyFile: co.keyFile}.Apply(cfg.Temporal, p.Root)
 			if err != nil {
 				return err

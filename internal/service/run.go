@@ -306,11 +306,27 @@ func checkTrust(root string, cfg config.Config, log zerolog.Logger) error {
 		return err
 	}
 	uerr := &config.UntrustedError{Root: root, Changed: v.Changed}
-	if cfg.Temporal != config.Default().Temporal {
-		return fmt.Errorf("%w; its temporal settings are not used until then", uerr)
+	if err := TemporalTrusted(root, cfg); err != nil {
+		return err
 	}
 	log.Warn().Strs("files", v.Covered.Paths()).Msg(uerr.Error() + "; runs wait until then, sources.registry is not read until then and a SIGHUP, and metrics_textfile is not written until specd restarts")
 	return nil
+}
+
+// TemporalTrusted returns an error naming `specd trust` (wrapping a
+// config.UntrustedError) when cfg sets temporal keys and the project at
+// root is not trusted, so that none of them (an address, a key file) is
+// used (docs/operating.md#security); nil otherwise, or the error of a file
+// trust cannot read.
+func TemporalTrusted(root string, cfg config.Config) error {
+	if cfg.Temporal == config.Default().Temporal {
+		return nil
+	}
+	v, err := config.Check(root, cfg)
+	if err != nil || v.Trusted {
+		return err
+	}
+	return fmt.Errorf("%w; its temporal settings are not used until then", &config.UntrustedError{Root: root, Changed: v.Changed})
 }
 
 // warnSecrets logs a warning per key of cfg that looks like a secret
