@@ -367,6 +367,9 @@ func Worker(ctx context.Context, o WorkerOptions, env Env) error {
 	if err != nil {
 		return err
 	}
+	if o.Parallel < 1 {
+		return UsageError{errors.New("--parallel: must be at least 1")}
+	}
 	LoadCredentials(log)
 	cfg, err := p.Config()
 	if err != nil {
@@ -387,9 +390,6 @@ func Worker(ctx context.Context, o WorkerOptions, env Env) error {
 	}
 	if tc.Address == "" {
 		return UsageError{errors.New("--temporal: no address (host:port of the Temporal frontend), and temporal.address is not set")}
-	}
-	if o.Parallel < 1 {
-		return UsageError{errors.New("--parallel: must be at least 1")}
 	}
 	if env.Temporal == nil {
 		return Exec(env.Args)
