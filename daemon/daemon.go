@@ -117,7 +117,13 @@ func New(opts Options) (*Daemon, error) {
 	if d.notify == nil {
 		d.notify = systemd.Manager{}
 	}
-	d.metrics = newMetrics(opts.Root, opts.Config.MetricsTextfile, func() float64 { return float64(d.stats.running.Load()) },
+	// A config not trusted now names no metrics file until a restart
+	// after `specd trust` (docs/operating.md#security).
+	metricsPath := opts.Config.MetricsTextfile
+	if v, err := trusted(opts.Root, opts.Config); err != nil || !v.Trusted {
+		metricsPath = ""
+	}
+	d.metrics = newMetrics(opts.Root, metricsPath, func() float64 { return float64(d.stats.running.Load()) },
 		func(err error) {
 			d.opts.Log.Warn().Err(err).Msg("cannot write metrics_textfile; retrying at the next change")
 		})
@@ -156,9 +162,13 @@ func (d *Daemon) logError(e jsonl.Entry) {
 }
 
 // loadRegistry returns the registry sources.registry names (relative to
-// root), or the built-in one.
+// root), or the built-in one, which is also what an untrusted config gets
+// (docs/operating.md#security).
 func loadRegistry(root string, cfg config.Config) (sources.Registry, error) {
 	p := cfg.Sources.Registry
+	if v, err := trusted(root, cfg); err != nil || !v.Trusted {
+		p = ""
+	}
 	if p != "" && !filepath.IsAbs(p) {
 		p = filepath.Join(root, p)
 	}

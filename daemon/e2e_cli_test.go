@@ -43,6 +43,16 @@ type agentCLI struct {
 	// server to one topic, which returned u in all, and its price; stdout
 	// is the topic's stdout, for a CLI that prices tokens itself.
 	reported func(t *testing.T, u modelserver.Usage, stdout []byte) specs.Usage
+	// allow is the tool list the read-only agent's every request offers
+	// the model: specd's allowlist as the pinned CLI names it.
+	allow []string
+	// hostile plants what a hostile clone tracks for this CLI (its
+	// project config: hooks, MCP servers, plugins, an agent file of the
+	// read-only agent's name asking for a shell); each would create a
+	// file under root/marks when it runs. It returns the marks that must
+	// not appear even in a trusted project (specd keeps the CLI from
+	// loading them); the others are kept out by trust alone.
+	hostile func(t *testing.T, root string) (never []string)
 }
 
 // priced is the usage of the priced test cases: every answer of the
@@ -61,7 +71,12 @@ func TestOpencodeE2E(t *testing.T) {
 	if bin == "" {
 		t.Skip("set SPECD_OPENCODE to an opencode binary to run (npm install opencode-ai@1.18.33; .ci/run does it)")
 	}
-	runCLICases(t, agentCLI{preset: config.PresetOpencode, binary: bin, attempts: 6,
+	runCLICases(t, opencodeCLI(bin))
+}
+
+// opencodeCLI is the opencode preset run by bin against the stand-in server.
+func opencodeCLI(bin string) agentCLI {
+	return agentCLI{preset: config.PresetOpencode, binary: bin, attempts: 6,
 		// opencode's OpenAI-compatible provider reads prompt_tokens minus
 		// the cached ones as input and knows no cache writes; it prices
 		// them at opencode.json's cost.
@@ -95,7 +110,7 @@ func TestOpencodeE2E(t *testing.T) {
 				"XDG_CACHE_HOME": home + "/cache", "XDG_STATE_HOME": home + "/state",
 				"OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1",
 			}
-		}})
+		}, allow: []string{"glob", "grep", "read", "webfetch"}, hostile: opencodeHostile}
 }
 
 // TestClaudeE2E runs the claude preset end to end against
@@ -106,7 +121,12 @@ func TestClaudeE2E(t *testing.T) {
 	if bin == "" {
 		t.Skip("set SPECD_CLAUDE to a claude binary to run (npm install @anthropic-ai/claude-code@2.1.330; .ci/run does it)")
 	}
-	runCLICases(t, agentCLI{preset: config.PresetClaude, binary: bin, attempts: 1,
+	runCLICases(t, claudeCLI(bin))
+}
+
+// claudeCLI is the claude preset run by bin against the stand-in server.
+func claudeCLI(bin string) agentCLI {
+	return agentCLI{preset: config.PresetClaude, binary: bin, attempts: 1,
 		// Claude Code reports the Anthropic usage as it is and prices it
 		// with its own table: the price is what its result says.
 		reported: func(t *testing.T, u modelserver.Usage, stdout []byte) specs.Usage {
@@ -134,7 +154,7 @@ func TestClaudeE2E(t *testing.T) {
 				// default; specd does the retrying instead.
 				"CLAUDE_CODE_MAX_RETRIES": "0",
 			}
-		}})
+		}, allow: agents.ClaudeReadTools, hostile: claudeHostile}
 }
 
 // subagentMark starts the prompt of the task the model asks opencode to
@@ -178,9 +198,7 @@ func runCLICases(t *testing.T, cli agentCLI) {
 				if strings.Contains(string(report), "evil.example") {
 					t.Errorf("injected text in the report:\n%s", report)
 				}
-				if _, err := os.Stat(filepath.Join(tr.root, agents.Path(cli.preset))); err != nil {
-					t.Errorf("specd did not write the read-only agent's definition: %v", err)
-				}
+				checkOffered(t, cli, srv, t1)
 			}, "", ""},
 		{"preset and model only: a model told to overwrite REQUEST.md has no tool to do it", []modelserver.Script{{Topic: t1, Behaviour: modelserver.Intrude}}, time.Minute, 1,
 			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
@@ -291,20 +309,27 @@ func runCLICases(t *testing.T, cli agentCLI) {
 					t.Errorf("%d errors.jsonl entries naming the setting, want 1", n)
 				}
 			}, config.AgentCLIDefault, ""},
-		{"opencode's own agent runs a shell, itself and through a task subagent, writing into the project, $HOME and /tmp: the sandbox refuses every write",
+		{"opencode's own agent is asked for a shell, itself and through a task subagent, writing into the project, $HOME and /tmp: neither tool is offered, and nothing is written",
 			[]modelserver.Script{
 				{Topic: subagentMark, Behaviour: modelserver.CallTool, Tool: "bash", Args: map[string]string{"command": pwnShell, "description": "write files"}, Text: "shell: "},
 				{Topic: t1, Behaviour: modelserver.CallTool, Tool: "task", Args: map[string]string{"description": "inspect", "prompt": subagentMark + ": run the shell", "subagent_type": "general"}, Text: "task: "},
 			}, 2 * time.Minute, 2,
 			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
-				ran := 0
-				for i := range rs.Topics {
-					b, _ := os.ReadFile(filepath.Join(tr.specs, "001_e2e", "reports", ".logs", fmt.Sprintf("%03d.stdout", i+1)))
-					ran += strings.Count(string(b), "shell ran")
+				asked := 0
+				for _, r := range srv.Requests() {
+					if r.Topic == "" {
+						continue
+					}
+					asked++
+					if slices.Contains(r.Names, "bash") || slices.Contains(r.Names, "task") {
+						t.Errorf("a request offered the model %v: bash and task are not on the allowlist", r.Names)
+					}
 				}
-				if ran < 2 {
-					t.Errorf("the shell ran %d times in the CLIs' output, want 2 (itself, and in the task's subagent): nothing was tried", ran)
+				if asked == 0 {
+					t.Errorf("the model was never asked: the case tried nothing")
 				}
+				// Were a shell offered (sandbox.off is the only way), the
+				// sandbox would still refuse these writes: TestSandboxHoldsAgainstHostileSpecialist.
 				left, _ := filepath.Glob("/tmp/specd-e2e-pwned-*")
 				left2, _ := filepath.Glob(filepath.Join(tr.root, "pwned-*"))
 				for _, f := range append(left, left2...) {
@@ -339,7 +364,7 @@ func runCLICases(t *testing.T, cli agentCLI) {
 			model, env := cli.setup(t, tr.root, home, srv.URL)
 			c := fakeConfig(t)
 			// Preset and model only runs the read-only research-specialist
-			// (specd writes its definition); the cases whose model writes
+			// (specd passes its definition); the cases whose model writes
 			// the report with the CLI's write tool name the CLI's own agent.
 			if tc.agent != "" {
 				c.Specialist.Agent = tc.agent

@@ -169,9 +169,6 @@ func (a *attempt) check(start, _ context.Context) next {
 	if err == nil {
 		err = r.dirs()
 	}
-	if err == nil && r.d.opts.Runner == nil { // a worker writes its own
-		err = r.d.ensureAgent(a.sp)
-	}
 	if err != nil {
 		a.res = barrier.Attempt{Result: runner.Result{ExitCode: -1, StartErr: err}}
 		return done
@@ -213,7 +210,7 @@ func (a *attempt) startAndWait(start, tctx context.Context) next {
 	_, mdResult := delivery.ResultPaths(a.in.ReportPath)
 	t := r.topic(a.i)
 	job := runner.Job{
-		Argv: a.argv, Dir: r.d.opts.Root, Env: append(preset.Env(a.sp.Env), a.in.Env()...), Stdin: a.in.JSON(),
+		Argv: a.argv, Dir: r.d.opts.Root, Env: append(preset.Env(a.sp), a.in.Env()...), Stdin: a.in.JSON(),
 		Stdout: a.stem + ".stdout", Stderr: a.stem + ".stderr",
 		Timeout: a.sp.Timeout.Std(), Grace: a.sp.Grace.Std(),
 		Lock: a.stem + ".lock",

@@ -6,11 +6,13 @@ import "github.com/specd-dev/specd/internal/config"
 // fresh temp roots; they are trusted unless a test asks for the real check.
 func init() { trusted = trustAll }
 
-func trustAll(string, config.Specialist) (bool, error) { return true, nil }
+func trustAll(string, config.Config) (config.Verdict, error) {
+	return config.Verdict{Trusted: true}, nil
+}
 
-// UseRealTrust makes the daemon check trust records (config.Trusted) and
+// UseRealTrust makes the daemon check trust records (config.Check) and
 // returns a function restoring the test default.
 func UseRealTrust() func() {
-	trusted = config.Trusted
+	trusted = config.Check
 	return func() { trusted = trustAll }
 }

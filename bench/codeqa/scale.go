@@ -182,7 +182,7 @@ func runSpecialist(bin, dir, tmp, name string, i int, topic string, cpus int) (i
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
-	cmd.Env = append(append(append(os.Environ(), preset.Env(sp.Env)...), in.Env()...), fmt.Sprintf("GOMAXPROCS=%d", cpus))
+	cmd.Env = append(append(append(os.Environ(), preset.Env(sp)...), in.Env()...), fmt.Sprintf("GOMAXPROCS=%d", cpus))
 	cmd.Stdin = bytes.NewReader(in.JSON())
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

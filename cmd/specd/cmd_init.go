@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -110,7 +112,7 @@ func runInit(cmd *cobra.Command, g *globalOptions, o initOptions) error {
 		}
 	}
 	if err == nil && !o.dryRun {
-		err = trustWritten(p, steps)
+		err = trustWritten(out, p, steps)
 	}
 	if err != nil || !o.systemdUser {
 		return err
@@ -154,19 +156,39 @@ func prepareUserUnit(root string, dryRun bool) (systemd.UserInstall, error) {
 	return u, nil
 }
 
-// trustWritten records trust for the config init just wrote, when it names
-// a command of its own (docs/operating.md#security): the user chose it.
-func trustWritten(p project, steps []setup.Step) error {
+// trustWritten records trust for what init just wrote
+// (docs/operating.md#security): the user chose it. When a file trust
+// covers was neither written now nor trusted before (a clone's
+// .claude/settings.json, say), nothing is trusted and out says which file
+// to review before 'specd trust'.
+func trustWritten(out io.Writer, p project, steps []setup.Step) error {
+	written := map[string]bool{}
 	for _, s := range steps {
-		if s.Kind != setup.Write || s.Path != specs.ConfigFile {
-			continue
+		if s.Kind == setup.Write {
+			written[filepath.ToSlash(s.Path)] = true
 		}
-		cfg, err := p.Config()
-		if err != nil || !cfg.Specialist.NeedsTrust() {
-			return err
-		}
-		_, err = config.Trust(p.Root, cfg.Specialist)
+	}
+	if len(written) == 0 {
+		return nil
+	}
+	cfg, err := p.Config()
+	if err != nil {
 		return err
 	}
-	return nil
+	v, err := config.Check(p.Root, cfg)
+	if err != nil || v.Trusted {
+		return err
+	}
+	rec, _, err := config.ReadTrust(p.Root)
+	if err != nil {
+		return err
+	}
+	for _, f := range v.Covered.Paths() {
+		if !written[f] && rec.Files[f] != v.Covered[f] {
+			fmt.Fprintf(out, "not trusted: %s was not written by specd init: review the config with 'specd trust --show', then run 'specd trust'\n", f)
+			return nil
+		}
+	}
+	_, err = config.Trust(p.Root, cfg)
+	return err
 }

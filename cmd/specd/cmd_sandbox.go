@@ -66,7 +66,7 @@ sandbox.connect_ports widen or narrow it.` + exitHelp,
 			pol := sandbox.For(sandbox.Topic{
 				Preset: sp.Preset, Argv: argv, Helper: sandbox.Helper(exe)[0], Root: p.Root,
 				Out: filepath.Join(run, specs.LogsDir, "NNN.out"), Tmp: "TMPDIR",
-				Environ:  preset.Env(sp.Env),
+				Environ:  preset.Env(sp),
 				Readable: cfg.Sandbox.Readable, Writable: cfg.Sandbox.Writable, ConnectPorts: cfg.Sandbox.ConnectPorts,
 			})
 			fmt.Fprintf(out, "preset %s\n  reads:  %s\n  writes: %s\n", sp.Preset, strings.Join(pol.Read, " "), strings.Join(pol.Write, " "))

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -210,16 +211,20 @@ func printSummary(cmd *cobra.Command, rs specs.RunState) error {
 	return nil
 }
 
-// untrusted is why no run of p starts while its config names a command
-// `specd trust` has not recorded (docs/operating.md#security); "" when
-// the config is trusted or cannot be read (the daemon says why then).
+// untrusted is why no run of p starts while its config is not what
+// `specd trust` recorded (docs/operating.md#security); "" when it is
+// trusted or cannot be read (the daemon says why then).
 func untrusted(p project) string {
 	cfg, err := p.Config()
 	if err != nil {
 		return ""
 	}
-	if ok, err := config.Trusted(p.Root, cfg.Specialist); err != nil || ok {
+	v, err := config.Check(p.Root, cfg)
+	if err != nil || v.Trusted {
 		return ""
 	}
-	return "the config names a command that is not trusted here: review " + specs.ConfigFile + ", then run 'specd trust'"
+	if len(v.Changed) > 0 {
+		return "the config changed since it was trusted (" + strings.Join(v.Changed, ", ") + "): review it with 'specd trust --show', then run 'specd trust'"
+	}
+	return "the config is not trusted here: review it with 'specd trust --show', then run 'specd trust'"
 }

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/specd-dev/specd/internal/yamlerr"
 )
 
 // Preset names for specialist.preset.
@@ -67,7 +69,7 @@ type Specialist struct {
 	// --agent: an opencode agent (.opencode/agents/NAME.md) or a Claude
 	// Code subagent (.claude/agents/NAME.md). "" is the read-only
 	// research-specialist (read, search and fetch; no write, edit or
-	// shell), whose definition specd writes when it is missing; the prompt
+	// shell), whose definition specd passes to the CLI itself; the prompt
 	// then asks for a structured result (docs/contract.md#structured-results).
 	// AgentCLIDefault runs the CLI's own default agent, which may write,
 	// edit and run commands (docs/configuration.md#agent).
@@ -121,6 +123,14 @@ type Config struct {
 	Sandbox Sandbox `yaml:"sandbox"`
 	// Web is the read-only web view of runs and reports (docs/web.md).
 	Web Web `yaml:"web"`
+
+	// file and raw are the path and the exact bytes Load read, which
+	// trust hashes (Cover): the bytes used, not the file as it is later;
+	// names are the files they name (named), as read, so that a caller
+	// dropping a key before trust (metrics_textfile) changes no hash.
+	file  string
+	raw   []byte
+	names []string
 }
 
 // Sandbox configures the Landlock sandbox of the specialists.
@@ -341,11 +351,13 @@ func Load(path string) (Config, error) {
 	if err != nil {
 		return c, fmt.Errorf("config %s: %w", path, err)
 	}
+	c.file, c.raw = path, data
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) { // io.EOF: empty file
 		return c, fmt.Errorf("config %s", yamlError(path, err))
 	}
+	c.names = c.named()
 	if err := c.Validate(); err != nil {
 		return c, fmt.Errorf("config %s: %w", path, err)
 	}
@@ -355,7 +367,8 @@ func Load(path string) (Config, error) {
 var yamlLineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 var unknownKeyRE = regexp.MustCompile(`^field (\S+) not found in type .*$`)
 
-// yamlError rewords YAML errors as "FILE:LINE: message", one per problem.
+// yamlError rewords YAML errors as "FILE:LINE: message", one per problem,
+// without the values go-yaml quotes (yamlerr.Text).
 func yamlError(path string, err error) string {
 	msgs := []string{err.Error()}
 	var te *yaml.TypeError
@@ -363,7 +376,7 @@ func yamlError(path string, err error) string {
 		msgs = te.Errors
 	}
 	for i, m := range msgs {
-		m = strings.TrimSpace(m)
+		m = strings.TrimSpace(yamlerr.Text(m))
 		if g := yamlLineRE.FindStringSubmatch(m); g != nil {
 			msg := unknownKeyRE.ReplaceAllString(g[2], `unknown key "$1"`)
 			m = path + ":" + g[1] + ": " + msg

@@ -6,45 +6,271 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/specd-dev/specd/internal/atomicfile"
 )
 
 // TrustRecord is what `specd trust` writes for one project: its absolute
-// root and the fingerprint of the commands its config would run
-// (docs/operating.md#security). Timeouts, limits and retries are not part
-// of it, so changing them needs no new trust; changing the preset, the
-// command or the binary does.
+// root and the SHA-256 of every file that decides what specd and the
+// agent CLI run there (Covered; docs/operating.md#security). Any change to
+// one of those bytes, a file added or removed among them, needs trust again.
 type TrustRecord struct {
-	Project  string   `json:"project"`
-	Commands string   `json:"commands_sha256"`
-	Argv     []string `json:"argv"` // the command template as written in the config, for --show
+	Project string            `json:"project"`
+	Files   map[string]string `json:"files"` // path relative to the project (slashes) -> hex SHA-256 of its bytes
+	Argv    []string          `json:"argv"`  // the command template as written in the config, for --show
 }
 
-// NeedsTrust reports whether sp names a command of the project's own: the
-// command preset, or a binary override of opencode or claude. The built-in
-// presets with their default binaries (local, opencode, claude from PATH)
-// need no trust.
-func (sp Specialist) NeedsTrust() bool {
-	return sp.Preset == PresetCommand || sp.Binary != ""
+// Covered is what trust covers in one project for one config: the files
+// hashed, by path relative to the root with slashes, each its hex SHA-256
+// (a symbolic link: of "link:" and its target, never followed).
+type Covered map[string]string
+
+// Paths returns the covered paths, sorted.
+func (c Covered) Paths() []string {
+	out := make([]string, 0, len(c))
+	for p := range c {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// cliFiles are the files and directories (walked) under the project root
+// that an agent CLI loads by itself and that can make it run code or widen
+// its tools: opencode 1.18's opencode.json(c) and .opencode/ folders
+// (plugins run at start, tools and MCP servers on call), Claude Code 2.1's
+// settings (hooks), agents, commands, skills and .mcp.json.
+var cliFiles = map[string][]string{
+	PresetOpencode: {"opencode.json", "opencode.jsonc", ".opencode/opencode.json", ".opencode/opencode.jsonc", ".opencode/package.json",
+		".opencode/agent", ".opencode/agents", ".opencode/plugin", ".opencode/plugins", ".opencode/command", ".opencode/commands",
+		".opencode/tool", ".opencode/tools", ".opencode/mode", ".opencode/modes", ".opencode/skill", ".opencode/skills"},
+	PresetClaude: {".claude/settings.json", ".claude/settings.local.json", ".mcp.json",
+		".claude/agents", ".claude/commands", ".claude/hooks", ".claude/skills", ".claude/plugins"},
+}
+
+// Cover hashes what trust covers for the project at root with c: the
+// config file's bytes as Load read them (every key: specialist, env,
+// temporal, metrics_textfile…), the files the preset's CLI loads from the
+// project (cliFiles), and every file inside the project the config names
+// (the command's arguments, binary, env values, temporal files, the source
+// registry). Files outside the project are not hashed; --show lists them.
+// An empty result means the project has no config of its own and needs no
+// trust. Errors name the file that cannot be read.
+func Cover(root string, c Config) (Covered, error) {
+	cov := Covered{}
+	root = filepath.Clean(root)
+	if c.file != "" {
+		rel, err := filepath.Rel(root, c.file)
+		if err != nil || !local(rel) {
+			rel = c.file
+		}
+		h := sha256.Sum256(c.raw)
+		cov[filepath.ToSlash(rel)] = hex.EncodeToString(h[:])
+	}
+	for _, p := range cliFiles[c.Specialist.Preset] {
+		if err := cov.walk(root, p); err != nil {
+			return nil, err
+		}
+	}
+	names := c.named()
+	if c.file != "" {
+		names = c.names
+	}
+	for _, p := range names {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(root, p)
+		}
+		rel, err := filepath.Rel(root, filepath.Clean(p))
+		if err != nil || !local(rel) {
+			continue
+		}
+		if fi, err := os.Lstat(p); err != nil || fi.IsDir() {
+			continue
+		}
+		if err := cov.walk(root, rel); err != nil {
+			return nil, err
+		}
+	}
+	return cov, nil
+}
+
+// local reports whether rel (from filepath.Rel) stays below its base.
+func local(rel string) bool { return filepath.IsLocal(rel) }
+
+// walk adds rel (a file, a link or a directory walked without following
+// links) when it exists.
+func (c Covered) walk(root, rel string) error {
+	err := filepath.WalkDir(filepath.Join(root, rel), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		r, _ := filepath.Rel(root, p)
+		if opencodeOwn(r, p) {
+			return nil
+		}
+		h := sha256.New()
+		if d.Type()&fs.ModeSymlink != 0 {
+			t, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			h.Write([]byte("link:" + t))
+		} else {
+			f, err := os.Open(p)
+			if err != nil {
+				return err
+			}
+			_, err = io.Copy(h, f)
+			f.Close()
+			if err != nil {
+				return fmt.Errorf("trust: read %s: %w", p, err)
+			}
+		}
+		c[filepath.ToSlash(r)] = hex.EncodeToString(h.Sum(nil))
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("trust: %w", err)
+	}
+	return nil
+}
+
+// opencodeOwn reports whether the file at p (rel under the root) is the
+// .opencode/package.json opencode 1.18 writes itself to install its plugin
+// library: only "dependencies", naming only @opencode-ai/plugin. Any other
+// package.json is covered, since installing it runs its scripts.
+func opencodeOwn(rel, p string) bool {
+	if filepath.ToSlash(rel) != ".opencode/package.json" {
+		return false
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return false
+	}
+	var pkg map[string]json.RawMessage
+	var deps map[string]string
+	if json.Unmarshal(b, &pkg) != nil || len(pkg) != 1 || json.Unmarshal(pkg["dependencies"], &deps) != nil {
+		return false
+	}
+	for name := range deps {
+		if name != "@opencode-ai/plugin" {
+			return false
+		}
+	}
+	return true
+}
+
+// named returns every value of c that may name a file the config makes
+// specd or the specialist load: the command's arguments, the binary, the
+// env values (split at ':' and spaces, as LD_PRELOAD and PATH list
+// them), the temporal files and the source registry. Template arguments
+// are skipped.
+func (c Config) named() []string {
+	var out []string
+	add := func(vs ...string) {
+		for _, v := range vs {
+			for _, f := range strings.FieldsFunc(v, func(r rune) bool { return r == ':' || r == ' ' || r == '=' }) {
+				if f != "" && !strings.Contains(f, "{{") {
+					out = append(out, f)
+				}
+			}
+		}
+	}
+	add(c.Specialist.Command...)
+	add(c.Specialist.Binary)
+	for _, v := range c.Specialist.Env {
+		add(v)
+	}
+	t := c.Temporal
+	add(t.TLSCertFile, t.TLSKeyFile, t.TLSCAFile, t.APIKeyFile, t.CodecKeyFile, c.Sources.Registry)
+	return out
+}
+
+// Verdict is where a project stands (Check).
+type Verdict struct {
+	Covered Covered
+	// Needed is false for a project without a config of its own.
+	Needed bool
+	// Trusted: not Needed, or the record holds exactly Covered.
+	Trusted bool
+	// Changed names what differs from the record, one entry per file:
+	// "changed PATH", "new PATH", "removed PATH"; empty without a record.
+	Changed []string
+	// Recorded is false when the project has no trust record.
+	Recorded bool
+}
+
+// Check compares what trust covers for c at root (Cover) with the
+// project's record. Errors: a file that cannot be read, a record that
+// cannot be read or parsed (naming it and 'specd trust').
+func Check(root string, c Config) (Verdict, error) {
+	cov, err := Cover(root, c)
+	if err != nil {
+		return Verdict{}, err
+	}
+	v := Verdict{Covered: cov, Needed: len(cov) > 0}
+	if !v.Needed {
+		v.Trusted = true
+		return v, nil
+	}
+	rec, ok, err := ReadTrust(root)
+	if err != nil {
+		return v, err
+	}
+	v.Recorded = ok
+	if !ok {
+		return v, nil
+	}
+	for _, p := range cov.Paths() {
+		switch h, had := rec.Files[p]; {
+		case !had:
+			v.Changed = append(v.Changed, "new "+p)
+		case h != cov[p]:
+			v.Changed = append(v.Changed, "changed "+p)
+		}
+	}
+	for _, p := range (Covered(rec.Files)).Paths() {
+		if _, ok := cov[p]; !ok {
+			v.Changed = append(v.Changed, "removed "+p)
+		}
+	}
+	v.Trusted = len(v.Changed) == 0
+	return v, nil
+}
+
+// Trusted reports whether the project at root may use c: true when it
+// has no config of its own, or when its record holds exactly what Cover
+// hashes now. It is Check without the details.
+func Trusted(root string, c Config) (bool, error) {
+	v, err := Check(root, c)
+	return v.Trusted, err
 }
 
 // commandTemplate is what sp runs, before per-topic expansion.
 func (sp Specialist) commandTemplate() []string {
-	if sp.Preset == PresetCommand {
+	switch sp.Preset {
+	case PresetCommand:
 		return append([]string{"command:"}, sp.Command...)
+	case PresetLocal:
+		return []string{"local:"}
 	}
-	return []string{sp.Preset + ":", sp.Binary}
-}
-
-// Fingerprint is the hex SHA-256 of the command template sp runs.
-func (sp Specialist) Fingerprint() string {
-	b, _ := json.Marshal(sp.commandTemplate())
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:])
+	bin := sp.Binary
+	if bin == "" {
+		bin = sp.Preset
+	}
+	return []string{sp.Preset + ":", bin}
 }
 
 // TrustDir is the directory of trust records: specd/trust under
@@ -67,7 +293,8 @@ func trustPath(root string) (string, error) {
 	return filepath.Join(d, hex.EncodeToString(h[:12])+".json"), nil
 }
 
-// ReadTrust returns the trust record of root; ok is false when there is none.
+// ReadTrust returns the trust record of root; ok is false when there is
+// none (or it is a record of the older form, which hashed only commands).
 func ReadTrust(root string) (rec TrustRecord, ok bool, err error) {
 	p, err := trustPath(root)
 	if err != nil {
@@ -78,30 +305,23 @@ func ReadTrust(root string) (rec TrustRecord, ok bool, err error) {
 		return rec, false, nil
 	}
 	if err != nil {
-		return rec, false, err
+		return rec, false, fmt.Errorf("trust record %s: %w", p, err)
 	}
 	if err := json.Unmarshal(b, &rec); err != nil {
-		return rec, false, fmt.Errorf("%s: %w (run 'specd trust' again)", p, err)
+		// The error of encoding/json quotes no bytes of the file.
+		return rec, false, fmt.Errorf("trust record %s: not a trust record (%w): run 'specd trust' again", p, err)
 	}
-	return rec, rec.Project == filepath.Clean(root), nil
+	return rec, rec.Project == filepath.Clean(root) && rec.Files != nil, nil
 }
 
-// Trusted reports whether the project at root may run what sp names: true
-// when sp needs no trust, or when the record of root holds sp's fingerprint.
-func Trusted(root string, sp Specialist) (bool, error) {
-	if !sp.NeedsTrust() {
-		return true, nil
+// Trust records that the project at root may use c as it is now (Cover):
+// written crash-safe (temp file, fsync, rename; mode 0600, the directory
+// created 0700).
+func Trust(root string, c Config) (TrustRecord, error) {
+	cov, err := Cover(root, c)
+	if err != nil {
+		return TrustRecord{}, err
 	}
-	rec, ok, err := ReadTrust(root)
-	if err != nil || !ok {
-		return false, err
-	}
-	return rec.Commands == sp.Fingerprint(), nil
-}
-
-// Trust records that the project at root may run what sp names (written
-// atomically, mode 0600; the directory is created 0700).
-func Trust(root string, sp Specialist) (TrustRecord, error) {
 	p, err := trustPath(root)
 	if err != nil {
 		return TrustRecord{}, err
@@ -109,7 +329,7 @@ func Trust(root string, sp Specialist) (TrustRecord, error) {
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return TrustRecord{}, err
 	}
-	rec := TrustRecord{Project: filepath.Clean(root), Commands: sp.Fingerprint(), Argv: sp.commandTemplate()}
+	rec := TrustRecord{Project: filepath.Clean(root), Files: cov, Argv: c.Specialist.commandTemplate()}
 	b, _ := json.MarshalIndent(rec, "", "  ")
 	return rec, atomicfile.WriteFile(p, append(b, '\n'), 0o600)
 }
@@ -126,10 +346,17 @@ func Revoke(root string) error {
 	return nil
 }
 
-// UntrustedError is returned where a run would start a command the user
-// has not trusted; its text names `specd trust`.
-type UntrustedError struct{ Root string }
+// UntrustedError is returned where specd would use a project config the
+// user has not trusted; its text names what changed and `specd trust`.
+type UntrustedError struct {
+	Root    string
+	Changed []string // Verdict.Changed; empty when the project was never trusted
+}
 
 func (e *UntrustedError) Error() string {
-	return fmt.Sprintf("%s names a command of its own (specialist.preset command or specialist.binary) that is not trusted on this machine: review it, then run 'specd trust' in %s (docs/operating.md#security)", ".opencode/specd.yaml", e.Root)
+	what := "is not trusted on this machine"
+	if len(e.Changed) > 0 {
+		what = "changed since it was trusted (" + strings.Join(e.Changed, ", ") + ")"
+	}
+	return fmt.Sprintf("the project's config (.opencode/specd.yaml and the agent CLI's files) %s: review it with 'specd trust --show', then run 'specd trust' in %s (docs/operating.md#security)", what, e.Root)
 }

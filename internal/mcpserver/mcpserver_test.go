@@ -297,7 +297,7 @@ func TestCancel(t *testing.T) {
 	if dirs := runDirs(t, p); len(dirs) != 0 {
 		t.Errorf("an untrusted config wrote %v", dirs)
 	}
-	if _, err := config.Trust(p.Root, cfg.Specialist); err != nil {
+	if _, err := config.Trust(p.Root, cfg); err != nil {
 		t.Fatal(err)
 	}
 	var run mcpserver.Run
@@ -329,7 +329,7 @@ func TestReadRenderedReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := config.Trust(p.Root, cfg.Specialist); err != nil {
+	if _, err := config.Trust(p.Root, cfg); err != nil {
 		t.Fatal(err)
 	}
 	cs, _ := session(t, p, time.Minute)

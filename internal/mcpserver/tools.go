@@ -176,10 +176,10 @@ func (s *Server) research(ctx context.Context, req *mcp.CallToolRequest, in Rese
 	if err := intake.CheckTopicCount(max(1, len(topics)), cfg.MaxTopics); err != nil {
 		return nil, Run{}, err
 	}
-	if ok, err := config.Trusted(p.Root, cfg.Specialist); err != nil {
+	if v, err := config.Check(p.Root, cfg); err != nil {
 		return nil, Run{}, err
-	} else if !ok {
-		return nil, Run{}, &config.UntrustedError{Root: p.Root}
+	} else if !v.Trusted {
+		return nil, Run{}, &config.UntrustedError{Root: p.Root, Changed: v.Changed}
 	}
 	if err := s.ensureDaemon(cfg); err != nil {
 		return nil, Run{}, err

@@ -119,6 +119,7 @@ type Request struct {
 	Topic  string    // the matched Script's Topic, "" when none matched
 	Status int       // the HTTP status answered (0 while hanging)
 	Tools  int       // number of tools the client offered
+	Names  []string  // the names of those tools, sorted (tools.go)
 	Stream bool      // the client asked for a stream
 	Usage  Usage     // the usage the answer reported (zero unless Status is 200)
 }
@@ -402,7 +403,7 @@ func (s *Server) openai(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		t, topic = s.decide(convo.String(), tool != "", afterTool)
 	}
-	if !s.answers(w, r, t, Request{API: "openai", Topic: topic, Status: t.status, Tools: len(req.Tools), Stream: req.Stream}) {
+	if !s.answers(w, r, t, Request{API: "openai", Topic: topic, Status: t.status, Tools: len(req.Tools), Names: req.toolNames(), Stream: req.Stream}) {
 		return
 	}
 	id := fmt.Sprintf("chatcmpl-%d", time.Now().UnixNano())
@@ -510,7 +511,7 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		t, topic = s.decide(convo.String(), tool != "", afterTool)
 	}
-	if !s.answers(w, r, t, Request{API: "anthropic", Topic: topic, Status: t.status, Tools: len(req.Tools), Stream: req.Stream}) {
+	if !s.answers(w, r, t, Request{API: "anthropic", Topic: topic, Status: t.status, Tools: len(req.Tools), Names: req.toolNames(), Stream: req.Stream}) {
 		return
 	}
 	id := fmt.Sprintf("msg_%d", time.Now().UnixNano())

@@ -73,3 +73,16 @@ func TestAnthropicScript(t *testing.T) {
 }
 
 func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// TestOffered: the tool names each request offered are kept, sorted, per topic.
+func TestOffered(t *testing.T) {
+	s := New(Script{Topic: "Topic A", Behaviour: Answer, Text: "ok"})
+	defer s.Close()
+	post(t, s.URL+"/v1/messages", `{"model":"m","messages":[{"role":"user","content":"Topic A"}],"tools":[{"name":"Read"},{"name":"Glob"}]}`)
+	post(t, s.URL+"/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"Topic A"}],"tools":[{"type":"function","function":{"name":"read"}}]}`)
+	post(t, s.URL+"/v1/messages", `{"model":"m","messages":[{"role":"user","content":"title"}]}`)
+	got := s.Offered("Topic A")
+	if len(got) != 2 || strings.Join(got[0], ",") != "Glob,Read" || strings.Join(got[1], ",") != "read" {
+		t.Errorf("Offered = %q", got)
+	}
+}

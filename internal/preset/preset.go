@@ -8,6 +8,7 @@ package preset
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -74,18 +75,27 @@ If the task needs rights you do not have, print: TASK_ERROR: declined - <reason>
 //
 //	opencode run --format json --print-logs --log-level ERROR [--agent A] [--model M] -- PROMPT
 //	claude -p --permission-prompts none --no-session-persistence --output-format stream-json
-//	       --verbose --allowedTools Read,Glob,Grep,WebFetch,WebSearch [--agent A] [--model M] -- PROMPT
+//	       --verbose --setting-sources user --settings {"disableAllHooks":true}
+//	       --strict-mcp-config --mcp-config {"mcpServers":{}}
+//	       --tools Read,Glob,Grep,WebFetch,WebSearch --allowedTools Read,Glob,Grep,WebFetch,WebSearch
+//	       [--agents JSON --agent A] [--model M] -- PROMPT
 //
-// where claude with any agent but the read-only one gets --permission-mode
-// acceptEdits --allowedTools "Bash(mv:*)" instead, to write its report
 // (flags of opencode 1.18 and Claude Code 2.1: no prompt, no permission
 // question; on stdout one JSON event per line, which carry the agent's
 // text and the usage (ReadOutput; stream-json needs --verbose in -p
 // mode); opencode's error logs on stderr, where Outcome reads them).
+// claude gets specd's allowlist, not the project's settings: no project
+// or local settings (their hooks, permissions, env), no hooks at all, no
+// MCP server, and only the built-in tools named; the agent comes from
+// --agents (agents.ClaudeAgents), since project agents are not loaded.
+// With any agent but the read-only one it also gets Write, Edit and Bash,
+// --permission-mode acceptEdits and --allowedTools "Bash(mv:*)" instead,
+// to write its report. opencode's allowlist is in its environment (Env).
 // PROMPT is specialist.prompt, else the agent prompt (a structured
 // result) with an agent, else defaultPrompt, expanded for the topic; with
 // preset command each argument of specialist.command is expanded.
-// Template errors name the setting.
+// Template errors name the setting; a claude agent file that cannot be
+// read is an error naming it.
 func Argv(sp config.Specialist, local string, in specialist.Input) ([]string, error) {
 	if sp.Preset == config.PresetLocal {
 		return []string{local, "specialist", "local"}, nil
@@ -120,21 +130,31 @@ func Argv(sp config.Specialist, local string, in specialist.Input) ([]string, er
 			bin = "opencode"
 		}
 		out = []string{bin, "run", "--format", "json", "--print-logs", "--log-level", "ERROR"}
+		if agent != "" {
+			out = append(out, "--agent", agent)
+		}
 	} else {
 		if bin == "" {
 			bin = "claude"
 		}
-		out = []string{bin, "-p", "--permission-prompts", "none", "--no-session-persistence", "--output-format", "stream-json", "--verbose"}
+		out = []string{bin, "-p", "--permission-prompts", "none", "--no-session-persistence", "--output-format", "stream-json", "--verbose",
+			"--setting-sources", "user", "--settings", `{"disableAllHooks":true}`, "--strict-mcp-config", "--mcp-config", `{"mcpServers":{}}`}
+		read := strings.Join(agents.ClaudeReadTools, ",")
 		if agent == agents.Name {
 			// Read-only: the result is printed; only reading and the web.
-			out = append(out, "--allowedTools", "Read,Glob,Grep,WebFetch,WebSearch")
+			out = append(out, "--tools", read, "--allowedTools", read)
 		} else {
 			// An agent that writes the report itself (temp file, then mv).
-			out = append(out, "--permission-mode", "acceptEdits", "--allowedTools", "Bash(mv:*)")
+			out = append(out, "--tools", read+","+strings.Join(agents.ClaudeWriteTools, ","),
+				"--permission-mode", "acceptEdits", "--allowedTools", "Bash(mv:*)")
 		}
-	}
-	if agent != "" {
-		out = append(out, "--agent", agent)
+		if agent != "" {
+			def, err := agents.ClaudeAgents(in.ProjectRoot, agent)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, "--agents", def, "--agent", agent)
+		}
 	}
 	if sp.Model != "" {
 		out = append(out, "--model", sp.Model)
@@ -158,7 +178,8 @@ func Agent(sp config.Specialist) string {
 
 // ReadOnly reports whether sp runs the read-only research-specialist of
 // an agent CLI (opencode or claude with agents.Name), whose definition
-// must then be where the CLI reads it (agents.Ensure).
+// specd passes to the CLI itself (Argv, Env): a project file of that
+// name does not change it.
 func ReadOnly(sp config.Specialist) bool {
 	return (sp.Preset == config.PresetOpencode || sp.Preset == config.PresetClaude) && Agent(sp) == agents.Name
 }
@@ -190,11 +211,38 @@ func expand(tmpl string, in specialist.Input) (string, error) {
 	return b.String(), nil
 }
 
-// Env returns specialist.env as NAME=value pairs, sorted by name.
-func Env(env map[string]string) []string {
-	out := make([]string, 0, len(env))
-	for k, v := range env {
+// OpencodeConfigVar is the variable opencode 1.18 reads a config from
+// that overrides every file's (its "inline" config, loaded last).
+const OpencodeConfigVar = "OPENCODE_CONFIG_CONTENT"
+
+// Env returns the environment specd adds for sp's specialist, as sorted
+// NAME=value pairs: specialist.env, then for claude ENABLE_TOOL_SEARCH=false,
+// for opencode specd's allowlist
+// in OpencodeConfigVar (replacing one specialist.env sets): the
+// permission map of agents.OpencodePermission for every agent (edit and
+// write allowed only for an agent that writes its report), and the
+// read-only research-specialist's whole definition (agents.OpencodeAgent),
+// which overrides a project file of that name.
+func Env(sp config.Specialist) []string {
+	out := make([]string, 0, len(sp.Env)+1)
+	for k, v := range sp.Env {
+		if (sp.Preset == config.PresetOpencode && k == OpencodeConfigVar) || (sp.Preset == config.PresetClaude && k == "ENABLE_TOOL_SEARCH") {
+			continue
+		}
 		out = append(out, k+"="+v)
+	}
+	if sp.Preset == config.PresetClaude {
+		// No deferred tool loading: Claude Code 2.1 otherwise offers a
+		// placeholder tool beside the allowlist.
+		out = append(out, "ENABLE_TOOL_SEARCH=false")
+	}
+	if sp.Preset == config.PresetOpencode {
+		cfg := map[string]any{"$schema": "https://opencode.ai/config.json", "permission": agents.OpencodePermission(!ReadOnly(sp))}
+		if ReadOnly(sp) {
+			cfg["agent"] = map[string]any{agents.Name: agents.OpencodeAgent()}
+		}
+		b, _ := json.Marshal(cfg)
+		out = append(out, OpencodeConfigVar+"="+string(b))
 	}
 	slices.Sort(out)
 	return out
@@ -288,5 +336,5 @@ func Fix(class string) (setting, hint string) {
 	if class == ClassConfig {
 		return "specialist.model", "Set specialist.model in .opencode/specd.yaml to a model the CLI knows (opencode: provider/model of opencode.json or `opencode models`)"
 	}
-	return "the provider's API key", "Give the specialist a working API key (opencode: `opencode auth login` or the provider's apiKey in opencode.json; claude: ANTHROPIC_API_KEY, e.g. in specialist.env in .opencode/specd.yaml)"
+	return "the provider's API key", "Give the specialist a working API key from specd's environment, a systemd credential (LoadCredential=ANTHROPIC_API_KEY:…) or a file outside the project, never in a tracked file (opencode: `opencode auth login`, or apiKey \"{env:NAME}\" or \"{file:PATH}\" in opencode.json; claude: ANTHROPIC_API_KEY; docs/operating.md#secrets)"
 }

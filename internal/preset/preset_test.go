@@ -1,6 +1,9 @@
 package preset_test
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -8,6 +11,7 @@ import (
 	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/preset"
 	"github.com/specd-dev/specd/internal/specialist"
+	"github.com/specd-dev/specd/internal/specialist/agents"
 )
 
 // TestErrorType: lines the CLIs really printed (opencode 1.18.33 with
@@ -57,7 +61,21 @@ func TestErrorType(t *testing.T) {
 // gets write permission only then; --model only when set, the prompt last
 // after "--", and specialist.prompt replaces the default prompt.
 func TestPresetArgv(t *testing.T) {
-	in := specialist.Input{ReportPath: "/p/reports/001_a.md", Topic: "OAuth2: refresh -> rotation", RequestFile: "/p/REQUEST.md"}
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, ".claude", "agents"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, ".claude", "agents", "writer.md"), []byte("---\ndescription: Writes\n---\nWrite it.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := specialist.Input{ReportPath: "/p/reports/001_a.md", Topic: "OAuth2: refresh -> rotation", RequestFile: "/p/REQUEST.md", ProjectRoot: root}
+	// claude never loads the project's settings, hooks or MCP servers.
+	claudeBase := []string{"claude", "-p", "--permission-prompts", "none", "--no-session-persistence", "--output-format", "stream-json", "--verbose",
+		"--setting-sources", "user", "--settings", `{"disableAllHooks":true}`, "--strict-mcp-config", "--mcp-config", `{"mcpServers":{}}`}
+	readOnly, err := agents.ClaudeAgents(root, agents.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		preset, binary, model, agent, prompt string
 		want                                 []string // the argv without the prompt
@@ -68,10 +86,11 @@ func TestPresetArgv(t *testing.T) {
 		{config.PresetOpencode, "", "", config.AgentCLIDefault, "", []string{"opencode", "run", "--format", "json", "--print-logs", "--log-level", "ERROR", "--"},
 			[]string{"---\nOAuth2: refresh -> rotation\n---", "REPORT_CREATED: /p/reports/001_a.md", "TASK_ERROR:", "findings_count", "/p/REQUEST.md", "rename"}},
 		{config.PresetOpencode, "/opt/oc", "local/qwen", "research-specialist", "", []string{"/opt/oc", "run", "--format", "json", "--print-logs", "--log-level", "ERROR", "--agent", "research-specialist", "--model", "local/qwen", "--"}, nil},
-		{config.PresetClaude, "", "sonnet", "", "", []string{"claude", "-p", "--permission-prompts", "none", "--no-session-persistence", "--output-format", "stream-json", "--verbose",
-			"--allowedTools", "Read,Glob,Grep,WebFetch,WebSearch", "--agent", "research-specialist", "--model", "sonnet", "--"}, []string{"WebResearcherResult JSON"}},
-		{config.PresetClaude, "", "sonnet", "writer", "Topic {{.Topic}} to {{.ReportPath}}", []string{"claude", "-p", "--permission-prompts", "none",
-			"--no-session-persistence", "--output-format", "stream-json", "--verbose", "--permission-mode", "acceptEdits", "--allowedTools", "Bash(mv:*)", "--agent", "writer", "--model", "sonnet", "--"}, []string{"Topic OAuth2: refresh -> rotation to /p/reports/001_a.md"}},
+		{config.PresetClaude, "", "sonnet", "", "", append(append(claudeBase, "--tools", "Read,Glob,Grep,WebFetch,WebSearch", "--allowedTools", "Read,Glob,Grep,WebFetch,WebSearch",
+			"--agents", readOnly), "--agent", "research-specialist", "--model", "sonnet", "--"), []string{"WebResearcherResult JSON"}},
+		{config.PresetClaude, "", "sonnet", "writer", "Topic {{.Topic}} to {{.ReportPath}}", append(append(claudeBase, "--tools", "Read,Glob,Grep,WebFetch,WebSearch,Write,Edit,Bash",
+			"--permission-mode", "acceptEdits", "--allowedTools", "Bash(mv:*)", "--agents", `{"writer":{"description":"Writes","prompt":"Write it.\n"}}`), "--agent", "writer", "--model", "sonnet", "--"),
+			[]string{"Topic OAuth2: refresh -> rotation to /p/reports/001_a.md"}},
 	} {
 		c := config.Default()
 		c.Specialist.Preset = tc.preset
@@ -93,5 +112,36 @@ func TestPresetArgv(t *testing.T) {
 	c.Specialist.Preset, c.Specialist.Prompt = config.PresetClaude, "{{.Nope}}"
 	if _, err := preset.Argv(c.Specialist, "/usr/local/bin/specd", in); err == nil || !strings.Contains(err.Error(), "specialist.prompt") {
 		t.Errorf("bad prompt template: err = %v, want one naming specialist.prompt", err)
+	}
+}
+
+// TestEnv: opencode gets specd's permission map and read-only agent in
+// OPENCODE_CONFIG_CONTENT, which specialist.env cannot replace; other
+// presets get specialist.env as it is.
+func TestEnv(t *testing.T) {
+	sp := config.Default().Specialist
+	sp.Preset, sp.Env = config.PresetOpencode, map[string]string{"A": "1", "OPENCODE_CONFIG_CONTENT": `{"permission":"allow"}`}
+	env := preset.Env(sp)
+	if len(env) != 2 || env[0] != "A=1" || !strings.HasPrefix(env[1], "OPENCODE_CONFIG_CONTENT=") {
+		t.Fatalf("Env = %q", env)
+	}
+	var cfg struct {
+		Permission map[string]string
+		Agent      map[string]struct{ Prompt string }
+	}
+	if err := json.Unmarshal([]byte(strings.TrimPrefix(env[1], "OPENCODE_CONFIG_CONTENT=")), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Permission["*"] != "deny" || cfg.Permission["read"] != "allow" || cfg.Permission["edit"] != "deny" ||
+		!strings.Contains(cfg.Agent[agents.Name].Prompt, "WebResearcherResult") {
+		t.Errorf("OPENCODE_CONFIG_CONTENT = %s", env[1])
+	}
+	sp.Agent = config.AgentCLIDefault
+	if env := preset.Env(sp); !strings.Contains(env[1], `"edit":"allow"`) || strings.Contains(env[1], `"agent"`) {
+		t.Errorf("cli-default: %s", env[1])
+	}
+	sp.Preset, sp.Agent = config.PresetClaude, ""
+	if env := preset.Env(sp); len(env) != 3 || env[1] != "ENABLE_TOOL_SEARCH=false" || env[2] != `OPENCODE_CONFIG_CONTENT={"permission":"allow"}` {
+		t.Errorf("claude: Env = %q", env)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/runner"
 	"github.com/specd-dev/specd/internal/setup"
+	"github.com/specd-dev/specd/specs"
 )
 
 // RunHelp is the long help of `run` in both binaries.
@@ -233,7 +234,8 @@ func Run(ctx context.Context, o RunOptions, env Env) error {
 	if err != nil {
 		return err
 	}
-	p, cfg, tc, err := o.start(o.Temporal)
+	LoadCredentials(log)
+	p, cfg, tc, err := o.start(o.Temporal, func(p Project, cfg config.Config) error { return checkTrust(p.Root, cfg, log) })
 	if err != nil {
 		return err
 	}
@@ -299,6 +301,52 @@ func Run(ctx context.Context, o RunOptions, env Env) error {
 	return d.Run(ctx)
 }
 
+// checkTrust checks cfg before `run` uses any of it
+// (docs/operating.md#security): it warns on log about keys that look like
+// secrets, and about an untrusted config (runs wait for trust, which the
+// daemon checks per run; the daemon reads no registry and writes no
+// metrics file for it); temporal settings of an untrusted config are an
+// error naming `specd trust`, since the connection (its address,
+// certificates and key files) is made now. The error is also that of a
+// file trust cannot read.
+func checkTrust(root string, cfg config.Config, log zerolog.Logger) error {
+	warnSecrets(cfg, log)
+	v, err := config.Check(root, cfg)
+	if err != nil || v.Trusted {
+		return err
+	}
+	uerr := &config.UntrustedError{Root: root, Changed: v.Changed}
+	if err := TemporalTrusted(root, cfg); err != nil {
+		return err
+	}
+	log.Warn().Strs("files", v.Covered.Paths()).Msg(uerr.Error() + "; runs wait until then, sources.registry is not read until then and a SIGHUP, and metrics_textfile is not written until specd restarts")
+	return nil
+}
+
+// TemporalTrusted returns an error naming `specd trust` (wrapping a
+// config.UntrustedError) when cfg sets temporal keys and the project at
+// root is not trusted, so that none of them (an address, a key file) is
+// used (docs/operating.md#security); nil otherwise, or the error of a file
+// trust cannot read.
+func TemporalTrusted(root string, cfg config.Config) error {
+	if cfg.Temporal == config.Default().Temporal {
+		return nil
+	}
+	v, err := config.Check(root, cfg)
+	if err != nil || v.Trusted {
+		return err
+	}
+	return fmt.Errorf("%w; its temporal settings are not used until then", &config.UntrustedError{Root: root, Changed: v.Changed})
+}
+
+// warnSecrets logs a warning per key of cfg that looks like a secret
+// (config.SecretLike), naming the key, never the value.
+func warnSecrets(cfg config.Config, log zerolog.Logger) {
+	for _, k := range cfg.SecretLike() {
+		log.Warn().Str("key", k).Msg(specs.ConfigFile + " holds a value that looks like a secret in " + k + ": keep keys in the environment, a systemd credential ($CREDENTIALS_DIRECTORY) or a file outside the project (docs/operating.md#secrets)")
+	}
+}
+
 // WorkerOptions are the flags of worker.
 type WorkerOptions struct {
 	Global
@@ -325,22 +373,27 @@ func Worker(ctx context.Context, o WorkerOptions, env Env) error {
 	if err != nil {
 		return err
 	}
-	p, cfg, tc, err := o.start(o.Temporal)
+	if o.Parallel < 1 {
+		return UsageError{errors.New("--parallel: must be at least 1")}
+	}
+	LoadCredentials(log)
+	// A worker runs what its own config names, so that config must be
+	// trusted as a daemon's is, before any of it (a key file) is read
+	// (docs/operating.md#security).
+	p, cfg, tc, err := o.start(o.Temporal, func(p Project, cfg config.Config) error {
+		warnSecrets(cfg, log)
+		if v, err := config.Check(p.Root, cfg); err != nil {
+			return err
+		} else if !v.Trusted {
+			return &config.UntrustedError{Root: p.Root, Changed: v.Changed}
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
 	if tc.Address == "" {
 		return UsageError{errors.New("--temporal: no address (host:port of the Temporal frontend), and temporal.address is not set")}
-	}
-	if o.Parallel < 1 {
-		return UsageError{errors.New("--parallel: must be at least 1")}
-	}
-	// A worker runs what its own config names, so that config must be
-	// trusted as a daemon's is (docs/operating.md#security).
-	if ok, err := config.Trusted(p.Root, cfg.Specialist); err != nil {
-		return err
-	} else if !ok {
-		return &config.UntrustedError{Root: p.Root}
 	}
 	if env.Temporal == nil {
 		return Exec(env.Args)
@@ -350,16 +403,21 @@ func Worker(ctx context.Context, o WorkerOptions, env Env) error {
 }
 
 // start is the start-up of every command of Temporal mode (run, worker,
-// codec-server): the project from the global flags, its config, and the
-// temporal settings with the flags f applied and their secrets read
-// (TemporalFlags.Apply). Errors: Resolve's, Config's and Apply's.
-func (g Global) start(f TemporalFlags) (Project, config.Config, config.Temporal, error) {
+// codec-server): the project from the global flags, its config, the
+// command's trust check of it (before any of its files is read:
+// docs/operating.md#security), and the temporal settings with the flags f
+// applied and their secrets read (TemporalFlags.Apply). Errors: Resolve's,
+// Config's, trusted's and Apply's.
+func (g Global) start(f TemporalFlags, trusted func(Project, config.Config) error) (Project, config.Config, config.Temporal, error) {
 	p, err := g.Resolve()
 	if err != nil {
 		return p, config.Config{}, config.Temporal{}, err
 	}
 	cfg, err := p.Config()
 	if err != nil {
+		return p, cfg, config.Temporal{}, err
+	}
+	if err := trusted(p, cfg); err != nil {
 		return p, cfg, config.Temporal{}, err
 	}
 	tc, err := f.Apply(cfg.Temporal, p.Root)
@@ -393,7 +451,7 @@ reaches it reads the payloads. docs/operating.md#security.`
 // specd-temporal in this process's place when env has no Temporal (Exec),
 // else env.Temporal.ServeCodec until ctx ends. No key set is a UsageError.
 func CodecServer(ctx context.Context, o CodecServerOptions, env Env) error {
-	_, _, tc, err := o.start(TemporalFlags{CodecKeyFile: o.KeyFile})
+	_, _, tc, err := o.start(TemporalFlags{CodecKeyFile: o.KeyFile}, func(p Project, cfg config.Config) error { return TemporalTrusted(p.Root, cfg) })
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/specd-dev/specd/internal/yamlerr"
 )
 
 // Rule is one entry of the Official Domains Registry, an editable list
@@ -71,7 +73,7 @@ var defaultClass = map[Tier]string{1: "official_docs", 2: "official_repo", 3: "q
 func ParseRegistry(data []byte) (Registry, error) {
 	var r Registry
 	if err := yaml.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("registry: %w", err)
+		return nil, fmt.Errorf("registry: %w", yamlerr.Quiet(err))
 	}
 	for i := range r {
 		rule := &r[i]

@@ -54,10 +54,11 @@ func ParseCodecKeys(text string) (*Codec, error) {
 			key, err = base64.StdEncoding.DecodeString(f[1])
 		}
 		if err != nil || len(key) != 32 {
-			return nil, fmt.Errorf("codec keys line %d (%s): the key must be 32 bytes in hex (64 digits) or base64, e.g. from 'openssl rand -hex 32'", n+1, f[0])
+			// The line is not quoted: it may be a secret of another kind.
+			return nil, fmt.Errorf("codec keys line %d: the key must be 32 bytes in hex (64 digits) or base64, e.g. from 'openssl rand -hex 32'", n+1)
 		}
 		if _, dup := c.keys[f[0]]; dup {
-			return nil, fmt.Errorf("codec keys line %d: key ID %s given twice", n+1, f[0])
+			return nil, fmt.Errorf("codec keys line %d: its key ID is given twice", n+1)
 		}
 		block, _ := aes.NewCipher(key) // cannot fail: 32 bytes
 		aead, _ := cipher.NewGCM(block)

@@ -26,7 +26,6 @@ import (
 	"github.com/specd-dev/specd/internal/runner"
 	"github.com/specd-dev/specd/internal/sandbox"
 	"github.com/specd-dev/specd/internal/specialist"
-	"github.com/specd-dev/specd/internal/specialist/agents"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -193,11 +192,6 @@ func (w *Worker) job(t Task) (job runner.Job, tmp string, err error) {
 			return runner.Job{}, "", err
 		}
 	}
-	if preset.ReadOnly(w.Specialist) {
-		if _, err := agents.Ensure(w.Root, w.Specialist.Preset); err != nil {
-			return runner.Job{}, "", err
-		}
-	}
 	argv, err := preset.Argv(w.Specialist, w.Exe, in)
 	if err != nil {
 		return runner.Job{}, "", fmt.Errorf("this worker's config: %w", err)
@@ -212,7 +206,7 @@ func (w *Worker) job(t Task) (job runner.Job, tmp string, err error) {
 			brief(asked), w.Specialist.Preset, filepath.Join(w.Root, specs.ConfigFile), brief(argv))
 	}
 	job = runner.Job{
-		Argv: argv, Env: append(preset.Env(w.Specialist.Env), in.Env()...), Dir: w.Root,
+		Argv: argv, Env: append(preset.Env(w.Specialist), in.Env()...), Dir: w.Root,
 		Stdin: in.JSON(), Stdout: rel[t.Stdout], Stderr: rel[t.Stderr], Lock: rel[t.Lock],
 		Timeout: t.Timeout, Grace: t.Grace,
 	}

@@ -133,7 +133,7 @@ func startDaemon(t *testing.T, imageURL string) project {
 	// at once when the daemon stops, instead of waiting for it.
 	c.ShutdownTimeout, c.Specialist.Grace = 0, config.Duration(100*time.Millisecond)
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir()) // where `specd trust` records
-	if _, err := config.Trust(root, c.Specialist); err != nil {
+	if _, err := config.Trust(root, c); err != nil {
 		t.Fatal(err)
 	}
 	d, err := daemon.New(daemon.Options{Root: root, TreeDir: p.tree, Config: c, Log: zerolog.New(zerolog.NewTestWriter(t))})

@@ -1,4 +1,4 @@
-// Package agents writes the agent definitions that make opencode and
+// Package agents holds the agent definitions that make opencode and
 // Claude Code act as read-only research specialists for specd: tools
 // narrowed to read-only web access and file reading, and an output section
 // that asks for exactly the WebResearcherResult JSON
@@ -8,14 +8,10 @@ package agents
 import (
 	"bytes"
 	_ "embed"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"text/template"
 
-	"github.com/specd-dev/specd/internal/atomicfile"
 	"github.com/specd-dev/specd/internal/results"
 )
 
@@ -49,25 +45,4 @@ func Definition(cli string) ([]byte, error) {
 	var b bytes.Buffer
 	err := t.Execute(&b, map[string]string{"CLI": cli, "Schema": string(results.SchemaJSON())})
 	return b.Bytes(), err
-}
-
-// Ensure writes cli's definition at Path(cli) under root when no file is
-// there (temp file + rename), and says whether it wrote it. A file that
-// exists is left as it is: the user may have changed it. Errors name the
-// file.
-func Ensure(root, cli string) (written bool, err error) {
-	path := filepath.Join(root, Path(cli))
-	if _, err := os.Lstat(path); err == nil {
-		return false, nil
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return false, err
-	}
-	def, err := Definition(cli)
-	if err != nil {
-		return false, err
-	}
-	if err := atomicfile.WriteIn(root, path, def, 0o644); err != nil { // no link followed: docs/operating.md#links
-		return false, fmt.Errorf("write %s: %w", path, err)
-	}
-	return true, nil
 }

@@ -1,0 +1,142 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func writeFiles(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for p, text := range files {
+		p = filepath.Join(root, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestCover: trust covers the config's bytes, the files the preset's CLI
+// loads from the project, and the files inside the project the config
+// names (arguments, env values, temporal files); not files outside, not
+// the other CLI's files, not opencode's own package.json; a link is
+// hashed as its target's name, never followed.
+func TestCover(t *testing.T) {
+	root := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "key")
+	writeFiles(t, root, map[string]string{
+		".opencode/specd.yaml": "specialist:\n  preset: opencode\n  env:\n    LD_PRELOAD: ./evil.so:/usr/lib/x.so\n    PATH: bin\ntemporal:\n  tls_ca_file: ca.pem\n  api_key_file: " + outside + "\n",
+		"evil.so":              "x", "ca.pem": "x", "bin/tool": "x",
+		"opencode.json": "{}", ".opencode/plugin/x.js": "x", ".opencode/agents/a.md": "x",
+		".opencode/package.json": `{"dependencies":{"@opencode-ai/plugin":"1.18.33"}}`,
+		".claude/settings.json":  "{}", ".mcp.json": "{}", "README.md": "x",
+	})
+	if err := os.Symlink("/etc/passwd", filepath.Join(root, ".opencode", "plugin", "link.js")); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(filepath.Join(root, ".opencode", "specd.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cov, err := Cover(root, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{".opencode/agents/a.md", ".opencode/plugin/link.js", ".opencode/plugin/x.js", ".opencode/specd.yaml", "ca.pem", "evil.so", "opencode.json"}
+	if got := cov.Paths(); !slices.Equal(got, want) {
+		t.Errorf("covered %q, want %q", got, want)
+	}
+	// A package.json that is more than opencode's own is covered: installing it runs its scripts.
+	writeFiles(t, root, map[string]string{".opencode/package.json": `{"scripts":{"postinstall":"touch x"},"dependencies":{"@opencode-ai/plugin":"1"}}`})
+	if cov, _ := Cover(root, c); cov[".opencode/package.json"] == "" {
+		t.Errorf("a package.json with scripts is not covered")
+	}
+
+	c.Specialist.Preset = PresetClaude
+	cov, _ = Cover(root, c)
+	if got := strings.Join(cov.Paths(), " "); got != ".claude/settings.json .mcp.json .opencode/specd.yaml ca.pem evil.so" {
+		t.Errorf("claude covers %s", got)
+	}
+	// No config file: nothing of the project's is used, nothing to trust.
+	if cov, _ := Cover(root, Default()); len(cov) != 0 {
+		t.Errorf("the default config covers %q", cov.Paths())
+	}
+}
+
+// TestCheck: trust records exactly what Cover hashes; a changed, new or
+// removed file is named; the bytes Load read count, not the file as it
+// is later; the record lives in the user's config directory.
+func TestCheck(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	root := t.TempDir()
+	cfgPath := filepath.Join(root, ".opencode", "specd.yaml")
+	writeFiles(t, root, map[string]string{".opencode/specd.yaml": "specialist:\n  preset: command\n  command: [sh, agent.sh]\n", "agent.sh": "echo hi"})
+	c, err := Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := Check(root, c); err != nil || !v.Needed || v.Trusted || v.Recorded {
+		t.Fatalf("never trusted: %+v %v", v, err)
+	}
+	if _, err := Trust(root, c); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := Check(root, c); err != nil || !v.Trusted {
+		t.Fatalf("after Trust: %+v %v", v, err)
+	}
+	if fi, err := os.Stat(filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "specd", "trust")); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("trust dir: %v %v", fi, err)
+	}
+	// The file changes on disk after Load: c is still the trusted bytes,
+	// the new file is not.
+	writeFiles(t, root, map[string]string{".opencode/specd.yaml": "specialist:\n  preset: command\n  command: [sh, agent.sh]\n  env: {LD_PRELOAD: ./x.so}\n"})
+	if ok, _ := Trusted(root, c); !ok {
+		t.Errorf("the loaded config is no longer trusted")
+	}
+	c2, _ := Load(cfgPath)
+	if v, _ := Check(root, c2); v.Trusted || !slices.Equal(v.Changed, []string{"changed .opencode/specd.yaml"}) {
+		t.Errorf("env added: %+v", v)
+	}
+	writeFiles(t, root, map[string]string{"agent.sh": "touch marker", "opencode.json": "{}"})
+	os.Remove(filepath.Join(root, "agent.sh"))
+	if v, _ := Check(root, c); v.Trusted || !slices.Equal(v.Changed, []string{"removed agent.sh"}) {
+		t.Errorf("script removed: %+v", v)
+	}
+	msg := (&UntrustedError{Root: root, Changed: []string{"removed agent.sh"}}).Error()
+	if !strings.Contains(msg, "changed since it was trusted (removed agent.sh)") || !strings.Contains(msg, "specd trust") {
+		t.Errorf("UntrustedError: %s", msg)
+	}
+}
+
+// TestSecretLike: env values that look like keys are named, never shown;
+// references and paths are not.
+func TestSecretLike(t *testing.T) {
+	c := Default()
+	c.Specialist.Env = map[string]string{
+		"ANTHROPIC_API_KEY": "sk-ant-api03-xyz", "OPENAI_API_KEY": "$OPENAI_API_KEY", "GITHUB_TOKEN": "ghp_abc",
+		"MY_SECRET": "hunter2", "XDG_DATA_HOME": "/srv/data", "GIT_CONFIG_KEY_0": "core.fsmonitor", "OTHER": "0123456789abcdef0123456789abcdef0123",
+		"API_KEY_FILE": "/run/credentials/specd/key",
+	}
+	c.Temporal.APIKeyFile, c.Temporal.TLSKeyFile, c.Temporal.CodecKeyFile = "secrets/key", "/etc/specd/client.key", "../keys"
+	got := c.SecretLike()
+	want := []string{"specialist.env.ANTHROPIC_API_KEY", "specialist.env.GITHUB_TOKEN", "specialist.env.MY_SECRET", "specialist.env.OTHER", "temporal.api_key_file"}
+	if !slices.Equal(got, want) {
+		t.Errorf("SecretLike = %q, want %q", got, want)
+	}
+}
+
+// TestLoadQuotesNoValue: a config error names the file and line, never
+// the start of the value (a key pasted in the wrong place).
+func TestLoadQuotesNoValue(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "specd.yaml")
+	writeFiles(t, filepath.Dir(p), map[string]string{"specd.yaml": "max_parallel: b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n"})
+	_, err := Load(p)
+	if err == nil || strings.Contains(err.Error(), "b3Bl") || !strings.Contains(err.Error(), p+":1: cannot unmarshal !!str a value into int") {
+		t.Errorf("Load: %v", err)
+	}
+}
