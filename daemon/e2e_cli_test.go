@@ -328,7 +328,7 @@ func runCLICases(t *testing.T, cli agentCLI) {
 				if asked == 0 {
 					t.Errorf("the model was never asked: the case tried nothing")
 				}
-				// Were a shell offered (sandbox.off is the only way), the
+				// Were a shell offered (the allowlist keeps it off), the
 				// sandbox would still refuse these writes: TestSandboxHoldsAgainstHostileSpecialist.
 				left, _ := filepath.Glob("/tmp/specd-e2e-pwned-*")
 				left2, _ := filepath.Glob(filepath.Join(tr.root, "pwned-*"))
