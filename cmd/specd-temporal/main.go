@@ -10,14 +10,10 @@
 package main
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"runtime"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -36,28 +32,9 @@ func main() {
 	os.Exit(execute(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// execute runs the command line and maps its error to the exit status
-// (service.Status); the first SIGTERM or SIGINT ends the commands' context.
+// execute runs the command line (service.Execute).
 func execute(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	root := newRootCommand(args)
-	root.SetArgs(args)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
-	cmd, err := root.ExecuteContextC(ctx)
-	status := service.Status(err)
-	switch status {
-	case service.ExitUsage:
-		path := "specd-temporal"
-		if cmd != nil {
-			path = cmd.CommandPath()
-		}
-		fmt.Fprintf(stderr, "specd: %v\nRun '%s --help' for usage.\n", err, path)
-	case service.ExitFailure:
-		fmt.Fprintf(stderr, "specd: %v\n", err)
-	}
-	return status
+	return service.Execute(newRootCommand(args), "specd-temporal", args, stdout, stderr)
 }
 
 func newRootCommand(args []string) *cobra.Command {
