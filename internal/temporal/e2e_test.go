@@ -119,9 +119,9 @@ func TestManyMachines(t *testing.T) {
 	})
 
 	script := filepath.Join(tmp, "sleeper.sh")
-	starts := filepath.Join(tmp, "starts")
+	starts := filepath.Join(tmp, "notes", "starts") // the specialists write it: notes/ is in their sandbox.writable
 	must(t, os.WriteFile(script, []byte(sleeper), 0o755))
-	must(t, os.WriteFile(starts, nil, 0o644))
+	must(t, os.MkdirAll(filepath.Dir(starts), 0o755))
 	// Trust records of every process of the test go here, not to the
 	// user's config directory (docs/operating.md#security).
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(tmp, "config"))
@@ -141,10 +141,10 @@ max_parallel: 6
 temporal:
   heartbeat_timeout: 5s
 sandbox:
-  writable: [%q] # the specialists' starts, made below
-`, command, starts, starts)
+  writable: [%q]
+`, command, starts, filepath.Dir(starts))
 		must(t, os.WriteFile(filepath.Join(root, ".opencode", "specd.yaml"), []byte(cfg), 0o644))
-		if out, err := exec.Command(specd, "trust", "--root", root).CombinedOutput(); err != nil {
+		if out, err := exec.Command(specd, "trust", "--yes", "--root", root).CombinedOutput(); err != nil {
 			t.Fatalf("specd trust: %v\n%s", err, out)
 		}
 	}

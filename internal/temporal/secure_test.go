@@ -60,17 +60,17 @@ func TestSecureCluster(t *testing.T) {
 	must(t, os.WriteFile(keys, []byte("# rotate: new key first\nk2 "+strings.Repeat("ab", 32)+"\nk1 "+strings.Repeat("cd", 32)+"\n"), 0o600))
 	script := filepath.Join(tmp, "sleeper.sh")
 	must(t, os.WriteFile(script, []byte(sleeper), 0o755))
-	starts := filepath.Join(tmp, "starts") // the specialists write it: made here for their sandbox
-	must(t, os.WriteFile(starts, nil, 0o644))
+	starts := filepath.Join(tmp, "notes", "starts") // the specialists write it: notes/ is in their sandbox.writable
+	must(t, os.MkdirAll(filepath.Dir(starts), 0o755))
 	configure := func(root string, cert bool) {
 		must(t, os.MkdirAll(filepath.Join(root, ".opencode", "specs"), 0o755))
 		cfg := fmt.Sprintf("specialist:\n  preset: command\n  command: [%q]\n  env: {STARTS: %q, SLEEP: \"0\"}\nsandbox:\n  writable: [%q]\ntemporal:\n  tls_ca_file: %q\n  codec_key_file: %q\n",
-			script, starts, starts, pki.ca, keys)
+			script, starts, filepath.Dir(starts), pki.ca, keys)
 		if cert {
 			cfg += fmt.Sprintf("  tls_cert_file: %q\n  tls_key_file: %q\n", pki.cert, pki.key)
 		}
 		must(t, os.WriteFile(filepath.Join(root, ".opencode", "specd.yaml"), []byte(cfg), 0o644))
-		if out, err := exec.Command(specd, "trust", "--root", root).CombinedOutput(); err != nil {
+		if out, err := exec.Command(specd, "trust", "--yes", "--root", root).CombinedOutput(); err != nil {
 			t.Fatalf("specd trust: %v\n%s", err, out)
 		}
 	}
