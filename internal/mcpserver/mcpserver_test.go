@@ -54,7 +54,16 @@ func project(t *testing.T, cfg string) service.Project {
 			t.Fatal(err)
 		}
 	}
-	return service.Project{Root: root, TreeDir: filepath.Join(root, ".opencode", "specs"), SpecsFlag: ".opencode/specs"}
+	p := service.Project{Root: root, TreeDir: filepath.Join(root, ".opencode", "specs"), SpecsFlag: ".opencode/specs"}
+	// The owner trusts the config (docs/operating.md#security).
+	c, err := p.Config()
+	if err == nil {
+		_, err = config.Trust(root, c)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // session serves p over the SDK's in-memory transport and returns the
@@ -289,6 +298,9 @@ func TestCancel(t *testing.T) {
 	p := project(t, "specialist:\n  preset: command\n  command: [\"sleep\", \"60\"]\n  grace: 1s\n")
 	cfg, err := p.Config()
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := config.Revoke(p.Root); err != nil { // not trusted yet
 		t.Fatal(err)
 	}
 	cs, _ := session(t, p, time.Minute)
