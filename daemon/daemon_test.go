@@ -575,6 +575,7 @@ func TestStartRate(t *testing.T) {
 	tr := newTree(t)
 	c := fakeConfig(t)
 	c.Specialist.StartRate = 2
+	c.MaxParallel = 4 // all four ask to start at once, however slow a start is
 	c.Specialist.Command = []string{"sh", "-c", `date +%s%N >> "$FAKE_COUNT_DIR/starts"; exec "$0"`, c.Specialist.Command[0]}
 	dir := writePlan(t, tr, "008_rate", "ok: a", "ok: b", "ok: c", "ok: d")
 	if _, err := newDaemon(t, tr, c, nil).RunPlan(context.Background(), dir); err != nil {
