@@ -126,6 +126,14 @@ func runCoordinator(t *testing.T, c coordinator) {
 	// PWD too: opencode takes its directory from it, not from the working
 	// directory it starts in.
 	env := append(os.Environ(), append(c.setup(t, root, home, srv.URL), "PWD="+root)...)
+	// The owner trusts the project as the test left it
+	// (docs/operating.md#security), with the CLI's environment: its
+	// XDG_CONFIG_HOME is where specd mcp looks for the record.
+	trust := exec.Command("specd", "trust", "--yes", "--root", root)
+	trust.Env = env
+	if out, err := trust.CombinedOutput(); err != nil {
+		t.Fatalf("specd trust: %v\n%s", err, out)
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
