@@ -124,6 +124,10 @@ func (c Covered) walk(root, rel string) error {
 				return err
 			}
 			h.Write([]byte("link:" + t))
+		} else if !d.Type().IsRegular() {
+			// A FIFO, socket or device: its kind, never opened (a FIFO
+			// without a writer blocks an open for good).
+			h.Write([]byte("special:" + d.Type().String()))
 		} else {
 			f, err := os.Open(p)
 			if err != nil {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -138,5 +139,24 @@ func TestLoadQuotesNoValue(t *testing.T) {
 	_, err := Load(p)
 	if err == nil || strings.Contains(err.Error(), "b3Bl") || !strings.Contains(err.Error(), p+":1: cannot unmarshal !!str a value into int") {
 		t.Errorf("Load: %v", err)
+	}
+}
+
+// TestCoverFIFO: a FIFO the config names (a test's release pipe, or a
+// clone's trap) is hashed by its kind, never opened: an open would block
+// without a writer.
+func TestCoverFIFO(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{".opencode/specd.yaml": "specialist:\n  preset: local\n  env:\n    RELEASE: ./release\n"})
+	if err := syscall.Mkfifo(filepath.Join(root, "release"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(filepath.Join(root, ".opencode", "specd.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cov, err := Cover(root, c)
+	if err != nil || cov["release"] == "" {
+		t.Errorf("Cover = %v, %v; want the FIFO covered by its kind", cov, err)
 	}
 }
