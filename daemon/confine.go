@@ -54,38 +54,24 @@ func (a *attempt) clean() {
 	}
 }
 
-// promote moves what the specialist wrote in its output directory — its
-// report and structured results — to their places in reports/, and
-// removes the directory. Only regular files are moved: for a link or a
-// directory left there it returns why it was refused, naming the file
-// ("" when nothing was).
-func (a *attempt) promote() (refused string) {
+// promote moves what the specialist left in its output directory — its
+// report and structured results — to their places in reports/ (a rename:
+// a link is moved as a link, never followed), and removes the directory.
+// What is moved is then read as any report or result is, and a link or a
+// directory in its place is refused there (specs.ReadRegular).
+func (a *attempt) promote() {
 	final := a.r.paths[a.i]
 	fj, fm := delivery.ResultPaths(final)
 	sj, sm := delivery.ResultPaths(a.in.ReportPath)
-	for _, m := range []struct{ kind, src, dst string }{{"report", a.in.ReportPath, final}, {"structured result", sj, fj}, {"structured result", sm, fm}} {
-		fi, err := os.Lstat(m.src)
-		if err != nil {
+	for _, m := range [][2]string{{a.in.ReportPath, final}, {sj, fj}, {sm, fm}} {
+		if _, err := os.Lstat(m[0]); err != nil {
 			continue
 		}
-		if !fi.Mode().IsRegular() {
-			what := "symlink"
-			if !fi.Mode().IsDir() && fi.Mode()&os.ModeSymlink == 0 {
-				what = "special file"
-			} else if fi.Mode().IsDir() {
-				what = "directory"
-			}
-			if refused == "" {
-				refused = fmt.Sprintf("%s %s: invalid: is a %s, not a regular file", m.kind, filepath.Base(m.src), what)
-			}
-			continue
-		}
-		if err := nofollow.Rename(a.r.d.fsRoot, m.src, m.dst); err != nil {
+		if err := nofollow.Rename(a.r.d.fsRoot, m[0], m[1]); err != nil {
 			a.log.Error().Err(err).Msg("moving the specialist's output into place")
 		}
 	}
 	a.removeOut()
-	return refused
 }
 
 // removeOut removes the attempt's output directory and what is in it,

@@ -108,7 +108,6 @@ type attempt struct {
 	skipped barrier.Check // set by skip when the runner asks (an earlier specialist finished the topic)
 	res     barrier.Attempt
 	out     preset.Output // what the process printed on stdout: its text and usage (startAndWait reads it)
-	refused string        // why a file the process left in outDir was not moved into place (promote)
 	wait    time.Duration // the retry delay decide chose
 }
 
@@ -237,9 +236,8 @@ func (a *attempt) startAndWait(start, tctx context.Context) next {
 		}
 	}
 	a.res.Result = r.d.runner.Run(tctx, job)
-	a.refused = ""
 	if a.res.Started {
-		a.refused = a.promote()
+		a.promote()
 	}
 	a.out = preset.Output{}
 	if a.res.Started {
@@ -313,9 +311,6 @@ func (a *attempt) collect(context.Context, context.Context) next {
 	}
 	var invalid string
 	a.res.Report, invalid = r.deliver(a.i, stdout)
-	if invalid == "" {
-		invalid = a.refused
-	}
 	if invalid != "" {
 		a.res.End, a.res.Reason = barrier.ResultInvalid, invalid
 	}
