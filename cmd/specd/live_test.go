@@ -174,13 +174,7 @@ func TestStatusJSONMidRun(t *testing.T) {
 // as topics finish, and quits on q (and on SIGTERM). Without tmux it is skipped, except in
 // CI (CI=true), where tmux must be installed.
 func TestTopInTmux(t *testing.T) {
-	tmux, err := exec.LookPath("tmux")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("tmux is needed for this test in CI")
-		}
-		t.Skip("tmux is not installed")
-	}
+	tm := tmuxServer(t)
 	t.Parallel()
 	specd, err := exec.LookPath("specd")
 	if err != nil {
@@ -188,19 +182,8 @@ func TestTopInTmux(t *testing.T) {
 	}
 	root := liveProject(t, 3, "alpha", "bravo", "charlie", "delta", "echo", "foxtrot")
 
-	// A tmux server of its own (socket in a temp dir, no user config).
-	sock := filepath.Join(t.TempDir(), "tmux.sock")
-	tm := func(args ...string) string {
-		t.Helper()
-		out, err := exec.Command(tmux, append([]string{"-S", sock, "-f", "/dev/null"}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
 	shell := fmt.Sprintf("%q --root %q top; echo \"specd top exited with status $?\"; sleep 600", specd, root)
 	tm("new-session", "-d", "-s", "live", "-x", "120", "-y", "40", shell)
-	t.Cleanup(func() { exec.Command(tmux, "-S", sock, "kill-server").Run() })
 	screen := func() string { return tm("capture-pane", "-p", "-t", "live") }
 
 	runLine := regexp.MustCompile(`(?m)^001_live_progress +[█░]{10,} +([0-6])/6 done +running ([0-2]) +queued ([0-6]) +failed 0 +elapsed \d`)
@@ -269,4 +252,29 @@ func TestTopInTmux(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// tmuxServer starts nothing yet: it returns how to run tmux commands
+// against a tmux server of the test's own (socket in a temp dir, no user
+// config), killed when the test ends. Without tmux the test is skipped,
+// except in CI (CI=true), where tmux must be installed.
+func tmuxServer(t *testing.T) func(args ...string) string {
+	t.Helper()
+	tmux, err := exec.LookPath("tmux")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("tmux is needed for this test in CI")
+		}
+		t.Skip("tmux is not installed")
+	}
+	sock := filepath.Join(t.TempDir(), "tmux.sock")
+	t.Cleanup(func() { exec.Command(tmux, "-S", sock, "kill-server").Run() })
+	return func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command(tmux, append([]string{"-S", sock, "-f", "/dev/null"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
 }
