@@ -55,19 +55,8 @@ func TestSandboxHoldsAgainstHostileSpecialist(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	secret := "SECRET-KEY-MATERIAL-0123"
-	write := func(p, s string) {
-		t.Helper()
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write(filepath.Join(home, ".bashrc"), "# bashrc\n")
-	write(filepath.Join(home, ".ssh", "id_ed25519"), secret+"\n")
-	write(filepath.Join(tr.root, "README.md"), "# project\n")
-	write(filepath.Join(tr.root, "notes.txt"), "GOOD notes\n")
+	write(t, home, map[string]string{".bashrc": "# bashrc\n", ".ssh/id_ed25519": secret + "\n"})
+	write(t, tr.root, map[string]string{"README.md": "# project\n", "notes.txt": "GOOD notes\n"})
 	git := func(args ...string) {
 		t.Helper()
 		cmd := exec.Command("git", append([]string{"-C", tr.root, "-c", "user.name=t", "-c", "user.email=t@example.org"}, args...)...)
@@ -78,8 +67,9 @@ func TestSandboxHoldsAgainstHostileSpecialist(t *testing.T) {
 	git("init", "-q")
 	git("add", "README.md", "notes.txt")
 	git("commit", "-qm", "init")
-	script := filepath.Join(t.TempDir(), "bin", "hostile.sh")
-	write(script, hostile)
+	bin := t.TempDir()
+	write(t, bin, map[string]string{"hostile.sh": hostile})
+	script := filepath.Join(bin, "hostile.sh")
 	if err := os.Chmod(script, 0o755); err != nil {
 		t.Fatal(err)
 	}
