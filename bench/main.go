@@ -21,7 +21,13 @@
 //     local mode (bench/temporal.go; needs SPECD_TEMPORAL; this checkout only).
 //
 // Usage: go run ./bench [-baseline REV] [-rounds 3] [-plans 60] [-parallel 4]
-// [-dirs 10000] [-idle 15s] [-cases latency,throughput,sleepers,idle,temporal]
+// [-dirs 10000] [-idle 15s] [-dir DIR] [-cases latency,throughput,sleepers,idle,temporal]
+//
+// Where the files go matters (-dir, default $TMPDIR): on an ext4 file
+// system without a journal every new file scans past the inodes deleted
+// in the last minute or more, so a machine that has just deleted many
+// files makes every file creation slow, and specd creates a few per topic
+// where the xargs baseline creates one (docs/operating.md#performance).
 package main
 
 import (
@@ -57,12 +63,15 @@ func main() {
 	parallel := flag.Int("parallel", 4, "max_parallel of the throughput case (and xargs -P)")
 	idle := flag.Duration("idle", 15*time.Second, "how long to watch the idle daemon")
 	nDirs := flag.Int("dirs", 10000, "finished run directories for the scan and idle case")
+	dir := flag.String("dir", os.TempDir(), "directory the projects, the specialists' TMPDIRs and the builds go in (its file system is printed: creating files costs differently on each)")
 	cases := flag.String("cases", "latency,throughput,sleepers,idle,temporal", "comma-separated cases: latency, throughput, sleepers, idle, temporal (needs SPECD_TEMPORAL)")
 	flag.Parse()
 	want := map[string]bool{}
 	for _, c := range strings.Split(*cases, ",") {
 		want[strings.TrimSpace(c)] = true
 	}
+	// Everything below, and every process started, makes its files in dir.
+	must(os.Setenv("TMPDIR", *dir))
 	tmp, err := os.MkdirTemp("", "specd-bench-")
 	must(err)
 	defer os.RemoveAll(tmp)
@@ -72,7 +81,7 @@ func main() {
 			bins = append([]binary{{*baseline, b}}, bins...)
 		}
 	}
-	fmt.Printf("specd bench on %d CPUs, %s, %d rounds (median)\n\n", runtime.NumCPU(), runtime.Version(), *rounds)
+	fmt.Printf("specd bench on %d CPUs, %s, %d rounds (median), in %s (%s)\n\n", runtime.NumCPU(), runtime.Version(), *rounds, *dir, fsType(*dir))
 	header := fmt.Sprintf("%-46s", "case")
 	for _, b := range bins {
 		header += fmt.Sprintf(" %16s", b.name)
@@ -154,6 +163,27 @@ func build(tmp, name, rev string) string {
 		return ""
 	}
 	return bin
+}
+
+// fsType names the file system of dir, as far as the bench knows it.
+func fsType(dir string) string {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return err.Error()
+	}
+	switch st.Type {
+	case 0xEF53:
+		return "ext2/3/4"
+	case 0x01021994:
+		return "tmpfs"
+	case 0x9123683E:
+		return "btrfs"
+	case 0x58465342:
+		return "xfs"
+	case 0x794C7630:
+		return "overlayfs"
+	}
+	return fmt.Sprintf("file system 0x%x", st.Type)
 }
 
 func must(err error) {

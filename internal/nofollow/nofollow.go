@@ -1,7 +1,9 @@
 // Package nofollow reaches files under a root directory without following
-// a symbolic link (docs/operating.md#links): every path component below
-// the root is opened with O_NOFOLLOW, one openat(2) at a time from the
-// root's descriptor, so neither a link tracked in a clone nor one planted
+// a symbolic link (docs/operating.md#links): the directories below the
+// root are opened with one openat2(2) that resolves no link and nothing
+// outside the root (RESOLVE_NO_SYMLINKS|RESOLVE_BENEATH), or where that
+// fails, one component at a time from the root's descriptor with
+// O_NOFOLLOW, which names the component at fault; so neither a link tracked in a clone nor one planted
 // by a specialist while specd runs can send a write out of the root, or to
 // another file inside it. A link is refused with a *LinkError naming it.
 // The root itself is trusted and may be reached through links.
@@ -10,7 +12,7 @@
 // directly (OpenFile, MkdirAll, Rename, Remove, Flock) or through
 // atomicfile.WriteIn and lockedappend.
 //
-// Limits: Linux and the BSDs (openat, O_NOFOLLOW, O_DIRECTORY); hard
+// Limits: Linux (openat2 since 5.6; openat, O_NOFOLLOW before); hard
 // links and bind mounts are not links here and are not detected.
 package nofollow
 
@@ -98,6 +100,16 @@ func OpenParent(root, path string, mkdir bool) (dir *os.File, base string, err e
 	if err != nil {
 		return nil, "", &os.PathError{Op: "open", Path: root, Err: err}
 	}
+	if len(parts) > 1 {
+		// One openat2(2) that the kernel refuses to resolve through any
+		// link or out of root (Linux 5.6); on any error, the walk below
+		// finds out which component is missing or a link, and names it.
+		dir := filepath.Join(parts[:len(parts)-1]...)
+		if next, err := unix.Openat2(fd, dir, &beneath); err == nil {
+			unix.Close(fd)
+			return os.NewFile(uintptr(next), filepath.Join(root, dir)), parts[len(parts)-1], nil
+		}
+	}
 	at := root
 	for _, p := range parts[:len(parts)-1] {
 		at = filepath.Join(at, p)
@@ -109,6 +121,13 @@ func OpenParent(root, path string, mkdir bool) (dir *os.File, base string, err e
 		fd = next
 	}
 	return os.NewFile(uintptr(fd), at), parts[len(parts)-1], nil
+}
+
+// beneath is how OpenParent opens a directory below the root in one
+// call: no link followed (magic links of /proc included), nothing outside.
+var beneath = unix.OpenHow{
+	Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC,
+	Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
 }
 
 // openDir opens the directory name in dir without following a link,
