@@ -84,9 +84,10 @@ type Specialist struct {
 	Prompt string `yaml:"prompt"`
 	// Env is added to every specialist's environment (any preset), e.g.
 	// XDG_DATA_HOME, XDG_CONFIG_HOME, XDG_CACHE_HOME, XDG_STATE_HOME for
-	// opencode or CLAUDE_CONFIG_DIR for claude, so that the CLIs keep their
-	// state outside a read-only home (README: "Using with opencode /
-	// Claude Code"). Names must not start with SPECD_ (the input contract).
+	// opencode, CLAUDE_CONFIG_DIR for claude or CODEX_HOME for codex, so
+	// that the CLIs keep their state outside a read-only home (README:
+	// "Using with opencode / Claude Code / codex"). Names must not start
+	// with SPECD_ (the input contract).
 	Env map[string]string `yaml:"env"`
 	// Price prices the tokens of the codex preset, which reports tokens
 	// but no cost (docs/configuration.md#presets); nil leaves the cost
