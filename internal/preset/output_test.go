@@ -186,7 +186,7 @@ REPORT_CREATED: /p/r.md
 	if got := preset.ReadOutput(config.Specialist{Preset: config.PresetOpencode}, write(t, in), 1<<20).Text; string(got) != want {
 		t.Errorf("opencode text:\n%s\nwant:\n%s", got, want)
 	}
-	// The renderer of specd logs knows both CLIs without being told.
+	// The renderer of specd logs knows the three CLIs without being told.
 	var r preset.Renderer
 	for _, tc := range []struct{ line, want string }{
 		{`{"type":"assistant","session_id":"s","message":{"content":[{"type":"text","text":"Done."},{"type":"tool_use","name":"Bash","input":{"command":"mv /p/.t /p/r.md"}}]}}`, "Done.\n> Bash mv /p/.t /p/r.md\n"},
@@ -195,6 +195,19 @@ REPORT_CREATED: /p/r.md
 		{`{"type":"result","subtype":"success","is_error":true,"result":"Done.","session_id":"s"}`, ""}, // repeats the last text
 		{`{"type":"system","subtype":"init","session_id":"s"}`, ""},
 		{`{"type":"step_start","sessionID":"s","part":{}}`, ""},
+		// codex 0.169's events.
+		{`{"type":"thread.started","thread_id":"t"}`, ""},
+		{`{"type":"item.started","item":{"id":"item_1","type":"command_execution","command":"/bin/bash -lc 'rg -n token src'","aggregated_output":"","exit_code":null,"status":"in_progress"}}`, "> shell rg -n token src\n"},
+		{`{"type":"item.completed","item":{"id":"item_1","type":"command_execution","command":"/bin/bash -lc 'rg -n token src'","aggregated_output":"src/a.go:3: token\n","exit_code":0,"status":"completed"}}`, ""},
+		{`{"type":"item.completed","item":{"id":"item_2","type":"file_change","changes":[{"path":"/p/r.md","kind":"add"}],"status":"completed"}}`, "> patch /p/r.md\n"},
+		{`{"type":"item.started","item":{"id":"item_3","type":"mcp_tool_call","server":"docs","tool":"search","status":"in_progress"}}`, "> docs.search\n"},
+		{`{"type":"item.completed","item":{"id":"item_4","type":"web_search","query":"oauth rotation"}}`, "> web_search oauth rotation\n"},
+		{`{"type":"item.completed","item":{"id":"item_5","type":"reasoning","text":"thinking"}}`, ""},
+		{`{"type":"item.completed","item":{"id":"item_6","type":"agent_message","text":"Done."}}`, "Done.\n"},
+		{`{"type":"error","message":"Reconnecting... 1/5"}`, "Error: Reconnecting... 1/5\n"},
+		{`{"type":"turn.failed","error":{"message":"Reconnecting... 1/5"}}`, ""}, // repeats the last error
+		{`{"type":"turn.completed","usage":{"input_tokens":1,"cached_input_tokens":0,"output_tokens":1}}`, ""},
+		{`{"type":"unknown.codex","x":1}`, `{"type":"unknown.codex","x":1}`},
 		{"not json\n", "not json\n"},
 	} {
 		if got := string(r.Line([]byte(tc.line))); got != tc.want {
