@@ -263,6 +263,16 @@ func runCLICases(t *testing.T, cli agentCLI) {
 					t.Errorf("injected text in the report:\n%s", report)
 				}
 				checkOffered(t, cli, srv, t1)
+				if cli.preset == config.PresetCodex {
+					// --output-schema reached the model as text.format.
+					for _, r := range srv.Requests() {
+						if r.Topic == t1 && r.Status == 200 {
+							if props, _ := r.Schema["properties"].(map[string]any); props["findings"] == nil || r.Schema["additionalProperties"] != false {
+								t.Errorf("codex asked for the schema %v, want the WebResearcherResult shape", r.Schema)
+							}
+						}
+					}
+				}
 			}, "", ""},
 		{"preset and model only: a model told to overwrite REQUEST.md has no tool to do it", []modelserver.Script{{Topic: t1, Behaviour: modelserver.Intrude}}, time.Minute, 1,
 			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {

@@ -124,7 +124,11 @@ type Request struct {
 	Tools  int       // number of tools the client offered
 	Names  []string  // the names of those tools, sorted (tools.go)
 	Stream bool      // the client asked for a stream
-	Usage  Usage     // the usage the answer reported (zero unless Status is 200)
+	// Schema is the JSON schema of the final answer the client asked for
+	// (Responses: text.format of type json_schema, as codex's
+	// --output-schema sends it); nil when it asked for none.
+	Schema map[string]any
+	Usage  Usage // the usage the answer reported (zero unless Status is 200)
 }
 
 // Server is a running stand-in model server. Close it when done.

@@ -30,6 +30,12 @@ type rsRequest struct {
 		Type string `json:"type"`
 		Name string `json:"name"`
 	} `json:"tools"`
+	Text struct {
+		Format struct {
+			Type   string         `json:"type"`
+			Schema map[string]any `json:"schema"`
+		} `json:"format"`
+	} `json:"text"`
 }
 
 // rsItem is one item of a Responses request's input: a message, a
@@ -95,7 +101,11 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		t, topic = s.decide(convo.String(), shell, afterTool)
 	}
-	if !s.answers(w, r, t, Request{API: "responses", Topic: topic, Status: t.status, Tools: len(req.Tools), Names: names, Stream: req.Stream}) {
+	rec := Request{API: "responses", Topic: topic, Status: t.status, Tools: len(req.Tools), Names: names, Stream: req.Stream}
+	if req.Text.Format.Type == "json_schema" {
+		rec.Schema = req.Text.Format.Schema
+	}
+	if !s.answers(w, r, t, rec) {
 		return
 	}
 	id := fmt.Sprintf("resp_%d", time.Now().UnixNano())
