@@ -212,7 +212,7 @@ stream_max_retries = 0
 				t.Fatal(err)
 			}
 			return "test-model", map[string]string{"HOME": home, "CODEX_HOME": codexHome, "SPECDTEST_API_KEY": "test-key"}
-		}, allow: codexTools, hostile: nil}
+		}, allow: codexTools, hostile: codexHostile}
 }
 
 // codexTools are the tools codex 0.169 offers the model, read-only or
