@@ -97,8 +97,9 @@ If the task needs rights you do not have, print: TASK_ERROR: declined - <reason>
 // --permission-mode acceptEdits and --allowedTools "Bash(mv:*)" instead,
 // to write its report. opencode's allowlist is in its environment (Env).
 // codex has no agent definitions: its read-only agent is codex's own with
-// the agent prompt and --output-schema SCHEMA (CodexSchemaPath, written by
-// Files) holding the WebResearcherResult shape. Its MODE (CodexSandbox) is
+// the research-specialist's instructions (CodexInstructions) before the
+// prompt and --output-schema SCHEMA (CodexSchemaPath, written by Files)
+// holding the WebResearcherResult shape. Its MODE (CodexSandbox) is
 // danger-full-access when specd's Landlock confines it (sp.Confined:
 // codex's own sandbox cannot start inside it, and specd's holds), else
 // read-only, or workspace-write for cli-default.
@@ -145,6 +146,7 @@ func Argv(sp config.Specialist, local string, in specialist.Input) ([]string, er
 			"--sandbox", CodexSandbox(sp)}
 		if ReadOnly(sp) {
 			out = append(out, "--output-schema", CodexSchemaPath(in))
+			text = CodexInstructions() + "\n\n---\n\n" + text
 		}
 	} else if sp.Preset == config.PresetOpencode {
 		if bin == "" {
@@ -221,6 +223,21 @@ func CodexSandbox(sp config.Specialist) string {
 		return "read-only"
 	}
 	return "workspace-write"
+}
+
+// codexReadOnly is what the research-specialist's instructions say of
+// the shell, and what they say to codex, whose shell is how it reads files.
+const (
+	codexNoShell   = "You never edit files and never run shell commands;"
+	codexReadShell = "You never edit files; you run shell commands only to read (rg, cat, sed -n, ls), never to write, move or delete anything;"
+)
+
+// CodexInstructions returns the read-only research-specialist's
+// instructions (agents.Prompt) as the codex preset gives them before its
+// prompt: codex reads files with its shell, so they allow reading
+// commands and nothing else.
+func CodexInstructions() string {
+	return strings.Replace(agents.Prompt(), codexNoShell, codexReadShell, 1)
 }
 
 // CodexSchemaPath is the file the codex preset's --output-schema names:

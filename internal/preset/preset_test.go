@@ -175,8 +175,8 @@ func TestCodexArgv(t *testing.T) {
 		promptHas string
 		files     bool
 	}{
-		{"", false, append(slices.Clone(base), "read-only", "--output-schema", schema, "--model", "gpt-5", "--"), "WebResearcherResult JSON", true},
-		{"", true, append(slices.Clone(base), "danger-full-access", "--output-schema", schema, "--model", "gpt-5", "--"), "WebResearcherResult JSON", true},
+		{"", false, append(slices.Clone(base), "read-only", "--output-schema", schema, "--model", "gpt-5", "--"), "shell commands only to read", true},
+		{"", true, append(slices.Clone(base), "danger-full-access", "--output-schema", schema, "--model", "gpt-5", "--"), "Print only the WebResearcherResult JSON", true},
 		{config.AgentCLIDefault, false, append(slices.Clone(base), "workspace-write", "--model", "gpt-5", "--"), "REPORT_CREATED: /p/reports/.logs/001.out/001_a.md", false},
 		{config.AgentCLIDefault, true, append(slices.Clone(base), "danger-full-access", "--model", "gpt-5", "--"), "REPORT_CREATED:", false},
 	} {
@@ -191,6 +191,11 @@ func TestCodexArgv(t *testing.T) {
 		}
 		if !strings.Contains(argv[len(argv)-1], tc.promptHas) {
 			t.Errorf("agent %q: prompt lacks %q", tc.agent, tc.promptHas)
+		}
+		// The read-only agent gets the research-specialist's
+		// instructions, saying the shell is for reading only.
+		if p := argv[len(argv)-1]; (tc.agent == "") != strings.Contains(p, "quarantined, read-only research specialist") || strings.Contains(p, "never run shell commands") {
+			t.Errorf("agent %q: the instructions before the prompt are wrong:\n%.300s", tc.agent, p)
 		}
 		files := preset.Files(sp, in)
 		if (files[schema] != nil) != tc.files || len(files) > 1 {
