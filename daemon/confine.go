@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 
 	"github.com/specd-dev/specd/daemon/delivery"
+	"github.com/specd-dev/specd/internal/atomicfile"
 	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/nofollow"
+	"github.com/specd-dev/specd/internal/preset"
 	"github.com/specd-dev/specd/internal/runner"
 	"github.com/specd-dev/specd/internal/sandbox"
 	"github.com/specd-dev/specd/jsonl"
@@ -51,6 +53,17 @@ func (a *attempt) clean() {
 	a.removeOut()
 	if err := nofollow.MkdirAll(root, filepath.Join(a.outDir, specs.ResultsDir)); err != nil {
 		a.log.Warn().Err(err).Msg("the specialist's output directory")
+	}
+}
+
+// writeFiles writes the files the preset needs in the attempt's output
+// directory before it starts (preset.Files: codex's output schema); one
+// that cannot be written is logged, and the CLI then says what it misses.
+func (a *attempt) writeFiles() {
+	for p, b := range preset.Files(a.sp, a.in) {
+		if err := atomicfile.WriteIn(a.r.d.fsRoot, p, b, 0o644); err != nil {
+			a.log.Error().Err(err).Str("file", p).Msg("writing a file the specialist reads")
+		}
 	}
 }
 

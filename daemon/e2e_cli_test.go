@@ -53,6 +53,9 @@ type agentCLI struct {
 	// not appear even in a trusted project (specd keeps the CLI from
 	// loading them); the others are kept out by trust alone.
 	hostile func(t *testing.T, root string) (never []string)
+	// price is specialist.price, for a CLI that reports tokens without a
+	// cost (codex); nil for the others.
+	price *config.Price
 }
 
 // priced is the usage of the priced test cases: every answer of the
@@ -157,6 +160,67 @@ func claudeCLI(bin string) agentCLI {
 		}, allow: agents.ClaudeReadTools, hostile: claudeHostile}
 }
 
+// codexInput, codexCached, codexOutput is specialist.price in the codex
+// cases, USD per million tokens.
+const codexInput, codexCached, codexOutput = 1.25, 0.125, 10.0
+
+// TestCodexE2E runs the codex preset end to end against internal/modelserver's
+// Responses API, offline. SPECD_CODEX names the codex binary (.ci/run
+// installs the pinned version and sets it).
+func TestCodexE2E(t *testing.T) {
+	bin := os.Getenv("SPECD_CODEX")
+	if bin == "" {
+		t.Skip("set SPECD_CODEX to a codex binary to run (npm install @openai/codex@0.169.0; .ci/run does it)")
+	}
+	runCLICases(t, codexCLI(bin))
+}
+
+// codexCLI is the codex preset run by bin against the stand-in server.
+func codexCLI(bin string) agentCLI {
+	in, cached, out := codexInput, codexCached, codexOutput
+	return agentCLI{preset: config.PresetCodex, binary: bin, attempts: 1,
+		price: &config.Price{Input: &in, CachedInput: &cached, Output: &out},
+		// codex reports the Responses API's tokens (cached ones inside the
+		// input; no cache writes) and no cost: specd prices them at
+		// specialist.price.
+		reported: func(t *testing.T, u modelserver.Usage, _ []byte) specs.Usage {
+			return specs.PricedAt(int64(u.Input), int64(u.Output), int64(u.CacheRead), 0,
+				(float64(u.Input)*codexInput+float64(u.CacheRead)*codexCached+float64(u.Output)*codexOutput)/1e6)
+		},
+		setup: func(t *testing.T, root, home, url string) (string, map[string]string) {
+			// A model provider of the Responses API, with codex's own
+			// retries off (specd retries) and nothing sent anywhere else.
+			codexHome := filepath.Join(home, "codex")
+			cfg := fmt.Sprintf(`model_provider = "specdtest"
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+
+[model_providers.specdtest]
+name = "specd test model server"
+base_url = %q
+wire_api = "responses"
+env_key = "SPECDTEST_API_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+`, url+"/v1")
+			if err := os.MkdirAll(codexHome, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(cfg), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return "test-model", map[string]string{"HOME": home, "CODEX_HOME": codexHome, "SPECDTEST_API_KEY": "test-key"}
+		}, allow: codexTools, hostile: codexHostile}
+}
+
+// codexTools are the tools codex 0.169 offers the model, read-only or
+// not: its shell (exec_command, write_stdin), sub-agents, goals, images,
+// questions and the hosted web search. specd cannot narrow them; its
+// sandbox bounds what the shell does (docs/operating.md#sandbox).
+var codexTools = []string{"create_goal", "exec_command", "get_goal", "multi_agent_v1", "request_user_input", "update_goal", "view_image", "web_search", "write_stdin"}
+
 // subagentMark starts the prompt of the task the model asks opencode to
 // run: the conversation of the subagent it starts holds it, not the topic.
 const subagentMark = "SUBAGENT-7f3a"
@@ -186,7 +250,7 @@ func runCLICases(t *testing.T, cli agentCLI) {
 		parallel int
 		check    check
 		agent    string // specialist.agent; "" = the read-only default
-		only     string // the one preset the case runs with; "" = both
+		only     string // the one preset the case runs with; "" = all
 	}{
 		{"read-only agent prints WebResearcherResult JSON: specd renders the report", []modelserver.Script{{Topic: t1, Behaviour: modelserver.Answer, Text: string(result)}}, time.Minute, 1,
 			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
@@ -199,6 +263,16 @@ func runCLICases(t *testing.T, cli agentCLI) {
 					t.Errorf("injected text in the report:\n%s", report)
 				}
 				checkOffered(t, cli, srv, t1)
+				if cli.preset == config.PresetCodex {
+					// --output-schema reached the model as text.format.
+					for _, r := range srv.Requests() {
+						if r.Topic == t1 && r.Status == 200 {
+							if props, _ := r.Schema["properties"].(map[string]any); props["findings"] == nil || r.Schema["additionalProperties"] != false {
+								t.Errorf("codex asked for the schema %v, want the WebResearcherResult shape", r.Schema)
+							}
+						}
+					}
+				}
 			}, "", ""},
 		{"preset and model only: a model told to overwrite REQUEST.md has no tool to do it", []modelserver.Script{{Topic: t1, Behaviour: modelserver.Intrude}}, time.Minute, 1,
 			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
@@ -337,6 +411,28 @@ func runCLICases(t *testing.T, cli agentCLI) {
 					t.Errorf("the shell wrote $HOME/.bashrc")
 				}
 			}, config.AgentCLIDefault, "opencode"},
+		{"codex's read-only agent reads the project with its shell inside specd's sandbox, where codex's own cannot start",
+			[]modelserver.Script{{Topic: t1, Behaviour: modelserver.CallTool, Tool: modelserver.ShellTool, Args: map[string]string{"cmd": "cat \"$(find . -name " + specs.RequestFile + ")\""}, Text: "read: "}}, time.Minute, 1,
+			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
+				stdout, _ := os.ReadFile(filepath.Join(tr.specs, "001_e2e", "reports", specs.LogsDir, "001.stdout"))
+				if !strings.Contains(string(stdout), `"status":"completed"`) || !strings.Contains(string(stdout), "The topics of the plan.") || strings.Contains(string(stdout), "bwrap") {
+					t.Errorf("the shell did not read REQUEST.md:\n%s", tail(stdout, 3000))
+				}
+			}, "", "codex"},
+		{"codex's read-only agent is told to overwrite REQUEST.md: its shell tries, specd's sandbox refuses",
+			[]modelserver.Script{{Topic: t1, Behaviour: modelserver.Intrude}}, time.Minute, 1,
+			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
+				if b, _ := os.ReadFile(filepath.Join(tr.specs, "001_e2e", specs.RequestFile)); string(b) != requestText {
+					t.Errorf("REQUEST.md changed: %q", b)
+				}
+				if n := countRequests(srv, t1, 200); n < 2 {
+					t.Errorf("%d answers for the topic, want the shell call and the answer after its result: the write was not tried", n)
+				}
+				stdout, _ := os.ReadFile(filepath.Join(tr.specs, "001_e2e", "reports", specs.LogsDir, "001.stdout"))
+				if !strings.Contains(string(stdout), "Permission denied") {
+					t.Errorf("the shell's write was not refused by the sandbox:\n%s", tail(stdout, 3000))
+				}
+			}, "", "codex"},
 	} {
 		if tc.only != "" && tc.only != cli.preset {
 			continue
@@ -367,7 +463,7 @@ func runCLICases(t *testing.T, cli agentCLI) {
 				c.Specialist.Agent = tc.agent
 			}
 			c.Specialist.Preset, c.Specialist.Command, c.Specialist.Binary = cli.preset, nil, cli.binary
-			c.Specialist.Model, c.Specialist.Env = model, env
+			c.Specialist.Model, c.Specialist.Env, c.Specialist.Price = model, env, cli.price
 			c.Specialist.Timeout, c.Specialist.Grace = config.Duration(tc.timeout), config.Duration(2*time.Second)
 			c.Specialist.Retries, c.Specialist.RetryBackoff = 1, config.Duration(500*time.Millisecond)
 			c.MaxParallel = tc.parallel

@@ -156,7 +156,9 @@ func (a *attempt) run(start, tctx context.Context) next {
 // with the end kind and reason) or requeues it when it may not.
 func (a *attempt) check(start, _ context.Context) next {
 	r := a.r
-	a.sp = r.d.config().Specialist
+	cfg := r.d.config()
+	a.sp = cfg.Specialist
+	a.sp.Confined = !cfg.Sandbox.Off // decides the codex preset's own sandbox (preset.CodexSandbox)
 	if by := r.cancelledBy(a.i); by != "" {
 		a.res = cancelled(by)
 		return done
@@ -209,7 +211,7 @@ func (a *attempt) startAndWait(start, tctx context.Context) next {
 	_, mdResult := delivery.ResultPaths(a.in.ReportPath)
 	t := r.topic(a.i)
 	job := runner.Job{
-		Argv: a.argv, Dir: r.d.opts.Root, Env: append(preset.Env(a.sp), a.in.Env()...), Stdin: a.in.JSON(),
+		Argv: a.argv, Dir: r.d.opts.Root, Env: append(preset.Env(a.sp), a.in.Env()...), Stdin: a.in.JSON(), NullStdin: preset.Stdin(a.sp, a.in) == nil,
 		Stdout: a.stem + ".stdout", Stderr: a.stem + ".stderr",
 		Timeout: a.sp.Timeout.Std(), Grace: a.sp.Grace.Std(),
 		Lock: a.stem + ".lock",
@@ -220,6 +222,7 @@ func (a *attempt) startAndWait(start, tctx context.Context) next {
 		OnStart: func() {
 			// This attempt's result is the only one that counts.
 			a.clean()
+			a.writeFiles()
 			r.d.stats.running.Add(1)
 			r.d.metrics.changed()
 		},
@@ -244,7 +247,7 @@ func (a *attempt) startAndWait(start, tctx context.Context) next {
 		r.d.stats.running.Add(-1)
 		// Every started attempt is paid for, whatever comes next: a
 		// retry, a cancel, a shutdown that requeues the topic.
-		a.out = preset.ReadOutput(a.sp.Preset, a.stem+".stdout", maxSignalBytes)
+		a.out = preset.ReadOutput(a.sp, a.stem+".stdout", maxSignalBytes)
 		r.spend(a.i, a.out.Usage)
 		r.d.metrics.attemptEnded(a.res.Duration, a.out.Usage)
 	}

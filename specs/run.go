@@ -238,6 +238,16 @@ func Priced(input, output, cacheRead, cacheWrite int64, costUSD float64) Usage {
 	return u
 }
 
+// PricedAt returns one usage whose cost specd computed from a configured
+// price (specialist.price): tokens and their cost in USD, known even when
+// it is 0 (a free model). A negative cost is taken as 0.
+func PricedAt(input, output, cacheRead, cacheWrite int64, costUSD float64) Usage {
+	u := Usage{InputTokens: input, OutputTokens: output, CacheReadTokens: cacheRead, CacheWriteTokens: cacheWrite}
+	u.KnownUSD = roundUSD(max(costUSD, 0))
+	u.CostUSD = &u.KnownUSD
+	return u
+}
+
 // Add returns the sum of u and v: tokens by kind, and the cost when both
 // are priced (nil, "unknown", when either has unpriced tokens).
 func (u Usage) Add(v Usage) Usage {

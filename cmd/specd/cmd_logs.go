@@ -34,8 +34,8 @@ each attempt of a specialist starts them afresh. An empty file is "(empty)"; a t
 whose specialist has not run is the one line "==> [I] <topic>: no output (no specialist
 has run) <==". --topic I prints topic [I] only.
 
-The opencode and claude presets print JSON events on stdout (opencode run --format json,
-claude -p --output-format stream-json): they are shown as the text they carry — what the
+The agent CLI presets print JSON events on stdout (opencode run --format json,
+claude -p --output-format stream-json, codex exec --json): they are shown as the text they carry — what the
 agent said, "> tool what" for each tool call, "Error: …" for an error — and the usage
 they report is in specd status. --raw prints the files as written.
 

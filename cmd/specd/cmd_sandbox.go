@@ -40,6 +40,7 @@ sandbox.connect_ports widen or narrow it.` + exitHelp,
 				return err
 			}
 			sp := cfg.Specialist
+			sp.Confined = !cfg.Sandbox.Off
 			if name != "" {
 				sp.Preset = name
 			}
@@ -77,7 +78,7 @@ sandbox.connect_ports widen or narrow it.` + exitHelp,
 			return nil
 		},
 	}
-	c.Flags().StringVar(&name, "preset", "", "show this preset ("+strings.Join([]string{config.PresetLocal, config.PresetCommand, config.PresetOpencode, config.PresetClaude}, ", ")+") instead of the configured one")
+	c.Flags().StringVar(&name, "preset", "", "show this preset ("+strings.Join([]string{config.PresetLocal, config.PresetCommand, config.PresetOpencode, config.PresetClaude, config.PresetCodex}, ", ")+") instead of the configured one")
 	return c
 }
 

@@ -116,6 +116,7 @@ func describe(out io.Writer, root string, cfg config.Config, v config.Verdict) {
 		fmt.Fprintf(out, "%s: NOT trusted (never trusted here)\n", root)
 	}
 	sp := cfg.Specialist
+	sp.Confined = !cfg.Sandbox.Off
 	fmt.Fprintf(out, "specialist: preset %s\n", sp.Preset)
 	in := specialist.Input{Topic: "TOPIC", ReportPath: "REPORT", ResultPath: "RESULT", SpecDir: "SPEC_DIR", ProjectRoot: root, WorkflowID: "WORKFLOW", CorrelationID: "WORKFLOW"}
 	if argv, err := preset.Argv(sp, "specd", in); err != nil {

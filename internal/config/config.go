@@ -29,12 +29,13 @@ const (
 	PresetLocal    = "local"    // the built-in offline specialist: `specd specialist local`
 	PresetOpencode = "opencode" // `opencode run … -- PROMPT` (preset.Argv has the flags)
 	PresetClaude   = "claude"   // `claude -p … -- PROMPT`
+	PresetCodex    = "codex"    // `codex exec --json … -- PROMPT`
 	PresetCommand  = "command"  // any argv, from specialist.command
 )
 
 // Specialist configures how one specialist process is started per topic.
 type Specialist struct {
-	Preset  string   `yaml:"preset"`  // local | opencode | claude | command
+	Preset  string   `yaml:"preset"`  // local | opencode | claude | codex | command
 	Command []string `yaml:"command"` // argv for preset command; Go-template fields ({{.ReportPath}}, {{.Topic}}, …) are expanded
 	Timeout Duration `yaml:"timeout"` // wall-clock limit per topic; then SIGTERM to the group, SIGKILL after Grace
 	Grace   Duration `yaml:"grace"`   // time between SIGTERM and SIGKILL
@@ -55,15 +56,16 @@ type Specialist struct {
 	// no new topic starts; running ones finish.
 	MaxCostUSD float64 `yaml:"max_cost_usd"`
 
-	// The next four keys finish the opencode and claude presets; they are
-	// errors with any other preset.
+	// The next four keys finish the agent CLI presets (opencode, claude,
+	// codex); they are errors with any other preset.
 
 	// Binary is the agent CLI to run: a path, or a name looked up in PATH.
-	// "" means "opencode" or "claude" from PATH.
+	// "" means "opencode", "claude" or "codex" from PATH.
 	Binary string `yaml:"binary"`
 	// Model is passed as --model when set: provider/model for opencode
 	// (e.g. "anthropic/claude-sonnet-4-5", or a provider of opencode.json),
-	// an alias or full model name for claude. "" leaves the CLI's default.
+	// an alias or full model name for claude, a model name for codex
+	// (e.g. "gpt-5"). "" leaves the CLI's default.
 	Model string `yaml:"model"`
 	// Agent is the agent of the opencode and claude presets, passed as
 	// --agent: an opencode agent (.opencode/agents/NAME.md) or a Claude
@@ -72,7 +74,8 @@ type Specialist struct {
 	// shell), whose definition specd passes to the CLI itself; the prompt
 	// then asks for a structured result (docs/contract.md#structured-results).
 	// AgentCLIDefault runs the CLI's own default agent, which may write,
-	// edit and run commands (docs/configuration.md#agent).
+	// edit and run commands (docs/configuration.md#agent). codex has no
+	// named agents: "" (read-only) or AgentCLIDefault.
 	Agent string `yaml:"agent"`
 	// Prompt is a Go template replacing the default prompt sent to the
 	// agent per topic; its fields are those of the specialist input
@@ -81,10 +84,61 @@ type Specialist struct {
 	Prompt string `yaml:"prompt"`
 	// Env is added to every specialist's environment (any preset), e.g.
 	// XDG_DATA_HOME, XDG_CONFIG_HOME, XDG_CACHE_HOME, XDG_STATE_HOME for
-	// opencode or CLAUDE_CONFIG_DIR for claude, so that the CLIs keep their
-	// state outside a read-only home (README: "Using with opencode /
-	// Claude Code"). Names must not start with SPECD_ (the input contract).
+	// opencode, CLAUDE_CONFIG_DIR for claude or CODEX_HOME for codex, so
+	// that the CLIs keep their state outside a read-only home (README:
+	// "Using with opencode / Claude Code / codex"). Names must not start
+	// with SPECD_ (the input contract).
 	Env map[string]string `yaml:"env"`
+	// Price prices the tokens of the codex preset, which reports tokens
+	// but no cost (docs/configuration.md#presets); nil leaves the cost
+	// unknown, never $0. An error with any other preset: those CLIs
+	// price their tokens themselves.
+	Price *Price `yaml:"price"`
+
+	// Confined is not read from the file: the caller sets it when specd's
+	// Landlock sandbox confines the specialist (sandbox is not off), which
+	// decides the codex preset's own sandbox flag (preset.Argv).
+	Confined bool `yaml:"-"`
+}
+
+// Price is what a model's tokens cost, in US dollars per million tokens
+// of each kind (specialist.price). Input and Output are required;
+// CachedInput, input tokens served from the provider's prompt cache,
+// defaults to Input.
+type Price struct {
+	Input       *float64 `yaml:"input"`
+	CachedInput *float64 `yaml:"cached_input"`
+	Output      *float64 `yaml:"output"`
+}
+
+// Cost returns what input (uncached), cached and output tokens cost at p,
+// in US dollars; ok is false when p is nil (no price: the cost is unknown).
+func (p *Price) Cost(input, cached, output int64) (usd float64, ok bool) {
+	if p == nil || p.Input == nil || p.Output == nil {
+		return 0, false
+	}
+	c := *p.Input
+	if p.CachedInput != nil {
+		c = *p.CachedInput
+	}
+	return (float64(input)**p.Input + float64(cached)*c + float64(output)**p.Output) / 1e6, true
+}
+
+// validate checks that Input and Output are given and that every price
+// is a finite number ≥ 0; errors name the key.
+func (p *Price) validate() error {
+	if p.Input == nil || p.Output == nil {
+		return errors.New("specialist.price: give input and output (US dollars per million tokens; cached_input defaults to input), e.g. {input: 1.25, cached_input: 0.125, output: 10}")
+	}
+	for _, k := range []struct {
+		name string
+		v    *float64
+	}{{"input", p.Input}, {"cached_input", p.CachedInput}, {"output", p.Output}} {
+		if k.v != nil && (*k.v < 0 || math.IsNaN(*k.v) || math.IsInf(*k.v, 0)) {
+			return fmt.Errorf("specialist.price.%s: must be a non-negative number of US dollars per million tokens", k.name)
+		}
+	}
+	return nil
 }
 
 // Config is the whole of .opencode/specd.yaml.
@@ -392,13 +446,13 @@ func yamlError(path string, err error) string {
 // e.g. "specialist.timeout: must be positive".
 func (c Config) Validate() error {
 	switch c.Specialist.Preset {
-	case PresetLocal, PresetOpencode, PresetClaude:
+	case PresetLocal, PresetOpencode, PresetClaude, PresetCodex:
 	case PresetCommand:
 		if len(c.Specialist.Command) == 0 {
 			return errors.New("specialist.command: must name a program when specialist.preset is command")
 		}
 	default:
-		return fmt.Errorf("specialist.preset: %q is not one of local, opencode, claude, command", c.Specialist.Preset)
+		return fmt.Errorf("specialist.preset: %q is not one of local, opencode, claude, codex, command", c.Specialist.Preset)
 	}
 	for i, a := range c.Specialist.Command {
 		if _, err := template.New("arg").Option("missingkey=error").Parse(a); err != nil {
@@ -493,13 +547,30 @@ func (t Temporal) Validate() error {
 
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-// validateAgentCLI checks the keys of the opencode and claude presets and
+// AgentCLI reports whether preset runs an agent CLI (opencode, claude,
+// codex), which specialist.binary, model, agent and prompt finish.
+func AgentCLI(preset string) bool {
+	return preset == PresetOpencode || preset == PresetClaude || preset == PresetCodex
+}
+
+// validateAgentCLI checks the keys of the agent CLI presets and
 // specialist.env.
 func (sp Specialist) validateAgentCLI() error {
-	cli := sp.Preset == PresetOpencode || sp.Preset == PresetClaude
+	cli := AgentCLI(sp.Preset)
 	for _, k := range []struct{ name, val string }{{"binary", sp.Binary}, {"model", sp.Model}, {"agent", sp.Agent}, {"prompt", sp.Prompt}} {
 		if k.val != "" && !cli {
-			return fmt.Errorf("specialist.%s: only used by the opencode and claude presets (preset is %s)", k.name, sp.Preset)
+			return fmt.Errorf("specialist.%s: only used by the opencode, claude and codex presets (preset is %s)", k.name, sp.Preset)
+		}
+	}
+	if sp.Preset == PresetCodex && sp.Agent != "" && sp.Agent != AgentCLIDefault {
+		return fmt.Errorf("specialist.agent: %q: codex has no named agents; leave it unset (the read-only research specialist) or set %s", sp.Agent, AgentCLIDefault)
+	}
+	if sp.Price != nil {
+		if sp.Preset != PresetCodex {
+			return fmt.Errorf("specialist.price: only used by the codex preset (preset is %s); opencode prices with opencode.json's cost, claude itself", sp.Preset)
+		}
+		if err := sp.Price.validate(); err != nil {
+			return err
 		}
 	}
 	if strings.ContainsAny(sp.Model, " \t\n") || strings.ContainsAny(sp.Agent, " \t\n") ||

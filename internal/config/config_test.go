@@ -33,6 +33,29 @@ func TestAgentCLIKeys(t *testing.T) {
 	}
 }
 
+// TestCodexPrice: the codex preset loads with its price; the cost is
+// each kind of token at its price per million, cached input at the input
+// price when cached_input is not given, and unknown without a price.
+func TestCodexPrice(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "specd.yaml")
+	os.WriteFile(p, []byte("specialist:\n  preset: codex\n  model: gpt-5\n  agent: cli-default\n  price: {input: 1.25, cached_input: 0.125, output: 10}\n"), 0o644)
+	c, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if usd, ok := c.Specialist.Price.Cost(1_000_000, 2_000_000, 100_000); !ok || usd != 1.25+0.25+1 {
+		t.Errorf("cost %v %v, want 2.5", usd, ok)
+	}
+	in, out := 2.0, 8.0
+	if usd, ok := (&Price{Input: &in, Output: &out}).Cost(500_000, 500_000, 0); !ok || usd != 2 {
+		t.Errorf("cached input without its own price: %v %v, want 2 (at the input price)", usd, ok)
+	}
+	var none *Price
+	if usd, ok := none.Cost(10, 0, 10); ok || usd != 0 {
+		t.Errorf("no price: %v %v, want unknown", usd, ok)
+	}
+}
+
 func TestLoad(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "specd.yaml")
@@ -60,26 +83,32 @@ func TestLoad(t *testing.T) {
 		t.Errorf("loaded %+v", c)
 	}
 	for body, want := range map[string]string{
-		"specialist:\n  presett: local\n":                         `specd.yaml:2: unknown key "presett"`,
-		"specialist:\n  timeout: soon\n":                          `specd.yaml:2: "soon" is not a duration`,
-		"specialist:\n  preset: gpt\n":                            `specialist.preset: "gpt" is not one of`,
-		"specialist:\n  preset: command\n":                        "specialist.command: must name a program",
-		"max_parallel: 0\n":                                       "max_parallel: must be at least 1",
-		"specialist:\n  command: [\"{{.Nope\"]\n":                 "specialist.command[0]",
-		"specialist: [1, 2]\n":                                    "specd.yaml:1:",
-		"specialist:\n  model: x/y\n":                             "specialist.model: only used by the opencode and claude presets",
-		"specialist:\n  preset: opencode\n  model: gpt-4o\n":      "opencode wants provider/model",
-		"specialist:\n  preset: claude\n  prompt: \"{{.Topic\"\n": "specialist.prompt:",
-		"specialist:\n  env: {SPECD_TOPIC: x}\n":                  "specialist.env: SPECD_TOPIC",
-		"specialist:\n  env: {\"A=B\": x}\n":                      "not an environment variable name",
-		"specialist:\n  preset: claude\n  agent: \"two words\"\n": "must not contain spaces",
-		"quarantine:\n  threshold: 1.5\n":                         "quarantine.threshold: 1.5 is not in 0–1",
-		"quarantine:\n  threshold: -0.1\n":                        "quarantine.threshold: -0.1 is not in 0–1",
-		"quarantine:\n  treshold: 0.5\n":                          `unknown key "treshold"`,
-		"specialist:\n  max_cost_usd: -1\n":                       "specialist.max_cost_usd: must be a non-negative number",
-		"specialist:\n  max_cost_usd: .nan\n":                     "specialist.max_cost_usd: must be a non-negative number",
-		"specialist:\n  max_cost_usd: five\n":                     "specd.yaml:2:",
-		"metrics_textfile: /var/lib/node_exporter/specd.txt\n":    "metrics_textfile: \"/var/lib/node_exporter/specd.txt\": node_exporter's textfile collector reads only files named *.prom",
+		"specialist:\n  presett: local\n":                                                    `specd.yaml:2: unknown key "presett"`,
+		"specialist:\n  timeout: soon\n":                                                     `specd.yaml:2: "soon" is not a duration`,
+		"specialist:\n  preset: gpt\n":                                                       `specialist.preset: "gpt" is not one of`,
+		"specialist:\n  preset: command\n":                                                   "specialist.command: must name a program",
+		"max_parallel: 0\n":                                                                  "max_parallel: must be at least 1",
+		"specialist:\n  command: [\"{{.Nope\"]\n":                                            "specialist.command[0]",
+		"specialist: [1, 2]\n":                                                               "specd.yaml:1:",
+		"specialist:\n  model: x/y\n":                                                        "specialist.model: only used by the opencode, claude and codex presets",
+		"specialist:\n  preset: codex\n  agent: research-specialist\n":                       "codex has no named agents",
+		"specialist:\n  preset: claude\n  price: {input: 1, output: 2}\n":                    "specialist.price: only used by the codex preset",
+		"specialist:\n  preset: codex\n  price: {input: 1}\n":                                "specialist.price: give input and output",
+		"specialist:\n  preset: codex\n  price: {input: 1, output: -2}\n":                    "specialist.price.output: must be a non-negative number",
+		"specialist:\n  preset: codex\n  price: {input: 1, output: 2, cached_input: .inf}\n": "specialist.price.cached_input: must be",
+		"specialist:\n  preset: codex\n  price: {input: 1, output: 2, cache_read: 1}\n":      `unknown key "cache_read"`,
+		"specialist:\n  preset: opencode\n  model: gpt-4o\n":                                 "opencode wants provider/model",
+		"specialist:\n  preset: claude\n  prompt: \"{{.Topic\"\n":                            "specialist.prompt:",
+		"specialist:\n  env: {SPECD_TOPIC: x}\n":                                             "specialist.env: SPECD_TOPIC",
+		"specialist:\n  env: {\"A=B\": x}\n":                                                 "not an environment variable name",
+		"specialist:\n  preset: claude\n  agent: \"two words\"\n":                            "must not contain spaces",
+		"quarantine:\n  threshold: 1.5\n":                                                    "quarantine.threshold: 1.5 is not in 0–1",
+		"quarantine:\n  threshold: -0.1\n":                                                   "quarantine.threshold: -0.1 is not in 0–1",
+		"quarantine:\n  treshold: 0.5\n":                                                     `unknown key "treshold"`,
+		"specialist:\n  max_cost_usd: -1\n":                                                  "specialist.max_cost_usd: must be a non-negative number",
+		"specialist:\n  max_cost_usd: .nan\n":                                                "specialist.max_cost_usd: must be a non-negative number",
+		"specialist:\n  max_cost_usd: five\n":                                                "specd.yaml:2:",
+		"metrics_textfile: /var/lib/node_exporter/specd.txt\n":                               "metrics_textfile: \"/var/lib/node_exporter/specd.txt\": node_exporter's textfile collector reads only files named *.prom",
 	} {
 		os.WriteFile(p, []byte(body), 0o644)
 		_, err := Load(p)

@@ -45,13 +45,17 @@ func (c Covered) Paths() []string {
 // that an agent CLI loads by itself and that can make it run code or widen
 // its tools: opencode 1.18's opencode.json(c) and .opencode/ folders
 // (plugins run at start, tools and MCP servers on call), Claude Code 2.1's
-// settings (hooks), agents, commands, skills and .mcp.json.
+// settings (hooks), agents, commands, skills and .mcp.json, codex 0.169's
+// .codex/ (config.toml with MCP servers and providers, hooks, rules,
+// agents, skills), .agents/ (skills, plugins) and the AGENTS.md
+// instructions it reads into the prompt.
 var cliFiles = map[string][]string{
 	PresetOpencode: {"opencode.json", "opencode.jsonc", ".opencode/opencode.json", ".opencode/opencode.jsonc", ".opencode/package.json",
 		".opencode/agent", ".opencode/agents", ".opencode/plugin", ".opencode/plugins", ".opencode/command", ".opencode/commands",
 		".opencode/tool", ".opencode/tools", ".opencode/mode", ".opencode/modes", ".opencode/skill", ".opencode/skills"},
 	PresetClaude: {".claude/settings.json", ".claude/settings.local.json", ".mcp.json",
 		".claude/agents", ".claude/commands", ".claude/hooks", ".claude/skills", ".claude/plugins"},
+	PresetCodex: {".codex", ".agents", "AGENTS.md", "AGENTS.override.md"},
 }
 
 // Cover hashes what trust covers for the project at root with c: the

@@ -36,6 +36,7 @@ func TestCover(t *testing.T) {
 		"opencode.json": "{}", ".opencode/plugin/x.js": "x", ".opencode/agents/a.md": "x",
 		".opencode/package.json": `{"dependencies":{"@opencode-ai/plugin":"1.18.33"}}`,
 		".claude/settings.json":  "{}", ".mcp.json": "{}", "README.md": "x",
+		".codex/config.toml": "[mcp_servers.x]\ncommand = \"x\"\n", ".agents/skills/s/SKILL.md": "x", "AGENTS.md": "x",
 	})
 	if err := os.Symlink("/etc/passwd", filepath.Join(root, ".opencode", "plugin", "link.js")); err != nil {
 		t.Fatal(err)
@@ -62,6 +63,11 @@ func TestCover(t *testing.T) {
 	cov, _ = Cover(root, c)
 	if got := strings.Join(cov.Paths(), " "); got != ".claude/settings.json .mcp.json .opencode/specd.yaml ca.pem evil.so" {
 		t.Errorf("claude covers %s", got)
+	}
+	c.Specialist.Preset = PresetCodex
+	cov, _ = Cover(root, c)
+	if got := strings.Join(cov.Paths(), " "); got != ".agents/skills/s/SKILL.md .codex/config.toml .opencode/specd.yaml AGENTS.md ca.pem evil.so" {
+		t.Errorf("codex covers %s", got)
 	}
 	// No config file: nothing of the project's is used, nothing to trust.
 	if cov, _ := Cover(root, Default()); len(cov) != 0 {

@@ -1,5 +1,5 @@
 // Package modelserver is a scripted stand-in for a model API, for tests that
-// run real agent CLIs (opencode, Claude Code) offline. It serves, on
+// run real agent CLIs (opencode, Claude Code, codex) offline. It serves, on
 // 127.0.0.1 through net/http/httptest:
 //
 //   - the OpenAI-compatible Chat Completions API (POST /v1/chat/completions,
@@ -7,6 +7,9 @@
 //     opencode uses through a custom provider (@ai-sdk/openai-compatible);
 //   - the Anthropic Messages API (POST /v1/messages, streaming or not, with
 //     tool_use blocks), which Claude Code uses through ANTHROPIC_BASE_URL;
+//   - the OpenAI Responses API (POST /v1/responses, streamed events, with
+//     function calls; responses.go), which codex uses through a model
+//     provider with wire_api "responses";
 //   - GET /v1/models for clients that list models first.
 //
 // Each request is answered by the Script whose Topic occurs in the
@@ -115,13 +118,17 @@ func (u Usage) anthropic(output int) map[string]any {
 // Request is one request the server received, for test logs and assertions.
 type Request struct {
 	At     time.Time // when it arrived
-	API    string    // "openai" or "anthropic"
+	API    string    // "openai", "anthropic" or "responses"
 	Topic  string    // the matched Script's Topic, "" when none matched
 	Status int       // the HTTP status answered (0 while hanging)
 	Tools  int       // number of tools the client offered
 	Names  []string  // the names of those tools, sorted (tools.go)
 	Stream bool      // the client asked for a stream
-	Usage  Usage     // the usage the answer reported (zero unless Status is 200)
+	// Schema is the JSON schema of the final answer the client asked for
+	// (Responses: text.format of type json_schema, as codex's
+	// --output-schema sends it); nil when it asked for none.
+	Schema map[string]any
+	Usage  Usage // the usage the answer reported (zero unless Status is 200)
 }
 
 // Server is a running stand-in model server. Close it when done.
@@ -144,6 +151,8 @@ func New(scripts ...Script) *Server {
 	mux.HandleFunc("POST /v1/chat/completions", s.openai)
 	mux.HandleFunc("POST /chat/completions", s.openai)
 	mux.HandleFunc("POST /v1/messages", s.anthropic)
+	mux.HandleFunc("POST /v1/responses", s.responses)
+	mux.HandleFunc("POST /responses", s.responses)
 	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, 200, map[string]any{"object": "list", "data": []any{map[string]any{"id": "test-model", "object": "model", "type": "model", "display_name": "test-model"}}})
 	})

@@ -32,7 +32,7 @@ type Output struct {
 const maxLine = 16 << 20
 
 // ReadOutput reads the stdout file at path of one attempt of a specialist
-// of the preset (config.Preset*), line by line:
+// sp (its preset, config.Preset*, and for codex its price), line by line:
 //
 //   - opencode (`opencode run --format json`): the usage is the sum of
 //     every step_finish part's tokens (input, output + reasoning, cache
@@ -41,20 +41,28 @@ const maxLine = 16 << 20
 //     result event's: the sum of its modelUsage over models (every model
 //     the CLI called), else its usage, with total_cost_usd; a process
 //     killed before it printed its result reported nothing;
+//   - codex (`codex exec --json`): the usage is the sum of every
+//     turn.completed event's: input_tokens (cached and cache-written ones
+//     included, as OpenAI counts them), cached_input_tokens,
+//     cache_write_input_tokens, output_tokens (reasoning included); codex
+//     reports no cost: specd prices the tokens at specialist.price
+//     (cache writes at the input price), and without one the cost is
+//     unknown;
 //   - command: the sum of its USAGE lines (docs/contract.md#specialists);
 //   - local: none.
 //
 // A reported cost of 0 for a non-zero number of tokens is an unknown cost
 // (specs.Priced). Text keeps the last maxText bytes of the text. A file
 // that cannot be read gives what was read (nothing when it is missing).
-func ReadOutput(preset, path string, maxText int) Output {
+func ReadOutput(sp config.Specialist, path string, maxText int) Output {
 	var out Output
 	f, err := os.Open(path)
 	if err != nil {
 		return out
 	}
 	defer f.Close()
-	cli := preset == config.PresetOpencode || preset == config.PresetClaude
+	preset := sp.Preset
+	cli := config.AgentCLI(preset)
 	var text []byte
 	keep := func(b []byte) {
 		text = append(text, b...)
@@ -82,7 +90,7 @@ func ReadOutput(preset, path string, maxText int) Output {
 					break
 				}
 				keep(r.render(ev))
-				if u, ok := ev.usage(); ok {
+				if u, ok := ev.usage(sp.Price); ok {
 					add(u)
 				}
 			case preset == config.PresetCommand:
@@ -154,16 +162,20 @@ func usageLine(line []byte) (specs.Usage, bool) {
 	return specs.Priced(u.In, u.Out, u.CacheRead, u.CacheWrite, cost), true
 }
 
-// Renderer turns the JSON event lines of `opencode run --format json` and
-// `claude -p --output-format stream-json` into the text a person reads
-// (`specd logs`): the agent's text parts as they are, a tool call as
-// "> tool what" (opencode: the tool and its title; claude: the tool and
-// the file, command or description it was given), a failed tool call as
-// "> tool error: …", an error event as "Error: …"; steps, session and
-// usage events print nothing. A line that is not such an event is
-// returned as it is. An event is a JSON object with a "type" and
-// opencode's "sessionID" or claude's "session_id". The zero value is ready;
-// it keeps the last text it rendered (claude repeats an error as the result).
+// Renderer turns the JSON event lines of `opencode run --format json`,
+// `claude -p --output-format stream-json` and `codex exec --json` into the
+// text a person reads (`specd logs`): the agent's text parts as they are,
+// a tool call as "> tool what" (opencode: the tool and its title; claude:
+// the tool and the file, command or description it was given; codex: shell
+// and the command, patch and the files, the MCP tool, web_search and the
+// query), a failed tool call as "> tool error: …", an error event as
+// "Error: …" (codex's non-fatal error items as "Warning: …"); steps,
+// session and usage events print nothing. A line that is not such an
+// event is returned as it is. An event is a JSON object with a "type" and
+// opencode's "sessionID", claude's "session_id", or one of codex's types
+// (thread.*, turn.*, item.*, error). The zero value is ready; it keeps the
+// last text it rendered (claude repeats an error as the result, codex
+// repeats its last error as turn.failed).
 type Renderer struct {
 	only string // ReadOutput: the one CLI whose events are read ("" both)
 	last string // the last text part rendered
@@ -182,7 +194,42 @@ func (r *Renderer) Line(line []byte) []byte {
 type event struct {
 	opencode *ocEvent
 	claude   *clEvent
+	codex    *cxEvent
 }
+
+// cxEvent is one event of `codex exec --json` (codex 0.169).
+type cxEvent struct {
+	Type    string `json:"type"`
+	Message string `json:"message"` // error
+	Error   *struct {
+		Message string `json:"message"`
+	} `json:"error"` // turn.failed
+	Usage *struct {
+		Input      int64 `json:"input_tokens"`
+		Cached     int64 `json:"cached_input_tokens"`
+		CacheWrite int64 `json:"cache_write_input_tokens"`
+		Output     int64 `json:"output_tokens"`
+	} `json:"usage"` // turn.completed
+	Item *struct {
+		Type     string `json:"type"`
+		Text     string `json:"text"`    // agent_message
+		Message  string `json:"message"` // error
+		Command  string `json:"command"` // command_execution
+		Output   string `json:"aggregated_output"`
+		ExitCode *int   `json:"exit_code"`
+		Status   string `json:"status"`
+		Changes  []struct {
+			Path string `json:"path"`
+		} `json:"changes"` // file_change
+		Server string `json:"server"` // mcp_tool_call
+		Tool   string `json:"tool"`
+		Query  string `json:"query"` // web_search
+	} `json:"item"`
+}
+
+// codexTypes are the event types of `codex exec --json`.
+var codexTypes = map[string]bool{"thread.started": true, "turn.started": true, "turn.completed": true, "turn.failed": true,
+	"item.started": true, "item.updated": true, "item.completed": true, "error": true}
 
 type ocEvent struct {
 	Type string `json:"type"`
@@ -262,15 +309,20 @@ func (r *Renderer) parse(line []byte) (event, bool) {
 		return event{}, false
 	}
 	switch {
-	case head.SessionID != nil && r.only != config.PresetClaude:
+	case head.SessionID != nil && (r.only == "" || r.only == config.PresetOpencode):
 		var e ocEvent
 		if json.Unmarshal(t, &e) == nil {
 			return event{opencode: &e}, true
 		}
-	case head.Session != nil && r.only != config.PresetOpencode:
+	case head.Session != nil && r.only != config.PresetOpencode && r.only != config.PresetCodex:
 		var e clEvent
 		if json.Unmarshal(t, &e) == nil {
 			return event{claude: &e}, true
+		}
+	case head.SessionID == nil && head.Session == nil && codexTypes[*head.Type] && (r.only == "" || r.only == config.PresetCodex):
+		var e cxEvent
+		if json.Unmarshal(t, &e) == nil {
+			return event{codex: &e}, true
 		}
 	}
 	return event{}, false
@@ -302,6 +354,10 @@ func (r *Renderer) render(ev event) []byte {
 		}
 		return []byte(b.String())
 	}
+	if e := ev.codex; e != nil {
+		r.renderCodex(&b, e, text)
+		return []byte(b.String())
+	}
 	e := ev.claude
 	switch e.Type {
 	case "assistant", "user":
@@ -329,9 +385,88 @@ func (r *Renderer) render(ev event) []byte {
 	return []byte(b.String())
 }
 
+// renderCodex writes the text of one codex event to b; text writes the
+// agent's text.
+func (r *Renderer) renderCodex(b *strings.Builder, e *cxEvent, text func(string)) {
+	errLine := func(msg string) {
+		if msg = oneLine(msg); msg != "" && msg != r.last {
+			b.WriteString("Error: " + msg + "\n")
+			r.last = msg
+		}
+	}
+	switch e.Type {
+	case "error":
+		errLine(e.Message)
+	case "turn.failed":
+		if e.Error != nil {
+			errLine(e.Error.Message)
+		}
+	case "item.started", "item.completed":
+		it := e.Item
+		if it == nil {
+			return
+		}
+		done := e.Type == "item.completed"
+		failed := done && (it.Status == "failed" || (it.ExitCode != nil && *it.ExitCode != 0))
+		switch {
+		case it.Type == "agent_message" && done:
+			text(it.Text)
+		case it.Type == "error" && done:
+			b.WriteString("Warning: " + oneLine(it.Message) + "\n")
+		case it.Type == "command_execution" && !done:
+			b.WriteString(toolLine("shell", shellCommand(it.Command), false, nil))
+		case it.Type == "command_execution" && failed:
+			b.WriteString(toolLine("shell", "", true, lastLine(it.Output)))
+		case it.Type == "file_change" && done:
+			var paths []string
+			for _, c := range it.Changes {
+				paths = append(paths, c.Path)
+			}
+			b.WriteString(toolLine("patch", strings.Join(paths, " "), failed, it.Status))
+		case it.Type == "mcp_tool_call" && !done:
+			b.WriteString(toolLine(it.Server+"."+it.Tool, "", false, nil))
+		case it.Type == "mcp_tool_call" && failed:
+			b.WriteString(toolLine(it.Server+"."+it.Tool, "", true, it.Status))
+		case it.Type == "web_search" && done:
+			b.WriteString(toolLine("web_search", it.Query, false, nil))
+		}
+	}
+}
+
+// shellCommand is the command codex runs without the shell that runs it
+// (`/bin/bash -lc "…"`).
+func shellCommand(c string) string {
+	for _, sh := range []string{"/bin/bash -lc ", "/bin/sh -lc ", "bash -lc ", "/bin/zsh -lc "} {
+		if rest, ok := strings.CutPrefix(c, sh); ok {
+			if len(rest) >= 2 && (rest[0] == '"' || rest[0] == '\'') && rest[len(rest)-1] == rest[0] {
+				rest = rest[1 : len(rest)-1]
+			}
+			return rest
+		}
+	}
+	return c
+}
+
+// lastLine is the last non-empty line of s.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return lines[len(lines)-1]
+}
+
 // usage is the usage an event reports: an opencode step_finish, a claude
-// result.
-func (ev event) usage() (specs.Usage, bool) {
+// result, a codex turn.completed priced at price (unknown when nil).
+func (ev event) usage(price *config.Price) (specs.Usage, bool) {
+	if e := ev.codex; e != nil {
+		if e.Type != "turn.completed" || e.Usage == nil {
+			return specs.Usage{}, false
+		}
+		u := e.Usage
+		in := max(u.Input-u.Cached-u.CacheWrite, 0)
+		if usd, ok := price.Cost(in+u.CacheWrite, u.Cached, u.Output); ok {
+			return specs.PricedAt(in, u.Output, u.Cached, u.CacheWrite, usd), true
+		}
+		return specs.Priced(in, u.Output, u.Cached, u.CacheWrite, 0), true
+	}
 	if e := ev.opencode; e != nil {
 		if e.Type != "step_finish" || e.Part.Tokens == nil {
 			return specs.Usage{}, false

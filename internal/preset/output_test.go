@@ -59,10 +59,30 @@ func TestReadOutputCLIs(t *testing.T) {
 		{config.PresetClaude, "claude-write.jsonl", "> Write /p/reports/001_a.md\nREPORT_CREATED: /p/reports/001_a.md\n", usage(2000, 100, 400, 60, 0.01038)},
 		// A refused key: no token used, nothing paid.
 		{config.PresetClaude, "claude-auth.jsonl", "Failed to authenticate. API Error: 401 Invalid API key provided\n", usage(0, 0, 0, 0, 0)},
+		// codex reports tokens and no cost: priced at specialist.price,
+		// cached input inside input_tokens (2 turns: 2×1200 input of
+		// which 2×200 cached, 2×50 output): (2000×1.25 + 400×0.125 +
+		// 100×10)/1e6; a shell command cut at 300 bytes, a failed one, and
+		// codex's warning item.
+		{config.PresetCodex, "codex-write.jsonl", "Warning: Model metadata for `test-model` not found. Defaulting to fallback metadata; this can degrade performance and cause issues.\n" +
+			"> shell cat > '/tmp/cx/out/001_a.md' <<'SPECD_EOF' --- report_type: research topic: \\\"TOPICWRITE\\\" findings_count: 2 recommendations_count: 1 created_date: 2026-11-22 status: complete --- # Research Report: TOPICWRITE ## Summary A scripted report written by the agent's own write tool. ## Findings 1.…\n" +
+			"REPORT_CREATED: /tmp/cx/out/001_a.md\n", usage(2000, 100, 400, 0, 0.00355)},
+		{config.PresetCodex, "codex-intrude.jsonl", "Warning: Model metadata for `test-model` not found. Defaulting to fallback metadata; this can degrade performance and cause issues.\n" +
+			"> shell cat > '/tmp/cx/proj/REQUEST.md' <<'SPECD_EOF' overwritten by the model SPECD_EOF\n" +
+			"> shell error: /bin/bash: line 1: /tmp/cx/proj/REQUEST.md: Read-only file system\ndone\n", usage(20, 20, 0, 0, 0.000225)},
+		// An error codex repeats as turn.failed is printed once.
+		{config.PresetCodex, "codex-auth.jsonl", "Warning: Model metadata for `test-model` not found. Defaulting to fallback metadata; this can degrade performance and cause issues.\n" +
+			"Error: unexpected status 401 Unauthorized: Invalid API key provided, url: http://127.0.0.1:39543/v1/responses\n", nil},
+		{config.PresetCodex, "codex-ratelimit.jsonl", "Warning: Model metadata for `test-model` not found. Defaulting to fallback metadata; this can degrade performance and cause issues.\n" +
+			"Error: exceeded retry limit, last status: 429 Too Many Requests\n", nil},
 		// Read as another preset's output, the events are printed as they are.
 		{config.PresetCommand, "opencode-auth.jsonl", "", nil},
 	} {
-		out := preset.ReadOutput(tc.preset, filepath.Join("testdata", tc.file), 1<<20)
+		sp := config.Specialist{Preset: tc.preset}
+		if tc.preset == config.PresetCodex {
+			sp.Price = price(1.25, 0.125, 10)
+		}
+		out := preset.ReadOutput(sp, filepath.Join("testdata", tc.file), 1<<20)
 		want := tc.text
 		if want == "" {
 			b, _ := os.ReadFile(filepath.Join("testdata", tc.file))
@@ -77,6 +97,12 @@ func TestReadOutputCLIs(t *testing.T) {
 	}
 }
 
+// price is a specialist.price of input, cached input and output, USD per
+// million tokens.
+func price(in, cached, out float64) *config.Price {
+	return &config.Price{Input: &in, CachedInput: &cached, Output: &out}
+}
+
 func write(t *testing.T, content string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "001.stdout")
@@ -84,6 +110,12 @@ func write(t *testing.T, content string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// codexTurn is a turn.completed event of codex: input tokens (cached ones
+// included), cached input tokens, output tokens.
+func codexTurn(in, cached, out int) string {
+	return fmt.Sprintf(`{"type":"turn.completed","usage":{"input_tokens":%d,"cached_input_tokens":%d,"cache_write_input_tokens":0,"output_tokens":%d,"reasoning_output_tokens":0}}`+"\n", in, cached, out)
 }
 
 // TestReadOutputUsage: what counts as usage, and an unknown cost.
@@ -108,15 +140,23 @@ func TestReadOutputUsage(t *testing.T) {
 		{"command: a USAGE line without a price is unknown", config.PresetCommand, "USAGE: {\"input_tokens\": 5, \"cost_usd\": 0.1}\nUSAGE: {\"output_tokens\": 9}\n", usage(5, 9, 0, 0, -1)},
 		{"command: malformed or negative USAGE lines are ignored", config.PresetCommand, "USAGE: {input_tokens: 5}\nUSAGE: {\"input_tokens\": -5}\nUSAGE: {\"cost_usd\": -1}\nUSAGE:\n", nil},
 		{"command: a usage of nothing costs $0", config.PresetCommand, "USAGE: {}\n", usage(0, 0, 0, 0, 0)},
+		{"codex: turns summed, no price is an unknown cost, not $0", config.PresetCodex, codexTurn(1200, 200, 50) + codexTurn(100, 0, 10), usage(1100, 60, 200, 0, -1)},
+		{"codex: a turn.failed reports nothing", config.PresetCodex, `{"type":"turn.failed","error":{"message":"x"}}` + "\n", nil},
+		{"claude: codex's events are not its own", config.PresetClaude, codexTurn(10, 0, 10), nil},
 		{"local: nothing", config.PresetLocal, "USAGE: {\"input_tokens\": 5, \"cost_usd\": 0.1}\n", nil},
 		{"opencode: a USAGE line is not the CLI's", config.PresetOpencode, "USAGE: {\"input_tokens\": 5, \"cost_usd\": 0.1}\n", nil},
 	} {
-		got := preset.ReadOutput(tc.preset, write(t, tc.stdout), 1<<20).Usage
+		got := preset.ReadOutput(config.Specialist{Preset: tc.preset}, write(t, tc.stdout), 1<<20).Usage
 		if !sameUsage(got, tc.want) {
 			t.Errorf("%s: usage %s, want %s", tc.name, show(got), show(tc.want))
 		}
 	}
-	if out := preset.ReadOutput(config.PresetCommand, filepath.Join(t.TempDir(), "none"), 10); out.Text != nil || out.Usage != nil {
+	// A price of 0 (a free model) is a known $0.
+	free := config.Specialist{Preset: config.PresetCodex, Price: price(0, 0, 0)}
+	if got := preset.ReadOutput(free, write(t, codexTurn(100, 50, 10)), 1<<20).Usage; !sameUsage(got, usage(50, 10, 50, 0, 0)) {
+		t.Errorf("codex at price 0: usage %s, want $0", show(got))
+	}
+	if out := preset.ReadOutput(config.Specialist{Preset: config.PresetCommand}, filepath.Join(t.TempDir(), "none"), 10); out.Text != nil || out.Usage != nil {
 		t.Errorf("missing file: %+v", out)
 	}
 }
@@ -125,7 +165,7 @@ func TestReadOutputUsage(t *testing.T) {
 // only looks like an event, a result JSON or prose pass through.
 func TestReadOutputText(t *testing.T) {
 	full := "0123456789\nabcdef\nend without newline"
-	out := preset.ReadOutput(config.PresetCommand, write(t, full), 12)
+	out := preset.ReadOutput(config.Specialist{Preset: config.PresetCommand}, write(t, full), 12)
 	if string(out.Text) != full[len(full)-12:] {
 		t.Errorf("tail %q", out.Text)
 	}
@@ -143,10 +183,10 @@ plain line
 plain line
 REPORT_CREATED: /p/r.md
 `
-	if got := preset.ReadOutput(config.PresetOpencode, write(t, in), 1<<20).Text; string(got) != want {
+	if got := preset.ReadOutput(config.Specialist{Preset: config.PresetOpencode}, write(t, in), 1<<20).Text; string(got) != want {
 		t.Errorf("opencode text:\n%s\nwant:\n%s", got, want)
 	}
-	// The renderer of specd logs knows both CLIs without being told.
+	// The renderer of specd logs knows the three CLIs without being told.
 	var r preset.Renderer
 	for _, tc := range []struct{ line, want string }{
 		{`{"type":"assistant","session_id":"s","message":{"content":[{"type":"text","text":"Done."},{"type":"tool_use","name":"Bash","input":{"command":"mv /p/.t /p/r.md"}}]}}`, "Done.\n> Bash mv /p/.t /p/r.md\n"},
@@ -155,6 +195,19 @@ REPORT_CREATED: /p/r.md
 		{`{"type":"result","subtype":"success","is_error":true,"result":"Done.","session_id":"s"}`, ""}, // repeats the last text
 		{`{"type":"system","subtype":"init","session_id":"s"}`, ""},
 		{`{"type":"step_start","sessionID":"s","part":{}}`, ""},
+		// codex 0.169's events.
+		{`{"type":"thread.started","thread_id":"t"}`, ""},
+		{`{"type":"item.started","item":{"id":"item_1","type":"command_execution","command":"/bin/bash -lc 'rg -n token src'","aggregated_output":"","exit_code":null,"status":"in_progress"}}`, "> shell rg -n token src\n"},
+		{`{"type":"item.completed","item":{"id":"item_1","type":"command_execution","command":"/bin/bash -lc 'rg -n token src'","aggregated_output":"src/a.go:3: token\n","exit_code":0,"status":"completed"}}`, ""},
+		{`{"type":"item.completed","item":{"id":"item_2","type":"file_change","changes":[{"path":"/p/r.md","kind":"add"}],"status":"completed"}}`, "> patch /p/r.md\n"},
+		{`{"type":"item.started","item":{"id":"item_3","type":"mcp_tool_call","server":"docs","tool":"search","status":"in_progress"}}`, "> docs.search\n"},
+		{`{"type":"item.completed","item":{"id":"item_4","type":"web_search","query":"oauth rotation"}}`, "> web_search oauth rotation\n"},
+		{`{"type":"item.completed","item":{"id":"item_5","type":"reasoning","text":"thinking"}}`, ""},
+		{`{"type":"item.completed","item":{"id":"item_6","type":"agent_message","text":"Done."}}`, "Done.\n"},
+		{`{"type":"error","message":"Reconnecting... 1/5"}`, "Error: Reconnecting... 1/5\n"},
+		{`{"type":"turn.failed","error":{"message":"Reconnecting... 1/5"}}`, ""}, // repeats the last error
+		{`{"type":"turn.completed","usage":{"input_tokens":1,"cached_input_tokens":0,"output_tokens":1}}`, ""},
+		{`{"type":"unknown.codex","x":1}`, `{"type":"unknown.codex","x":1}`},
 		{"not json\n", "not json\n"},
 	} {
 		if got := string(r.Line([]byte(tc.line))); got != tc.want {

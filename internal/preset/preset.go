@@ -1,5 +1,5 @@
 // Package preset builds the command line of a specialist for each
-// specialist.preset (local, command, opencode, claude), reads what it
+// specialist.preset (local, command, opencode, claude, codex), reads what it
 // printed — the text and usage of an agent CLI's JSON events, a command's
 // USAGE lines (ReadOutput) — and the error class of an agent CLI that
 // failed (docs/configuration.md#presets, docs/contract.md#usage). It
@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -80,7 +81,11 @@ If the task needs rights you do not have, print: TASK_ERROR: declined - <reason>
 //	       --tools Read,Glob,Grep,WebFetch,WebSearch --allowedTools Read,Glob,Grep,WebFetch,WebSearch
 //	       [--agents JSON --agent A] [--model M] -- PROMPT
 //
-// (flags of opencode 1.18 and Claude Code 2.1: no prompt, no permission
+//	codex exec --json --ephemeral --skip-git-repo-check --ignore-rules --color never
+//	       -c approval_policy="never" -c analytics.enabled=false -c check_for_update_on_startup=false
+//	       --sandbox MODE [--output-schema SCHEMA] [--model M] -- PROMPT
+//
+// (flags of opencode 1.18, Claude Code 2.1 and codex 0.169: no prompt, no permission
 // question; on stdout one JSON event per line, which carry the agent's
 // text and the usage (ReadOutput; stream-json needs --verbose in -p
 // mode); opencode's error logs on stderr, where Outcome reads them).
@@ -91,6 +96,13 @@ If the task needs rights you do not have, print: TASK_ERROR: declined - <reason>
 // With any agent but the read-only one it also gets Write, Edit and Bash,
 // --permission-mode acceptEdits and --allowedTools "Bash(mv:*)" instead,
 // to write its report. opencode's allowlist is in its environment (Env).
+// codex has no agent definitions: its read-only agent is codex's own with
+// the research-specialist's instructions (CodexInstructions) before the
+// prompt and --output-schema SCHEMA (CodexSchemaPath, written by Files)
+// holding the WebResearcherResult shape. Its MODE (CodexSandbox) is
+// danger-full-access when specd's Landlock confines it (sp.Confined:
+// codex's own sandbox cannot start inside it, and specd's holds), else
+// read-only, or workspace-write for cli-default.
 // PROMPT is specialist.prompt, else the agent prompt (a structured
 // result) with an agent, else defaultPrompt, expanded for the topic; with
 // preset command each argument of specialist.command is expanded.
@@ -125,7 +137,18 @@ func Argv(sp config.Specialist, local string, in specialist.Input) ([]string, er
 	}
 	bin := sp.Binary
 	var out []string
-	if sp.Preset == config.PresetOpencode {
+	if sp.Preset == config.PresetCodex {
+		if bin == "" {
+			bin = "codex"
+		}
+		out = []string{bin, "exec", "--json", "--ephemeral", "--skip-git-repo-check", "--ignore-rules", "--color", "never",
+			"-c", `approval_policy="never"`, "-c", "analytics.enabled=false", "-c", "check_for_update_on_startup=false",
+			"--sandbox", CodexSandbox(sp)}
+		if ReadOnly(sp) {
+			out = append(out, "--output-schema", CodexSchemaPath(in))
+			text = CodexInstructions() + "\n\n---\n\n" + text
+		}
+	} else if sp.Preset == config.PresetOpencode {
 		if bin == "" {
 			bin = "opencode"
 		}
@@ -162,10 +185,11 @@ func Argv(sp config.Specialist, local string, in specialist.Input) ([]string, er
 	return append(out, "--", text), nil
 }
 
-// Agent is the agent the opencode and claude presets run
+// Agent is the agent the agent CLI presets run
 // (docs/configuration.md#agent): specialist.agent; the read-only
 // agents.Name when it is empty; "" (no --agent: the CLI's own default
-// agent) for config.AgentCLIDefault.
+// agent) for config.AgentCLIDefault. codex is never given --agent: its
+// read-only agent is its own agent in a read-only sandbox.
 func Agent(sp config.Specialist) string {
 	switch sp.Agent {
 	case "":
@@ -181,7 +205,95 @@ func Agent(sp config.Specialist) string {
 // specd passes to the CLI itself (Argv, Env): a project file of that
 // name does not change it.
 func ReadOnly(sp config.Specialist) bool {
-	return (sp.Preset == config.PresetOpencode || sp.Preset == config.PresetClaude) && Agent(sp) == agents.Name
+	return config.AgentCLI(sp.Preset) && Agent(sp) == agents.Name
+}
+
+// CodexSandbox is the value of codex's --sandbox for sp
+// (docs/operating.md#sandbox): "danger-full-access" when specd's Landlock
+// sandbox confines the specialist (sp.Confined): codex's own Linux sandbox
+// (bubblewrap) needs user namespaces and mounts, which Landlock refuses,
+// so inside it every command would fail, and specd's sandbox is the one
+// that holds; otherwise "read-only" for the read-only agent and
+// "workspace-write" for cli-default.
+func CodexSandbox(sp config.Specialist) string {
+	switch {
+	case sp.Confined:
+		return "danger-full-access"
+	case ReadOnly(sp):
+		return "read-only"
+	}
+	return "workspace-write"
+}
+
+// codexReadOnly is what the research-specialist's instructions say of
+// the shell, and what they say to codex, whose shell is how it reads files.
+const (
+	codexNoShell   = "You never edit files and never run shell commands;"
+	codexReadShell = "You never edit files; you run shell commands only to read (rg, cat, sed -n, ls), never to write, move or delete anything;"
+)
+
+// CodexInstructions returns the read-only research-specialist's
+// instructions (agents.Prompt) as the codex preset gives them before its
+// prompt: codex reads files with its shell, so they allow reading
+// commands and nothing else.
+func CodexInstructions() string {
+	return strings.Replace(agents.Prompt(), codexNoShell, codexReadShell, 1)
+}
+
+// CodexSchemaPath is the file the codex preset's --output-schema names:
+// in the topic's own output directory, beside the report path.
+func CodexSchemaPath(in specialist.Input) string {
+	return filepath.Join(filepath.Dir(in.ReportPath), ".codex-output-schema.json")
+}
+
+// codexSchema is the WebResearcherResult shape (internal/results) in the
+// subset OpenAI's structured outputs accept in strict mode: every object
+// closed (additionalProperties false) with every property required, and
+// no "format". specd checks the result against the full schema.
+const codexSchema = `{
+  "type": "object",
+  "additionalProperties": false,
+  "required": ["findings", "sources", "search_queries", "notes"],
+  "properties": {
+    "findings": {
+      "type": "array",
+      "items": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["claim", "source_url", "confidence"],
+        "properties": {
+          "claim": {"type": "string", "description": "Concise factual statement supported by the source."},
+          "source_url": {"type": "string", "description": "Canonical URL (or path:line) backing the claim."},
+          "confidence": {"type": "string", "enum": ["high", "medium", "low"]}
+        }
+      }
+    },
+    "sources": {"type": "array", "items": {"type": "string"}, "description": "URLs or files consulted."},
+    "search_queries": {"type": "array", "items": {"type": "string"}},
+    "notes": {"type": "string", "description": "Dead ends, contradictions, open questions."}
+  }
+}
+`
+
+// Stdin is what sp's specialist reads on standard input: the input as
+// JSON (docs/contract.md#specialists), except for codex, which appends a
+// piped standard input to its prompt: nil (/dev/null) for it.
+func Stdin(sp config.Specialist, in specialist.Input) []byte {
+	if sp.Preset == config.PresetCodex {
+		return nil
+	}
+	return in.JSON()
+}
+
+// Files returns the files sp's specialist needs before it starts, by
+// absolute path with their bytes: for the codex preset's read-only agent
+// its output schema (CodexSchemaPath); nil otherwise. The caller writes
+// them once the topic's output directory is made for the attempt.
+func Files(sp config.Specialist, in specialist.Input) map[string][]byte {
+	if sp.Preset != config.PresetCodex || !ReadOnly(sp) {
+		return nil
+	}
+	return map[string][]byte{CodexSchemaPath(in): []byte(codexSchema)}
 }
 
 // WriteTools returns the tools beyond reading and the web that the agent
@@ -189,7 +301,7 @@ func ReadOnly(sp config.Specialist) bool {
 // research-specialist, "write, edit, bash" for any other agent (specd
 // cannot read another agent's tools), nil for the other presets.
 func WriteTools(sp config.Specialist) []string {
-	if (sp.Preset != config.PresetOpencode && sp.Preset != config.PresetClaude) || ReadOnly(sp) {
+	if !config.AgentCLI(sp.Preset) || ReadOnly(sp) {
 		return nil
 	}
 	return []string{"write", "edit", "bash"}
@@ -269,23 +381,31 @@ const (
 )
 
 // cliPatterns are matched, in order, against each line a CLI printed.
-// The comments quote the lines captured from opencode 1.18.33 and Claude
-// Code 2.1.330 against the test model server (internal/modelserver) and
-// from the providers' documented error bodies. They are compiled on first
+// The comments quote the lines captured from opencode 1.18.33, Claude
+// Code 2.1.330 and codex 0.169.0 against the test model server
+// (internal/modelserver) and from the providers' documented error bodies;
+// codex's errors are its error and turn.failed events, rendered as
+// "Error: …" lines (Renderer). They are compiled on first
 // use: a daemon whose specialists never fail does not hold them.
 var cliPatterns = sync.OnceValue(func() []cliPattern {
 	return []cliPattern{
 		// opencode: "Error: Invalid API key provided"; claude -p (on stdout):
 		// "Failed to authenticate. API Error: 401 Invalid API key provided";
 		// Anthropic: "authentication_error", "invalid x-api-key"; OpenAI:
-		// "Incorrect API key provided"; claude: "Not logged in · Please run /login".
-		{ClassAuth, regexp.MustCompile(`(?i)\b401\b|invalid (x-)?api[ _-]?key|incorrect api key|api[ _-]?key\b.{0,40}\b(missing|not set|not found|required|invalid)|missing api key|authentication_error|failed to authenticate|authentication failed|unauthori[sz]ed|not logged in|run /login|invalid bearer token|credit balance is too low|insufficient_quota|exceeded your current quota`)},
+		// "Incorrect API key provided"; claude: "Not logged in · Please run /login";
+		// codex: "unexpected status 401 Unauthorized: Invalid API key provided, url: …",
+		// "Missing environment variable: `OPENAI_API_KEY`." (a provider's env_key),
+		// "Quota exceeded. Check your plan and billing details.".
+		{ClassAuth, regexp.MustCompile(`(?i)\b401\b|missing environment variable|no codex credentials|quota exceeded|invalid (x-)?api[ _-]?key|incorrect api key|api[ _-]?key\b.{0,40}\b(missing|not set|not found|required|invalid)|missing api key|authentication_error|failed to authenticate|authentication failed|unauthori[sz]ed|not logged in|run /login|invalid bearer token|credit balance is too low|insufficient_quota|exceeded your current quota`)},
 		// opencode --print-logs: "ProviderModelNotFoundError: Model not found:
 		// nope/none"; claude: "There's an issue with the selected model (x)";
-		// Anthropic: "not_found_error" "model: x".
-		{ClassConfig, regexp.MustCompile(`(?i)ProviderModelNotFoundError|ProviderInitError|model not found|issue with the selected model|not_found_error.{0,80}\bmodel\b|unknown provider`)},
+		// Anthropic: "not_found_error" "model: x"; codex (OpenAI's 404
+		// model_not_found): "The model `x` does not exist or you do not have
+		// access to it."; codex: "Error loading config.toml: …".
+		{ClassConfig, regexp.MustCompile(`(?i)\bmodel\b.{0,80}does not exist|model_not_found|error loading config\.toml|ProviderModelNotFoundError|ProviderInitError|model not found|issue with the selected model|not_found_error.{0,80}\bmodel\b|unknown provider`)},
 		// opencode: "Error: Rate limit exceeded: too many requests"; claude -p:
 		// "API Error: Request rejected (429) · Rate limit exceeded: …";
+		// codex: "exceeded retry limit, last status: 429 Too Many Requests";
 		// Anthropic: "rate_limit_error", "overloaded_error" (529).
 		{ClassRateLimit, regexp.MustCompile(`(?i)\b429\b|rate[ _-]?limit|too many requests|overloaded`)},
 		// opencode 1.18.33, three processes started at once on a fresh
@@ -334,7 +454,7 @@ func ErrorType(exitCode int, stderr, stdout []byte) (class, line string) {
 // period: the caller adds what to run next.
 func Fix(class string) (setting, hint string) {
 	if class == ClassConfig {
-		return "specialist.model", "Set specialist.model in .opencode/specd.yaml to a model the CLI knows (opencode: provider/model of opencode.json or `opencode models`)"
+		return "specialist.model", "Set specialist.model in .opencode/specd.yaml to a model the CLI knows (opencode: provider/model of opencode.json or `opencode models`; codex: a model its provider serves)"
 	}
-	return "the provider's API key", "Give the specialist a working API key from specd's environment, a systemd credential (LoadCredential=ANTHROPIC_API_KEY:…) or a file outside the project, never in a tracked file (opencode: `opencode auth login`, or apiKey \"{env:NAME}\" or \"{file:PATH}\" in opencode.json; claude: ANTHROPIC_API_KEY; docs/operating.md#secrets)"
+	return "the provider's API key", "Give the specialist a working API key from specd's environment, a systemd credential (LoadCredential=ANTHROPIC_API_KEY:…) or a file outside the project, never in a tracked file (opencode: `opencode auth login`, or apiKey \"{env:NAME}\" or \"{file:PATH}\" in opencode.json; claude: ANTHROPIC_API_KEY; codex: CODEX_API_KEY, or the env_key of its model provider; docs/operating.md#secrets)"
 }

@@ -2,6 +2,7 @@ package preset_test
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,15 +16,19 @@ import (
 )
 
 // TestErrorType: lines the CLIs really printed (opencode 1.18.33 with
-// --print-logs --log-level ERROR, Claude Code 2.1.330 -p; captured against
-// internal/modelserver) map to their error class.
+// --print-logs --log-level ERROR, Claude Code 2.1.330 -p, codex 0.169.0
+// exec --json rendered; captured against internal/modelserver, codex's
+// unknown model against a server answering OpenAI's documented 404) map to
+// their error class.
 func TestErrorType(t *testing.T) {
 	const (
-		ocAuth   = "\x1b[0m\n> build · test-model\n\x1b[0m\ntimestamp=2026-11-23T08:57:56.443Z level=ERROR run=ff2240af message=\"stream error\" providerID=specdtest modelID=test-model error.error=\"AI_APICallError: Invalid API key provided\"\n\x1b[91m\x1b[1mError: \x1b[0mInvalid API key provided\n"
-		ocRate   = "\x1b[0m\n> build · test-model\n\x1b[0m\n\x1b[91m\x1b[1mError: \x1b[0mRate limit exceeded: too many requests\n"
-		ocModel  = "timestamp=2026-11-23T08:57:40.785Z level=ERROR run=fc92b593 message=failed ref=err_6265d99a error=\"ProviderModelNotFoundError: Model not found: nope/none. Did you mean: standardcompute?\"\n\x1b[91m\x1b[1mError: \x1b[0m{\n  \"name\": \"UnknownError\",\n  \"data\": {\n    \"message\": \"Unexpected server error. Check server logs for details.\",\n    \"ref\": \"err_6265d99a\"\n  }\n}\n"
-		clAuth   = "Failed to authenticate. API Error: 401 Invalid API key provided\n"
-		clRate   = "API Error: Request rejected (429) · Rate limit exceeded: too many requests\n"
+		ocAuth  = "\x1b[0m\n> build · test-model\n\x1b[0m\ntimestamp=2026-11-23T08:57:56.443Z level=ERROR run=ff2240af message=\"stream error\" providerID=specdtest modelID=test-model error.error=\"AI_APICallError: Invalid API key provided\"\n\x1b[91m\x1b[1mError: \x1b[0mInvalid API key provided\n"
+		ocRate  = "\x1b[0m\n> build · test-model\n\x1b[0m\n\x1b[91m\x1b[1mError: \x1b[0mRate limit exceeded: too many requests\n"
+		ocModel = "timestamp=2026-11-23T08:57:40.785Z level=ERROR run=fc92b593 message=failed ref=err_6265d99a error=\"ProviderModelNotFoundError: Model not found: nope/none. Did you mean: standardcompute?\"\n\x1b[91m\x1b[1mError: \x1b[0m{\n  \"name\": \"UnknownError\",\n  \"data\": {\n    \"message\": \"Unexpected server error. Check server logs for details.\",\n    \"ref\": \"err_6265d99a\"\n  }\n}\n"
+		clAuth  = "Failed to authenticate. API Error: 401 Invalid API key provided\n"
+		clRate  = "API Error: Request rejected (429) · Rate limit exceeded: too many requests\n"
+		// codex 0.169.0 with a model it has no metadata for, rendered (Renderer).
+		cxWarn   = "Warning: Model metadata for `test-model` not found. Defaulting to fallback metadata; this can degrade performance and cause issues.\n"
 		ocNormal = "\x1b[0m\n> build · test-model\n\x1b[0m\n\x1b[0m← \x1b[0mWrite .opencode/specs/001_x/reports/001_a.md\nWrote file successfully.\n"
 	)
 	for _, tc := range []struct {
@@ -42,6 +47,12 @@ func TestErrorType(t *testing.T) {
 		{"no credit is auth", 1, "", "Credit balance is too low\n", preset.ClassAuth, "Credit balance is too low"},
 		{"opencode first-start migration race", 1, "\x1b[91m\x1b[1mError: \x1b[0mUnexpected error\n\nFailed query: \n        CREATE TABLE `workspace` (\n          `id` text PRIMARY KEY,\n        );\n      \nparams: \n", "", preset.ClassState, "Failed query:"},
 		{"sqlite locked", 1, "SQLiteError: database is locked\n", "", preset.ClassState, "SQLiteError: database is locked"},
+		{"codex auth", 1, "Reading additional input from stdin...\n", cxWarn + "Error: unexpected status 401 Unauthorized: Invalid API key provided, url: http://127.0.0.1:44847/v1/responses\n", preset.ClassAuth, "Error: unexpected status 401 Unauthorized"},
+		{"codex without its key", 1, "", cxWarn + "Error: Missing environment variable: `TEST_KEY`.\n", preset.ClassAuth, "Missing environment variable: `TEST_KEY`."},
+		{"codex rate limit", 1, "", cxWarn + "Error: exceeded retry limit, last status: 429 Too Many Requests\n", preset.ClassRateLimit, "last status: 429 Too Many Requests"},
+		{"codex unknown model", 1, "", cxWarn + "Error: The model `gpt-nope` does not exist or you do not have access to it.\n", preset.ClassConfig, "The model `gpt-nope` does not exist"},
+		{"codex bad config", 1, "Error loading config.toml: model_providers contains reserved built-in provider IDs: `openai`.\n", "", preset.ClassConfig, "Error loading config.toml"},
+		{"codex's fallback-metadata warning is no config error", 1, "", cxWarn + "> shell error: exit 1\n", "", ""},
 		{"success is never classified", 0, ocRate, clAuth, "", ""},
 		{"plain crash", 3, "about to fail\n", "", "", ""},
 		{"opencode exit 1 without an API error", 1, ocNormal, "", "", ""},
@@ -144,4 +155,83 @@ func TestEnv(t *testing.T) {
 	if env := preset.Env(sp); len(env) != 3 || env[1] != "ENABLE_TOOL_SEARCH=false" || env[2] != `OPENCODE_CONFIG_CONTENT={"permission":"allow"}` {
 		t.Errorf("claude: Env = %q", env)
 	}
+}
+
+// TestCodexArgv: codex runs headless with no approval, nothing persisted,
+// no project rules and nothing phoning home; its read-only agent gets the
+// output schema (Files writes it into the topic's output directory) and
+// the agent prompt, cli-default the report prompt; its own sandbox is
+// read-only or workspace-write unconfined, and danger-full-access inside
+// specd's Landlock sandbox, which then holds.
+func TestCodexArgv(t *testing.T) {
+	in := specialist.Input{ReportPath: "/p/reports/.logs/001.out/001_a.md", Topic: "OAuth2 rotation", RequestFile: "/p/REQUEST.md"}
+	schema := "/p/reports/.logs/001.out/.codex-output-schema.json"
+	base := []string{"codex", "exec", "--json", "--ephemeral", "--skip-git-repo-check", "--ignore-rules", "--color", "never",
+		"-c", `approval_policy="never"`, "-c", "analytics.enabled=false", "-c", "check_for_update_on_startup=false", "--sandbox"}
+	for _, tc := range []struct {
+		agent     string
+		confined  bool
+		want      []string
+		promptHas string
+		files     bool
+	}{
+		{"", false, append(slices.Clone(base), "read-only", "--output-schema", schema, "--model", "gpt-5", "--"), "shell commands only to read", true},
+		{"", true, append(slices.Clone(base), "danger-full-access", "--output-schema", schema, "--model", "gpt-5", "--"), "Print only the WebResearcherResult JSON", true},
+		{config.AgentCLIDefault, false, append(slices.Clone(base), "workspace-write", "--model", "gpt-5", "--"), "REPORT_CREATED: /p/reports/.logs/001.out/001_a.md", false},
+		{config.AgentCLIDefault, true, append(slices.Clone(base), "danger-full-access", "--model", "gpt-5", "--"), "REPORT_CREATED:", false},
+	} {
+		sp := config.Default().Specialist
+		sp.Preset, sp.Model, sp.Agent, sp.Confined = config.PresetCodex, "gpt-5", tc.agent, tc.confined
+		argv, err := preset.Argv(sp, "specd", in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := argv[:len(argv)-1]; !slices.Equal(got, tc.want) {
+			t.Errorf("agent %q confined %v: argv %q, want %q", tc.agent, tc.confined, got, tc.want)
+		}
+		if !strings.Contains(argv[len(argv)-1], tc.promptHas) {
+			t.Errorf("agent %q: prompt lacks %q", tc.agent, tc.promptHas)
+		}
+		// The read-only agent gets the research-specialist's
+		// instructions, saying the shell is for reading only.
+		if p := argv[len(argv)-1]; (tc.agent == "") != strings.Contains(p, "quarantined, read-only research specialist") || strings.Contains(p, "never run shell commands") {
+			t.Errorf("agent %q: the instructions before the prompt are wrong:\n%.300s", tc.agent, p)
+		}
+		files := preset.Files(sp, in)
+		if (files[schema] != nil) != tc.files || len(files) > 1 {
+			t.Errorf("agent %q: Files = %v, want the schema: %v", tc.agent, slices.Collect(maps.Keys(files)), tc.files)
+		}
+		if w := preset.WriteTools(sp); (w == nil) != (tc.agent == "") {
+			t.Errorf("agent %q: WriteTools = %v", tc.agent, w)
+		}
+	}
+	// The schema is one OpenAI's strict structured outputs accept: every
+	// object closed, with all its properties required, and no format.
+	sp := config.Default().Specialist
+	sp.Preset = config.PresetCodex
+	var check func(path string, v any)
+	check = func(path string, v any) {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return
+		}
+		if _, ok := m["format"]; ok {
+			t.Errorf("%s: format is not accepted in strict mode", path)
+		}
+		if props, ok := m["properties"].(map[string]any); ok {
+			req, _ := m["required"].([]any)
+			if m["additionalProperties"] != false || len(req) != len(props) {
+				t.Errorf("%s: additionalProperties %v, %d of %d properties required", path, m["additionalProperties"], len(req), len(props))
+			}
+			for k, p := range props {
+				check(path+"."+k, p)
+			}
+		}
+		check(path+"[]", m["items"])
+	}
+	var schemaDoc any
+	if err := json.Unmarshal(preset.Files(sp, in)[schema], &schemaDoc); err != nil {
+		t.Fatal(err)
+	}
+	check("$", schemaDoc)
 }

@@ -29,14 +29,18 @@ import (
 // (package nofollow, docs/operating.md#links): a link in their place is
 // refused, never truncated or written through.
 type Job struct {
-	Argv    []string      // program and arguments; Argv[0] is looked up in PATH
-	Dir     string        // working directory: the project root
-	Env     []string      // NAME=value pairs added to the inherited environment, overriding it
-	Stdin   []byte        // the process's standard input
-	Stdout  string        // file that receives the process's stdout (truncated first)
-	Stderr  string        // file that receives the process's stderr (truncated first)
-	Timeout time.Duration // wall-clock limit; then SIGTERM to the process group
-	Grace   time.Duration // SIGTERM → SIGKILL delay
+	Argv  []string // program and arguments; Argv[0] is looked up in PATH
+	Dir   string   // working directory: the project root
+	Env   []string // NAME=value pairs added to the inherited environment, overriding it
+	Stdin []byte   // the process's standard input; nil is /dev/null
+	// NullStdin gives the process /dev/null as its standard input while
+	// Stdin still carries the specialist input, for a Temporal worker
+	// (a CLI that appends a piped standard input to its prompt: codex).
+	NullStdin bool
+	Stdout    string        // file that receives the process's stdout (truncated first)
+	Stderr    string        // file that receives the process's stderr (truncated first)
+	Timeout   time.Duration // wall-clock limit; then SIGTERM to the process group
+	Grace     time.Duration // SIGTERM → SIGKILL delay
 	// Lock, when set, is the topic's lock file. The runner waits until it
 	// holds the lock, then asks Skip, then starts the process with the
 	// locked file as its fd 3, so the lock lives as long as the process:
@@ -194,7 +198,9 @@ func (Process) Run(ctx context.Context, job Job) Result {
 		// would otherwise work in specd's directory.
 		cmd.Env = append(cmd.Env, "PWD="+job.Dir)
 	}
-	cmd.Stdin = bytes.NewReader(job.Stdin)
+	if job.Stdin != nil && !job.NullStdin { // else /dev/null
+		cmd.Stdin = bytes.NewReader(job.Stdin)
+	}
 	cmd.Stdout = stdout
 	cmd.Stderr = stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -10,7 +10,7 @@ import (
 
 // Topic is what For needs to know of one topic's specialist.
 type Topic struct {
-	Preset string   // specialist.preset: local, command, opencode, claude
+	Preset string   // specialist.preset: local, command, opencode, claude, codex
 	Argv   []string // the specialist's command line (Argv[0] looked up in PATH)
 	Helper string   // the program of the topic's subreaper step (Helper)
 	Root   string   // the project root: read, never written
@@ -18,7 +18,7 @@ type Topic struct {
 	Tmp    string   // the topic's private TMPDIR: written
 	// Environ is what the specialist's environment adds to specd's own
 	// (NAME=value pairs, the last one winning): HOME, XDG_*_HOME and
-	// CLAUDE_CONFIG_DIR are read as the specialist will see them.
+	// CLAUDE_CONFIG_DIR and CODEX_HOME are read as the specialist will see them.
 	Environ []string
 	// Readable and Writable are sandbox.readable and sandbox.writable:
 	// absolute, or relative to Root.
@@ -43,6 +43,7 @@ var systemWrite = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/
 //	opencode  + reads its install (the node_modules tree of Argv[0]) and $XDG_CONFIG_HOME/opencode;
 //	            writes $XDG_DATA_HOME/opencode, $XDG_STATE_HOME/opencode, $XDG_CACHE_HOME/opencode
 //	claude    + reads its install; writes $CLAUDE_CONFIG_DIR, or ~/.claude and ~/.claude.json
+//	codex     + reads its install; writes $CODEX_HOME, or ~/.codex
 //
 // and sandbox.readable / sandbox.writable on top. The CLI state
 // directories are those StateDirs returns; the caller creates them
@@ -68,7 +69,7 @@ func For(t Topic) Policy {
 	switch t.Preset {
 	case "local":
 		p.Write = append(p.Write, cacheDir(t.Root))
-	case "opencode", "claude":
+	case "opencode", "claude", "codex":
 		if node, err := exec.LookPath("node"); err == nil {
 			p.Read = append(p.Read, install(real(node)))
 		}
@@ -95,8 +96,9 @@ func For(t Topic) Policy {
 // state that its specialist reads (read) and writes (write), with env
 // the specialist's environment: opencode's XDG directories (config read;
 // data, state and cache written), claude's config directory
-// ($CLAUDE_CONFIG_DIR, else ~/.claude and ~/.claude.json). nil for the
-// other presets.
+// ($CLAUDE_CONFIG_DIR, else ~/.claude and ~/.claude.json), codex's home
+// ($CODEX_HOME, else ~/.codex: its config, auth, sessions and SQLite
+// state). nil for the other presets.
 func StateDirs(preset string, env func(string) string) (read, write []string) {
 	home := env("HOME")
 	xdg := func(name, def string) string {
@@ -135,6 +137,14 @@ func StateDirs(preset string, env func(string) string) (read, write []string) {
 			return nil, nil
 		}
 		return nil, keep(filepath.Join(home, ".claude"), filepath.Join(home, ".claude.json"))
+	case "codex":
+		if v := env("CODEX_HOME"); v != "" {
+			return nil, keep(v)
+		}
+		if home == "" {
+			return nil, nil
+		}
+		return nil, keep(filepath.Join(home, ".codex"))
 	}
 	return nil, nil
 }

@@ -192,7 +192,14 @@ func (w *Worker) job(t Task) (job runner.Job, tmp string, err error) {
 			return runner.Job{}, "", err
 		}
 	}
-	argv, err := preset.Argv(w.Specialist, w.Exe, in)
+	sp := w.Specialist
+	sp.Confined = !w.Sandbox.Off // decides the codex preset's own sandbox (preset.CodexSandbox)
+	for p, b := range preset.Files(sp, in) {
+		if err := atomicfile.WriteIn(w.Root, p, b, 0o644); err != nil {
+			return runner.Job{}, "", err
+		}
+	}
+	argv, err := preset.Argv(sp, w.Exe, in)
 	if err != nil {
 		return runner.Job{}, "", fmt.Errorf("this worker's config: %w", err)
 	}
@@ -206,8 +213,8 @@ func (w *Worker) job(t Task) (job runner.Job, tmp string, err error) {
 			brief(asked), w.Specialist.Preset, filepath.Join(w.Root, specs.ConfigFile), brief(argv))
 	}
 	job = runner.Job{
-		Argv: argv, Env: append(preset.Env(w.Specialist), in.Env()...), Dir: w.Root,
-		Stdin: in.JSON(), Stdout: rel[t.Stdout], Stderr: rel[t.Stderr], Lock: rel[t.Lock],
+		Argv: argv, Env: append(preset.Env(sp), in.Env()...), Dir: w.Root,
+		Stdin: preset.Stdin(sp, in), Stdout: rel[t.Stdout], Stderr: rel[t.Stderr], Lock: rel[t.Lock],
 		Timeout: t.Timeout, Grace: t.Grace,
 	}
 	var out string
