@@ -16,7 +16,12 @@
 //	filter.<driver>.clean=, .smudge=, .process=, .required=false
 //	                             for every filter driver any config names (an empty command is no filter)
 //
-// and an environment without any other GIT_* variable except the author
+// GIT_WORK_TREE pins the work tree to the nearest directory upward that
+// holds a .git (WorkTree): a core.worktree in .git/config, which the
+// command-line scope does not override, would move the work tree, and
+// what specd adds and commits, to another directory.
+//
+// The environment has no other GIT_* variable except the author
 // and committer identity and GIT_CEILING_DIRECTORIES (GIT_CONFIG_COUNT/KEY/VALUE, GIT_CONFIG_PARAMETERS,
 // GIT_DIR, GIT_EXTERNAL_DIFF, GIT_SSH_COMMAND … would redirect git or run
 // a program), with GIT_TERMINAL_PROMPT=0. Diff commands add Diff
@@ -33,6 +38,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -96,8 +103,34 @@ func Command(ctx context.Context, dir string, env []string, args ...string) *exe
 	}
 	cmd := exec.CommandContext(ctx, "git", append([]string{"--no-pager"}, args...)...)
 	cmd.Dir = dir
+	if top := WorkTree(dir); top != "" {
+		env = append(slices.Clip(env), "GIT_WORK_TREE="+top)
+	}
 	cmd.Env = Env(conf, env...)
 	return cmd
+}
+
+// WorkTree returns the work tree git would use in dir without any
+// core.worktree: the nearest directory from dir upward that holds a .git
+// (a directory, or the file of a linked work tree or submodule); "" when
+// there is none. GIT_WORK_TREE set to it wins over a core.worktree in the
+// repository's config, which would redirect add and commit to another
+// tree (docs/operating.md#git).
+func WorkTree(dir string) string {
+	d, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	for {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		up := filepath.Dir(d)
+		if up == d {
+			return ""
+		}
+		d = up
+	}
 }
 
 // Run runs git args in dir (see Command) and returns its stdout; the

@@ -15,13 +15,22 @@ import (
 // run a program at every chance a specialist could set up (core.fsmonitor,
 // every hook, a filter driver for every file, an external diff and a
 // textconv driver, commit signing): each program writes its name into
-// the returned directory, outside the repository.
+// the returned directory, outside the repository. Its core.worktree
+// points at another directory (marks/elsewhere), which holds an a.md too.
 func hostileRepo(t *testing.T) (repo, marks string) {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
 	repo, marks = t.TempDir(), t.TempDir()
+	// git prints real paths.
+	var err error
+	if repo, err = filepath.EvalSymlinks(repo); err != nil {
+		t.Fatal(err)
+	}
+	if marks, err = filepath.EvalSymlinks(marks); err != nil {
+		t.Fatal(err)
+	}
 	git := func(args ...string) {
 		t.Helper()
 		cmd := exec.Command("git", args...)
@@ -52,6 +61,14 @@ func hostileRepo(t *testing.T) (repo, marks string) {
 	git("config", "commit.gpgSign", "true")
 	git("config", "gpg.program", mark("gpg"))
 	git("config", "core.pager", mark("pager"))
+	elsewhere := filepath.Join(marks, "elsewhere")
+	if err := os.MkdirAll(elsewhere, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(elsewhere, "a.md"), []byte("elsewhere\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git("config", "core.worktree", elsewhere)
 	for _, h := range []string{"pre-commit", "prepare-commit-msg", "commit-msg", "post-commit", "post-index-change", "reference-transaction", "pre-auto-gc"} {
 		if err := os.WriteFile(filepath.Join(repo, ".git", "hooks", h), []byte("#!/bin/sh\ntouch "+filepath.Join(marks, h)+"\n"), 0o755); err != nil {
 			t.Fatal(err)
@@ -75,7 +92,7 @@ func ran(t *testing.T, marks string) []string {
 	}
 	var out []string
 	for _, e := range ents {
-		if !strings.HasSuffix(e.Name(), ".sh") {
+		if !strings.HasSuffix(e.Name(), ".sh") && e.Name() != "elsewhere" {
 			out = append(out, e.Name())
 		}
 	}
@@ -85,8 +102,9 @@ func ran(t *testing.T, marks string) []string {
 // TestNothingRuns runs the git commands specd runs (ls-files, add, diff,
 // commit, log) through gitcmd in a hostile repository, with the config
 // variables a specialist's environment could carry too: no program of
-// the repository's runs, and the commit is made. The same commands run
-// plainly do run them: the test can fail.
+// the repository's runs, and the commit is made of the repository's own
+// files, whatever core.worktree says. The same commands run plainly do
+// run them and use the other tree: the test can fail.
 func TestNothingRuns(t *testing.T) {
 	repo, marks := hostileRepo(t)
 	// An environment that names a program through git's config variables.
@@ -114,6 +132,25 @@ func TestNothingRuns(t *testing.T) {
 	if out, err := gitcmd.Run(ctx, repo, nil, "log", "-1", "--format=%s"); err != nil || strings.TrimSpace(out) != "specd: run" {
 		t.Errorf("last commit %q, %v; want specd's", out, err)
 	}
+	// core.worktree: the work tree is the repository's, from it and from
+	// a directory below it; the commit holds its a.md, and nothing was
+	// written in the other tree.
+	sub := filepath.Join(repo, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{repo, sub} {
+		if out, err := gitcmd.Run(ctx, dir, nil, "rev-parse", "--show-toplevel"); err != nil || strings.TrimSpace(out) != repo {
+			t.Errorf("gitcmd in %s: top level %q, %v; want %s", dir, strings.TrimSpace(out), err, repo)
+		}
+	}
+	if out, err := gitcmd.Run(ctx, repo, nil, "show", "HEAD:a.md"); err != nil || out != "one\n" {
+		t.Errorf("committed a.md = %q, %v; want the repository's %q", out, err, "one\n")
+	}
+	elsewhere := filepath.Join(marks, "elsewhere")
+	if ents, _ := os.ReadDir(elsewhere); len(ents) != 1 {
+		t.Errorf("the other work tree holds %d entries, want its a.md only: git wrote there", len(ents))
+	}
 
 	// Control: plain git in the same repository runs them, post-commit
 	// despite --no-verify.
@@ -132,6 +169,11 @@ func TestNothingRuns(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("control: plain git did not run %s (ran: %s): the hostile repository is not hostile", want, got)
 		}
+	}
+	plain := exec.Command("git", "rev-parse", "--show-toplevel")
+	plain.Dir = repo
+	if out, err := plain.Output(); err != nil || strings.TrimSpace(string(out)) != elsewhere {
+		t.Errorf("control: plain git's top level %q, %v; want core.worktree's %s", strings.TrimSpace(string(out)), err, elsewhere)
 	}
 }
 
