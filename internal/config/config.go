@@ -185,6 +185,9 @@ type Config struct {
 	file  string
 	raw   []byte
 	names []string
+	// dirs are the values of specialist.env that may name a directory
+	// (envNamed), as read.
+	dirs []envName
 }
 
 // Sandbox configures the Landlock sandbox of the specialists.
@@ -411,7 +414,7 @@ func Load(path string) (Config, error) {
 	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) { // io.EOF: empty file
 		return c, fmt.Errorf("config %s", yamlError(path, err))
 	}
-	c.names = c.named()
+	c.names, c.dirs = c.named(), c.envNamed()
 	if err := c.Validate(); err != nil {
 		return c, fmt.Errorf("config %s: %w", path, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -63,9 +64,13 @@ var cliFiles = map[string][]string{
 // temporal, metrics_textfile…), the files the preset's CLI loads from the
 // project (cliFiles), and every file inside the project the config names
 // (the command's arguments, binary, env values, temporal files, the source
-// registry). Files outside the project are not hashed; --show lists them.
-// An empty result means the project has no config of its own and needs no
-// trust. Errors name the file that cannot be read.
+// registry), and every file below a directory inside the project that an
+// env value names (PYTHONPATH: ./lib; the project root itself is not
+// walked), up to dirMaxFiles files and dirMaxBytes, past which it is an
+// error naming the key and the directory. Files outside the project are
+// not hashed; --show lists them. An empty result means the project has no
+// config of its own and needs no trust. Errors name the file that cannot
+// be read.
 func Cover(root string, c Config) (Covered, error) {
 	cov := Covered{}
 	root = filepath.Clean(root)
@@ -78,38 +83,101 @@ func Cover(root string, c Config) (Covered, error) {
 		cov[filepath.ToSlash(rel)] = hex.EncodeToString(h[:])
 	}
 	for _, p := range cliFiles[c.Specialist.Preset] {
-		if err := cov.walk(root, p); err != nil {
+		if err := cov.walk(root, p, nil); err != nil {
 			return nil, err
 		}
 	}
-	names := c.named()
+	names, dirs := c.named(), c.envNamed()
 	if c.file != "" {
-		names = c.names
+		names, dirs = c.names, c.dirs
 	}
 	for _, p := range names {
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(root, p)
-		}
-		rel, err := filepath.Rel(root, filepath.Clean(p))
-		if err != nil || !local(rel) {
+		rel, ok := inside(root, p)
+		if !ok {
 			continue
 		}
-		if fi, err := os.Lstat(p); err != nil || fi.IsDir() {
+		if fi, err := os.Lstat(filepath.Join(root, rel)); err != nil || fi.IsDir() {
 			continue
 		}
-		if err := cov.walk(root, rel); err != nil {
+		if err := cov.walk(root, rel, nil); err != nil {
+			return nil, err
+		}
+	}
+	for _, d := range dirs {
+		rel, ok := inside(root, d.name)
+		if !ok || rel == "." {
+			continue
+		}
+		p := filepath.Join(root, rel)
+		if fi, err := os.Lstat(p); err != nil || !fi.IsDir() {
+			continue
+		}
+		// Below a link (lib → /usr/lib) it is outside: not hashed, as
+		// any file outside the project.
+		if real, err := filepath.EvalSymlinks(p); err != nil {
+			continue
+		} else if realRoot, err := filepath.EvalSymlinks(root); err != nil {
+			continue
+		} else if r, err := filepath.Rel(realRoot, real); err != nil || !local(r) {
+			continue
+		}
+		b := &budget{}
+		if err := cov.walk(root, rel, b); err != nil {
+			if errors.Is(err, errTooBig) {
+				return nil, fmt.Errorf("trust: specialist.env.%s names the directory %s, which holds more than %d files or %d MiB: trust hashes every file below a directory the env names; name a smaller directory (the code only), or keep it outside the project, which trust does not hash (docs/operating.md#security)",
+					d.key, filepath.ToSlash(rel), dirMaxFiles, dirMaxBytes>>20)
+			}
 			return nil, err
 		}
 	}
 	return cov, nil
 }
 
+// inside returns p (absolute, or relative to root) relative to root,
+// cleaned, and whether it is inside root (root itself included).
+func inside(root, p string) (string, bool) {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(root, p)
+	}
+	rel, err := filepath.Rel(root, filepath.Clean(p))
+	return rel, err == nil && local(rel)
+}
+
+// The bounds of a directory specialist.env names: trust hashes every file
+// below it, or refuses (Cover).
+const (
+	dirMaxFiles = 10000
+	dirMaxBytes = 64 << 20
+)
+
+// budget counts what a walk of a named directory has hashed.
+type budget struct {
+	files int
+	bytes int64
+}
+
+var errTooBig = errors.New("over the bounds of a directory trust hashes")
+
+// take counts one entry of size bytes; errTooBig past the bounds.
+func (b *budget) take(size int64) error {
+	if b == nil {
+		return nil
+	}
+	b.files++
+	b.bytes += size
+	if b.files > dirMaxFiles || b.bytes > dirMaxBytes {
+		return errTooBig
+	}
+	return nil
+}
+
 // local reports whether rel (from filepath.Rel) stays below its base.
 func local(rel string) bool { return filepath.IsLocal(rel) }
 
 // walk adds rel (a file, a link or a directory walked without following
-// links) when it exists.
-func (c Covered) walk(root, rel string) error {
+// links) when it exists. With b, each file is counted against its
+// bounds (errTooBig) before it is read.
+func (c Covered) walk(root, rel string, b *budget) error {
 	err := filepath.WalkDir(filepath.Join(root, rel), func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -122,6 +190,11 @@ func (c Covered) walk(root, rel string) error {
 			return nil
 		}
 		h := sha256.New()
+		if !d.Type().IsRegular() {
+			if err := b.take(0); err != nil {
+				return err
+			}
+		}
 		if d.Type()&fs.ModeSymlink != 0 {
 			t, err := os.Readlink(p)
 			if err != nil {
@@ -133,6 +206,13 @@ func (c Covered) walk(root, rel string) error {
 			// without a writer blocks an open for good).
 			h.Write([]byte("special:" + d.Type().String()))
 		} else {
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			if err := b.take(fi.Size()); err != nil {
+				return err
+			}
 			f, err := os.Open(p)
 			if err != nil {
 				return err
@@ -149,10 +229,10 @@ func (c Covered) walk(root, rel string) error {
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	if err != nil {
+	if err != nil && !errors.Is(err, errTooBig) {
 		return fmt.Errorf("trust: %w", err)
 	}
-	return nil
+	return err
 }
 
 // opencodeOwn reports whether the file at p (rel under the root) is the
@@ -203,6 +283,24 @@ func (c Config) named() []string {
 	}
 	t := c.Temporal
 	add(t.TLSCertFile, t.TLSKeyFile, t.TLSCAFile, t.APIKeyFile, t.CodecKeyFile, c.Sources.Registry)
+	return out
+}
+
+// envName is one path a value of specialist.env may name, with its key.
+type envName struct{ key, name string }
+
+// envNamed returns the paths the values of specialist.env may name, split
+// as named splits them, by key: a directory among them (PYTHONPATH:
+// ./lib) is hashed file by file (Cover).
+func (c Config) envNamed() []envName {
+	var out []envName
+	for _, k := range slices.Sorted(maps.Keys(c.Specialist.Env)) {
+		for _, f := range strings.FieldsFunc(c.Specialist.Env[k], func(r rune) bool { return r == ':' || r == ' ' || r == '=' }) {
+			if f != "" && !strings.Contains(f, "{{") {
+				out = append(out, envName{k, f})
+			}
+		}
+	}
 	return out
 }
 

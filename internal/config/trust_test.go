@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -24,7 +25,8 @@ func writeFiles(t *testing.T, root string, files map[string]string) {
 
 // TestCover: trust covers the config's bytes, the files the preset's CLI
 // loads from the project, and the files inside the project the config
-// names (arguments, env values, temporal files); not files outside, not
+// names (arguments, env values, temporal files; the files below a
+// directory an env value names: PATH: bin); not files outside, not
 // the other CLI's files, not opencode's own package.json; a link is
 // hashed as its target's name, never followed.
 func TestCover(t *testing.T) {
@@ -49,7 +51,7 @@ func TestCover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{".opencode/agents/a.md", ".opencode/plugin/link.js", ".opencode/plugin/x.js", ".opencode/specd.yaml", "ca.pem", "evil.so", "opencode.json"}
+	want := []string{".opencode/agents/a.md", ".opencode/plugin/link.js", ".opencode/plugin/x.js", ".opencode/specd.yaml", "bin/tool", "ca.pem", "evil.so", "opencode.json"}
 	if got := cov.Paths(); !slices.Equal(got, want) {
 		t.Errorf("covered %q, want %q", got, want)
 	}
@@ -61,12 +63,12 @@ func TestCover(t *testing.T) {
 
 	c.Specialist.Preset = PresetClaude
 	cov, _ = Cover(root, c)
-	if got := strings.Join(cov.Paths(), " "); got != ".claude/settings.json .mcp.json .opencode/specd.yaml ca.pem evil.so" {
+	if got := strings.Join(cov.Paths(), " "); got != ".claude/settings.json .mcp.json .opencode/specd.yaml bin/tool ca.pem evil.so" {
 		t.Errorf("claude covers %s", got)
 	}
 	c.Specialist.Preset = PresetCodex
 	cov, _ = Cover(root, c)
-	if got := strings.Join(cov.Paths(), " "); got != ".agents/skills/s/SKILL.md .codex/config.toml .opencode/specd.yaml AGENTS.md ca.pem evil.so" {
+	if got := strings.Join(cov.Paths(), " "); got != ".agents/skills/s/SKILL.md .codex/config.toml .opencode/specd.yaml AGENTS.md bin/tool ca.pem evil.so" {
 		t.Errorf("codex covers %s", got)
 	}
 	// No config file: nothing of the project's is used, nothing to trust.
@@ -164,5 +166,77 @@ func TestCoverFIFO(t *testing.T) {
 	cov, err := Cover(root, c)
 	if err != nil || cov["release"] == "" {
 		t.Errorf("Cover = %v, %v; want the FIFO covered by its kind", cov, err)
+	}
+}
+
+// TestCoverEnvDir: a directory inside the project that specialist.env
+// names is hashed file by file (links by their target's name, a FIFO by
+// its kind, never opened); not the project root, not a directory reached
+// through a link to outside; past dirMaxFiles files or dirMaxBytes, Cover
+// is an error naming the key and the directory and what to do.
+func TestCoverEnvDir(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	writeFiles(t, root, map[string]string{
+		".opencode/specd.yaml": "specialist:\n  preset: local\n  env:\n    PYTHONPATH: ./lib:.:ext/lib\n    NODE_PATH: tools/node_modules\n",
+		"lib/mod.py":           "x", "lib/pkg/sub.py": "x", "tools/node_modules/m/index.js": "x", "README.md": "x",
+	})
+	writeFiles(t, outside, map[string]string{"lib/far.py": "x"})
+	if err := os.Symlink("/etc/passwd", filepath.Join(root, "lib", "link.py")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(root, "lib", "pipe"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "ext")); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(filepath.Join(root, ".opencode", "specd.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cov, err := Cover(root, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{".opencode/specd.yaml", "lib/link.py", "lib/mod.py", "lib/pipe", "lib/pkg/sub.py", "tools/node_modules/m/index.js"}
+	if got := cov.Paths(); !slices.Equal(got, want) {
+		t.Errorf("covered %q, want %q", got, want)
+	}
+	before := cov["lib/pkg/sub.py"]
+	writeFiles(t, root, map[string]string{"lib/pkg/sub.py": "y"})
+	if cov, _ := Cover(root, c); cov["lib/pkg/sub.py"] == before {
+		t.Errorf("a changed file below the directory keeps its hash")
+	}
+
+	// Past the bounds: an error naming the key and the directory.
+	big := filepath.Join(root, "tools", "node_modules", "big")
+	if err := os.WriteFile(big, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(big, dirMaxBytes+1); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Cover(root, c)
+	for _, w := range []string{"specialist.env.NODE_PATH names the directory tools/node_modules", "name a smaller directory", "docs/operating.md#security"} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("Cover with %d bytes below NODE_PATH: %v; want an error saying %q", dirMaxBytes+1, err, w)
+		}
+	}
+	if err := os.Remove(big); err != nil {
+		t.Fatal(err)
+	}
+	many := filepath.Join(root, "lib", "many")
+	if err := os.Mkdir(many, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range dirMaxFiles {
+		f, err := os.Create(filepath.Join(many, strconv.Itoa(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	if _, err := Cover(root, c); err == nil || !strings.Contains(err.Error(), "specialist.env.PYTHONPATH names the directory lib,") {
+		t.Errorf("Cover with %d files below PYTHONPATH: %v; want an error naming it", dirMaxFiles+5, err)
 	}
 }
