@@ -1,6 +1,7 @@
 package config
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -15,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/specd-dev/specd/internal/atomicfile"
+	"github.com/specd-dev/specd/internal/gitcmd"
 )
 
 // TrustRecord is what `specd trust` writes for one project: its absolute
@@ -122,7 +124,13 @@ func Cover(root string, c Config) (Covered, error) {
 			continue
 		}
 		b := &budget{}
-		if err := cov.walk(root, rel, b); err != nil {
+		parts := []string{rel}
+		if cliState[d.key] {
+			if files, ok := unignored(root, rel); ok {
+				parts = files
+			}
+		}
+		if err := cov.walkAll(root, parts, b); err != nil {
 			if errors.Is(err, errTooBig) {
 				return nil, fmt.Errorf("trust: specialist.env.%s names the directory %s, which holds more than %d files or %d MiB: trust hashes every file below a directory the env names; name a smaller directory (the code only), or keep it outside the project, which trust does not hash (docs/operating.md#security)",
 					d.key, filepath.ToSlash(rel), dirMaxFiles, dirMaxBytes>>20)
@@ -131,6 +139,44 @@ func Cover(root string, c Config) (Covered, error) {
 		}
 	}
 	return cov, nil
+}
+
+// cliState are the variables of specialist.env that move where an agent
+// CLI writes its state at every run (the README's table: sessions, logs,
+// caches). Below a directory inside the project that one of them names,
+// trust hashes what git tracks or does not ignore (unignored): what a
+// clone can bring, not what the CLI writes in the git-ignored directory
+// the README advises.
+var cliState = map[string]bool{"HOME": true, "TMPDIR": true, "CLAUDE_CODE_TMPDIR": true, "CLAUDE_CONFIG_DIR": true, "CODEX_HOME": true,
+	"XDG_DATA_HOME": true, "XDG_STATE_HOME": true, "XDG_CACHE_HOME": true, "XDG_CONFIG_HOME": true}
+
+// unignored lists, relative to root, the files below rel that git tracks
+// or leaves unignored (a nested repository or submodule as its
+// directory), through gitcmd; ok is false when root is not in a git work
+// tree.
+func unignored(root, rel string) (files []string, ok bool) {
+	// Paths are relative to the directory git runs in, root.
+	cmd := gitcmd.Command(context.Background(), root, nil, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", rel)
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, false
+	}
+	for f := range strings.SplitSeq(string(out), "\x00") {
+		if r := filepath.Clean(filepath.FromSlash(f)); f != "" && local(r) {
+			files = append(files, r)
+		}
+	}
+	return slices.Compact(files), true
+}
+
+// walkAll walks each of rels (walk) against the one budget b.
+func (c Covered) walkAll(root string, rels []string, b *budget) error {
+	for _, rel := range rels {
+		if err := c.walk(root, rel, b); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // inside returns p (absolute, or relative to root) relative to root,

@@ -2,6 +2,7 @@ package config
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -238,5 +239,65 @@ func TestCoverEnvDir(t *testing.T) {
 	}
 	if _, err := Cover(root, c); err == nil || !strings.Contains(err.Error(), "specialist.env.PYTHONPATH names the directory lib,") {
 		t.Errorf("Cover with %d files below PYTHONPATH: %v; want an error naming it", dirMaxFiles+5, err)
+	}
+}
+
+// TestCoverCLIStateDir: below a directory inside the project that a
+// variable moving an agent CLI's state names (CODEX_HOME), trust hashes
+// what git tracks or does not ignore, not the state the CLI writes in
+// the ignored directory at every run; a tracked file there is hashed
+// even though it is ignored, as a clone brings it. Outside a git work
+// tree every file is hashed.
+func TestCoverCLIStateDir(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{
+		".opencode/specd.yaml":     "specialist:\n  preset: codex\n  env:\n    CODEX_HOME: ./.agent/codex\n    PYTHONPATH: ./.agent/codex\n",
+		".gitignore":               ".agent/\n",
+		".agent/codex/config.toml": "[mcp_servers.x]\ncommand = \"x\"\n", ".agent/codex/sessions/1.jsonl": "x",
+	})
+	c, err := Load(filepath.Join(root, ".opencode", "specd.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Outside a work tree, and under a variable that is not a CLI's
+	// state (PYTHONPATH), every file.
+	cov, err := Cover(root, c)
+	if got := strings.Join(cov.Paths(), " "); err != nil || got != ".agent/codex/config.toml .agent/codex/sessions/1.jsonl .opencode/specd.yaml" {
+		t.Errorf("outside git: covered %s, %v", got, err)
+	}
+	writeFiles(t, root, map[string]string{".opencode/specd.yaml": "specialist:\n  preset: codex\n  env:\n    CODEX_HOME: ./.agent/codex\n"})
+	if c, err = Load(filepath.Join(root, ".opencode", "specd.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("init", "-q", ".")
+	cov, err = Cover(root, c)
+	if got := strings.Join(cov.Paths(), " "); err != nil || got != ".opencode/specd.yaml" {
+		t.Errorf("all ignored: covered %s, %v; want no file of the ignored state directory", got, err)
+	}
+	git("add", "-f", ".agent/codex/config.toml")
+	cov, err = Cover(root, c)
+	if got := strings.Join(cov.Paths(), " "); err != nil || got != ".agent/codex/config.toml .opencode/specd.yaml" {
+		t.Errorf("config.toml tracked: covered %s, %v; want it hashed", got, err)
+	}
+	writeFiles(t, root, map[string]string{".gitignore": ".agent/codex/sessions/\n"})
+	cov, err = Cover(root, c)
+	if got := strings.Join(cov.Paths(), " "); err != nil || got != ".agent/codex/config.toml .opencode/specd.yaml" {
+		t.Errorf("only sessions ignored: covered %s, %v", got, err)
+	}
+	writeFiles(t, root, map[string]string{".agent/codex/rules/r.rules": "x"})
+	cov, err = Cover(root, c)
+	if got := strings.Join(cov.Paths(), " "); err != nil || got != ".agent/codex/config.toml .agent/codex/rules/r.rules .opencode/specd.yaml" {
+		t.Errorf("an unignored new file: covered %s, %v; want it hashed", got, err)
 	}
 }
