@@ -97,16 +97,19 @@ func identity(name string) bool {
 // GIT_CONFIG_*). It first asks git (in the same way; reading config runs
 // nothing) which filter drivers any config defines, and turns each off.
 func Command(ctx context.Context, dir string, env []string, args ...string) *exec.Cmd {
+	// The same work tree for both commands: a core.worktree below a
+	// missing directory would fail the first alone, leaving the filters on.
+	var tree []string
+	if top := WorkTree(dir); top != "" {
+		tree = []string{"GIT_WORK_TREE=" + top}
+	}
 	conf := append([][2]string(nil), safe...)
-	for _, d := range filterDrivers(ctx, dir) {
+	for _, d := range filterDrivers(ctx, dir, tree) {
 		conf = append(conf, [2]string{"filter." + d + ".clean", ""}, [2]string{"filter." + d + ".smudge", ""}, [2]string{"filter." + d + ".process", ""}, [2]string{"filter." + d + ".required", "false"})
 	}
 	cmd := exec.CommandContext(ctx, "git", append([]string{"--no-pager"}, args...)...)
 	cmd.Dir = dir
-	if top := WorkTree(dir); top != "" {
-		env = append(slices.Clip(env), "GIT_WORK_TREE="+top)
-	}
-	cmd.Env = Env(conf, env...)
+	cmd.Env = Env(conf, append(slices.Clip(env), tree...)...)
 	return cmd
 }
 
@@ -146,12 +149,12 @@ func Run(ctx context.Context, dir string, env []string, args ...string) (string,
 }
 
 // filterDrivers lists the names of the filter drivers defined in any
-// config git reads in dir (filter.<name>.<key>); none when there is none
-// or git fails.
-func filterDrivers(ctx context.Context, dir string) []string {
+// config git reads in dir with env (filter.<name>.<key>); none when there
+// is none or git fails.
+func filterDrivers(ctx context.Context, dir string, env []string) []string {
 	cmd := exec.CommandContext(ctx, "git", "--no-pager", "config", "-z", "--name-only", "--get-regexp", `^filter\.`)
 	cmd.Dir = dir
-	cmd.Env = Env(safe)
+	cmd.Env = Env(safe, env...)
 	out, _ := cmd.Output()
 	var names []string
 	seen := map[string]bool{}

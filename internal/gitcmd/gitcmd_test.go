@@ -195,3 +195,31 @@ func TestEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkTreeNowhere: a core.worktree below a missing directory makes git fail
+// before it reads the config, in the command that lists the filter
+// drivers too; gitcmd gives both the same work tree, so the filters are
+// still turned off and the commit is made in the repository.
+func TestWorkTreeNowhere(t *testing.T) {
+	repo, marks := hostileRepo(t)
+	cmd := exec.Command("git", "config", "core.worktree", filepath.Join(marks, "gone", "tree"))
+	cmd.Dir = repo
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git config: %v\n%s", err, out)
+	}
+	ctx := context.Background()
+	for _, args := range [][]string{
+		{"add", "--", ".gitattributes", "a.md"},
+		{"commit", "-q", "--no-verify", "--only", "-m", "specd: run", "--", ".gitattributes", "a.md"},
+	} {
+		if _, err := gitcmd.Run(ctx, repo, nil, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := ran(t, marks); len(got) > 0 {
+		t.Errorf("programs of the repository ran through gitcmd: %v", got)
+	}
+	if out, err := gitcmd.Run(ctx, repo, nil, "show", "HEAD:a.md"); err != nil || out != "one\n" {
+		t.Errorf("committed a.md = %q, %v; want the repository's", out, err)
+	}
+}
