@@ -16,10 +16,10 @@
 //	filter.<driver>.clean=, .smudge=, .process=, .required=false
 //	                             for every filter driver any config names (an empty command is no filter)
 //
-// GIT_WORK_TREE pins the work tree to the nearest directory upward that
-// holds a .git (WorkTree): a core.worktree in .git/config, which the
-// command-line scope does not override, would move the work tree, and
-// what specd adds and commits, to another directory.
+// GIT_WORK_TREE (but for init) pins the work tree to the nearest
+// directory upward that holds a .git (WorkTree): a core.worktree in
+// .git/config, which the command-line scope does not override, would move
+// the work tree, and what specd adds and commits, to another directory.
 //
 // The environment has no other GIT_* variable except the author
 // and committer identity and GIT_CEILING_DIRECTORIES (GIT_CONFIG_COUNT/KEY/VALUE, GIT_CONFIG_PARAMETERS,
@@ -99,8 +99,10 @@ func identity(name string) bool {
 func Command(ctx context.Context, dir string, env []string, args ...string) *exec.Cmd {
 	// The same work tree for both commands: a core.worktree below a
 	// missing directory would fail the first alone, leaving the filters on.
+	// init makes the repository of dir, whose work tree is dir, even
+	// inside another one (git refuses GIT_WORK_TREE without GIT_DIR there).
 	var tree []string
-	if top := WorkTree(dir); top != "" {
+	if top := WorkTree(dir); top != "" && (len(args) == 0 || args[0] != "init") {
 		tree = []string{"GIT_WORK_TREE=" + top}
 	}
 	conf := append([][2]string(nil), safe...)

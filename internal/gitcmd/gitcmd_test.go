@@ -223,3 +223,30 @@ func TestWorkTreeNowhere(t *testing.T) {
 		t.Errorf("committed a.md = %q, %v; want the repository's", out, err)
 	}
 }
+
+// TestInitInside: init through gitcmd in a directory inside another
+// repository (specd demo --git) makes the directory's own repository,
+// with no core.worktree, and the commands after it work there.
+func TestInitInside(t *testing.T) {
+	repo, _ := hostileRepo(t)
+	ws := filepath.Join(repo, "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "b.md"), []byte("b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	id := []string{"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@localhost", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@localhost"}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-q", "-m", "ws"}} {
+		if _, err := gitcmd.Run(ctx, ws, id, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := gitcmd.Run(ctx, ws, nil, "rev-parse", "--show-toplevel"); err != nil || strings.TrimSpace(out) != ws {
+		t.Errorf("top level %q, %v; want %s", strings.TrimSpace(out), err, ws)
+	}
+	if out, _ := gitcmd.Run(ctx, ws, nil, "config", "--local", "core.worktree"); out != "" {
+		t.Errorf("init wrote core.worktree %q", out)
+	}
+}
