@@ -27,7 +27,7 @@
 // system without a journal every new file scans past the inodes deleted
 // in the last minute or more, so a machine that has just deleted many
 // files makes every file creation slow, and specd creates a few per topic
-// where the xargs baseline creates one (docs/operating.md#performance).
+// where the xargs baseline creates one (docs/decisions.md#cost-of-the-sandbox-per-topic-2026-11-27).
 package main
 
 import (
