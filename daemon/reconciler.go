@@ -348,7 +348,7 @@ func (l *loop) runDir(dir string, isDir bool) {
 		return
 	}
 	if h, runJSON, err := specs.PeekRun(dir); err == nil && h.State == specs.StateFinished &&
-		(pfi.ModTime().UnixNano() <= runJSON || slices.Contains([]string{h.PlanSHA256, h.PlanWarned}, planHash(plan))) {
+		(pfi.ModTime().UnixNano() <= runJSON.Mtime || slices.Contains([]string{h.PlanSHA256, h.PlanWarned}, planHash(plan))) {
 		// Finished, and the plan is the one it ran (or was warned
 		// about): nothing to do. A changed plan goes to RunPlan, which
 		// runs added topics or warns (docs/contract.md#readiness). Only
@@ -389,13 +389,13 @@ func (l *loop) start(dir string) {
 	l.runs.Add(1)
 	go func() {
 		defer l.runs.Done()
-		defer func() {
-			d.mu.Lock()
-			delete(d.running, dir)
-			d.mu.Unlock()
-		}()
 		debounce := d.config().Debounce.Std()
 		_, err := d.runPlan(l.ctx, l.kill, dir, debounce)
+		// Not running any more before anything below asks the loop to
+		// look again: a look while it still were would be dropped.
+		d.mu.Lock()
+		delete(d.running, dir)
+		d.mu.Unlock()
 		lookAgain := func(after time.Duration) {
 			time.AfterFunc(after, func() {
 				select {

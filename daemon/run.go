@@ -101,7 +101,7 @@ func (d *Daemon) runPlan(start, kill context.Context, runDir string, settle time
 	}
 	defer unlock()
 
-	data, mtime, err := specs.ReadRegularMtime(planPath, plans.MaxBytes)
+	data, version, err := specs.ReadRegularVersion(planPath, plans.MaxBytes)
 	if err != nil {
 		return specs.RunState{}, err
 	}
@@ -112,7 +112,7 @@ func (d *Daemon) runPlan(start, kill context.Context, runDir string, settle time
 		log:   d.opts.Log.With().Str("run", filepath.Base(runDir)).Logger(),
 		metas: map[int]specs.ReportMeta{}, kills: map[int]context.CancelFunc{}, cancel: map[int]string{}}
 	plan, perr := plans.Parse(bytes.NewReader(data), filepath.ToSlash(planRel))
-	if settle > 0 && time.Since(time.Unix(0, mtime)) < settle && !plan.Complete() {
+	if settle > 0 && time.Since(time.Unix(0, version.Mtime)) < settle && !plan.Complete() {
 		return specs.RunState{}, errSettling
 	}
 	prev, prevErr := specs.LoadRun(runDir)

@@ -149,29 +149,42 @@ func ValidateReportAll(path, wantTopic string) (ReportMeta, []error) {
 // *ContractError naming path and the reason for a refused file; the os
 // error otherwise (wrapping fs.ErrNotExist for a missing file).
 func ReadRegular(path string, limit int64) ([]byte, error) {
-	data, _, err := ReadRegularMtime(path, limit)
+	data, _, err := ReadRegularVersion(path, limit)
 	return data, err
 }
 
-// ReadRegularMtime is ReadRegular that also returns the file's
-// modification time (ns since the epoch). It makes four system calls for
-// a small file (open, fstat, read, close) and allocates no *os.File: the
-// daemon calls it for every run directory at start-up.
-func ReadRegularMtime(path string, limit int64) ([]byte, int64, error) {
-	refuse := func(reason string) ([]byte, int64, error) {
-		return nil, 0, &ContractError{Path: path, Reason: reason}
+// Version identifies what a file holds without reading it: its
+// modification time (ns since the epoch) and its inode. A file replaced by
+// temp + rename gets a new inode, so two versions differ even when both
+// were written within one tick of the kernel's coarse clock, which
+// timestamps files (1–4 ms).
+type Version struct {
+	Mtime int64
+	Ino   uint64
+}
+
+// VersionOf is the Version of a file from its stat.
+func VersionOf(st *unix.Stat_t) Version { return Version{Mtime: st.Mtim.Nano(), Ino: st.Ino} }
+
+// ReadRegularVersion is ReadRegular that also returns the file's Version.
+// It makes four system calls for a small file (open, fstat, read, close)
+// and allocates no *os.File: the daemon calls it for every run directory
+// at start-up.
+func ReadRegularVersion(path string, limit int64) ([]byte, Version, error) {
+	refuse := func(reason string) ([]byte, Version, error) {
+		return nil, Version{}, &ContractError{Path: path, Reason: reason}
 	}
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ELOOP) {
 		return refuse("is a symlink, not a regular file")
 	}
 	if err != nil {
-		return nil, 0, &fs.PathError{Op: "open", Path: path, Err: err}
+		return nil, Version{}, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, 0, &fs.PathError{Op: "stat", Path: path, Err: err}
+		return nil, Version{}, &fs.PathError{Op: "stat", Path: path, Err: err}
 	}
 	switch {
 	case st.Mode&unix.S_IFMT == unix.S_IFDIR:
@@ -195,7 +208,7 @@ func ReadRegularMtime(path string, limit int64) ([]byte, int64, error) {
 			continue
 		}
 		if err != nil {
-			return nil, 0, &fs.PathError{Op: "read", Path: path, Err: err}
+			return nil, Version{}, &fs.PathError{Op: "read", Path: path, Err: err}
 		}
 		data = data[:len(data)+n]
 		if n == 0 || n < want && int64(len(data)) == st.Size {
@@ -205,7 +218,7 @@ func ReadRegularMtime(path string, limit int64) ([]byte, int64, error) {
 	if int64(len(data)) > limit {
 		return refuse(fmt.Sprintf("grew over the %d-byte limit while it was read", limit))
 	}
-	return data, st.Mtim.Nano(), nil
+	return data, VersionOf(&st), nil
 }
 
 // CheckReport applies the report contract (docs/contract.md#report-contract)

@@ -66,21 +66,20 @@ type RunHead struct {
 // with their stderr tails takes tens of KB.
 const MaxRunStateBytes = 4 << 20
 
-// PeekRun reads the RunHead of reports/.run.json and the file's modification
-// time (ns since the epoch). It runs for every run directory at start-up,
-// so it reads the file with ReadRegularMtime (four system calls).
-// Errors as LoadRun.
-func PeekRun(runDir string) (RunHead, int64, error) {
+// PeekRun reads the RunHead of reports/.run.json and the file's Version.
+// It runs for every run directory at start-up, so it reads the file with
+// ReadRegularVersion (four system calls). Errors as LoadRun.
+func PeekRun(runDir string) (RunHead, Version, error) {
 	var h RunHead
 	p := filepath.Join(runDir, ReportsDir, RunStateFile)
-	b, mtime, err := ReadRegularMtime(p, MaxRunStateBytes)
+	b, v, err := ReadRegularVersion(p, MaxRunStateBytes)
 	if err != nil {
-		return h, 0, err
+		return h, Version{}, err
 	}
 	if err := json.Unmarshal(b, &h); err != nil {
-		return h, 0, fmt.Errorf("%s: %w", p, err)
+		return h, Version{}, fmt.Errorf("%s: %w", p, err)
 	}
-	return h, mtime, nil
+	return h, v, nil
 }
 
 // SaveRun replaces reports/.run.json of a run directory with rs (temp +

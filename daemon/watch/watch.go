@@ -149,9 +149,10 @@ type Topic struct {
 	// done: a finished run with nothing to do while .run.json and the plan
 	// keep these modification times (ns), so that looking again costs two
 	// stats and no read.
-	done            bool
-	planUp          bool // the plan is in the run directory, not reports/
-	runJSON, planMT int64
+	done    bool
+	planUp  bool          // the plan is in the run directory, not reports/
+	runJSON specs.Version // of .run.json when recorded finished
+	planMT  int64         // the plan's modification time (ns) then
 }
 
 // Topic returns the state of the run directory dir (absolute, directly
@@ -216,14 +217,15 @@ func (t *Tree) add(p string) bool {
 	return err == nil
 }
 
-// Finish records a finished run with nothing to do: its .run.json and plan
-// modification times (ns) and whether the plan is in the run directory.
-func (tp *Topic) Finish(runJSON, planMT int64, planUp bool) {
+// Finish records a finished run with nothing to do: its .run.json's
+// version, its plan's modification time (ns) and whether the plan is in
+// the run directory.
+func (tp *Topic) Finish(runJSON specs.Version, planMT int64, planUp bool) {
 	tp.done, tp.runJSON, tp.planMT, tp.planUp = true, runJSON, planMT, planUp
 }
 
 // Finished reports whether the run was recorded finished (Finish) and its
-// .run.json and plan still have the recorded modification times (and no
+// .run.json and plan are still those recorded (and no
 // plan has appeared in reports/ to replace one in the run directory).
 // When not, it forgets the record. It runs for every finished run at every
 // rescan, so it allocates little: two paths and no FileInfo.
@@ -233,7 +235,7 @@ func (tp *Topic) Finished() bool {
 	}
 	reports := tp.dir + string(filepath.Separator) + specs.ReportsDir + string(filepath.Separator)
 	var fi unix.Stat_t
-	same := unix.Lstat(reports+specs.RunStateFile, &fi) == nil && fi.Mtim.Nano() == tp.runJSON
+	same := unix.Lstat(reports+specs.RunStateFile, &fi) == nil && specs.VersionOf(&fi) == tp.runJSON
 	if same {
 		plan := reports + specs.PlanFile
 		if tp.planUp {

@@ -8,8 +8,10 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/rs/zerolog"
+	"golang.org/x/sys/unix"
 
 	"github.com/specd-dev/specd/daemon/watch"
+	"github.com/specd-dev/specd/specs"
 )
 
 func TestEvent(t *testing.T) {
@@ -54,6 +56,15 @@ func TestEvent(t *testing.T) {
 	}
 }
 
+// version is the specs.Version of the file at p.
+func version(t *testing.T, p string) specs.Version {
+	var st unix.Stat_t
+	if err := unix.Stat(p, &st); err != nil {
+		t.Fatal(err)
+	}
+	return specs.VersionOf(&st)
+}
+
 // A finished run's record holds until its .run.json or plan changes.
 func TestFinished(t *testing.T) {
 	root := t.TempDir()
@@ -90,10 +101,28 @@ func TestFinished(t *testing.T) {
 	if !tp.WatchReports() || tp.WatchReports() {
 		t.Fatal("WatchReports adds the watch once")
 	}
-	tp.Finish(mtime(runJSON), mtime(plan), false)
+	v := version(t, runJSON)
+	tp.Finish(v, mtime(plan), false)
 	if !tp.Finished() {
 		t.Fatal("unchanged run not finished")
 	}
+	// A .run.json replaced (temp + rename, as specd rerun does) within the
+	// same tick of the kernel's clock has the same modification time.
+	tmp := runJSON + ".tmp"
+	if err := os.WriteFile(tmp, []byte("y"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	same := time.Unix(0, v.Mtime)
+	if err := os.Chtimes(tmp, same, same); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, runJSON); err != nil {
+		t.Fatal(err)
+	}
+	if tp.Finished() {
+		t.Fatal("a .run.json replaced with the same modification time still finished")
+	}
+	tp.Finish(version(t, runJSON), mtime(plan), false)
 	later := time.Now().Add(time.Hour)
 	if err := os.Chtimes(plan, later, later); err != nil {
 		t.Fatal(err)
