@@ -19,13 +19,13 @@ import (
 )
 
 // confine sets up the attempt's job to run in the topic's sandbox
-// (sandbox.Prepare): behind the subreaper step, with a private TMPDIR,
-// and — unless sandbox: off — confined by Landlock to the policy of its
-// preset. It returns the TMPDIR, which the caller removes once the
-// process has ended, and an error when the specialist must not start:
-// the kernel has no Landlock (one errors.jsonl entry per daemon), or a
-// directory could not be made.
-func (a *attempt) confine(job *runner.Job) (tmp string, err error) {
+// (sandbox.Prepare): in a cgroup of its own or behind the subreaper step,
+// with a private TMPDIR, and — unless sandbox: off — confined by Landlock
+// to the policy of its preset. It returns the setup, which the caller
+// releases once the process has ended, and an error when the specialist
+// must not start: the kernel has no Landlock (one errors.jsonl entry per
+// daemon), or a directory could not be made.
+func (a *attempt) confine(job *runner.Job) (sandbox.Setup, error) {
 	r := a.r
 	s, err := sandbox.Prepare(r.d.config().Sandbox, r.d.opts.SpecialistExe, sandbox.Topic{
 		Preset: a.sp.Preset, Argv: a.argv, Root: r.d.opts.Root, Out: a.outDir,
@@ -35,11 +35,11 @@ func (a *attempt) confine(job *runner.Job) (tmp string, err error) {
 		r.d.sandboxUnavailable()
 	}
 	if err != nil {
-		return s.Tmp, err
+		return s, err
 	}
 	job.Env = append(job.Env, s.Env...)
-	job.Helper, job.Sandbox = s.Helper, s.Policy
-	return s.Tmp, nil
+	job.Helper, job.Cgroup, job.Sandbox = s.Helper, s.Cgroup, s.Policy
+	return s, nil
 }
 
 // clean readies the attempt's files as it starts (the topic's lock held):
@@ -117,20 +117,26 @@ func (d *Daemon) sandboxUnavailable() {
 }
 
 // sandboxState is the specialists' confinement as `specd status` shows
-// it: "landlock ABI N", "off", or "unavailable".
+// it: "landlock ABI N", "off", or "unavailable", then how a topic's
+// process tree ends with it: ", a cgroup per topic" or ", subreaper step".
 func sandboxState(sb config.Sandbox) string {
+	var s string
 	switch {
 	case sb.Off:
-		return "off"
+		s = "off"
 	case sandbox.ABI() < 1:
 		return "unavailable"
+	default:
+		s = fmt.Sprintf("landlock ABI %d", sandbox.ABI())
 	}
-	return fmt.Sprintf("landlock ABI %d", sandbox.ABI())
+	return s + ", " + sandbox.Reaper()
 }
 
 // warnSandbox logs at start-up that specialists run unconfined
-// (sandbox: off), or cannot start (no Landlock).
+// (sandbox: off), or cannot start (no Landlock), and removes the empty
+// topic cgroups a killed specd left (sandbox.RemoveStaleCgroups).
 func (d *Daemon) warnSandbox(sb config.Sandbox) {
+	sandbox.RemoveStaleCgroups()
 	switch {
 	case sb.Off:
 		d.opts.Log.Warn().Msg("sandbox: off in " + specs.ConfigFile + ": specialists run unconfined and may write anywhere this user can (docs/operating.md#sandbox)")

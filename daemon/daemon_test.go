@@ -229,7 +229,9 @@ func TestSpecialistErrors(t *testing.T) {
 
 // TestTimeoutKillsGroup: a hung specialist whose grandchild ignores SIGTERM
 // is killed, group and all, at the timeout; the topic is timeout.
-func TestTimeoutKillsGroup(t *testing.T) {
+func TestTimeoutKillsGroup(t *testing.T) { eachReaper(t, timeoutKillsGroup) }
+
+func timeoutKillsGroup(t *testing.T) {
 	tr := newTree(t)
 	c := fakeConfig(t)
 	c.Specialist.Timeout = config.Duration(500 * time.Millisecond)

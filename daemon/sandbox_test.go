@@ -3,6 +3,7 @@ package daemon_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,6 +52,32 @@ func TestSandboxHoldsAgainstHostileSpecialist(t *testing.T) {
 	if sandbox.ABI() < 1 {
 		t.Skip("this kernel has no Landlock")
 	}
+	eachReaper(t, hostileSpecialist)
+}
+
+// eachReaper runs f with each way a topic's process tree ends with it
+// (docs/operating.md#sandbox): the topic's cgroup, where specd may make
+// one here (root, or a delegated cgroup), and the subreaper step.
+func eachReaper(t *testing.T, f func(t *testing.T)) {
+	t.Run("cgroup", func(t *testing.T) {
+		parent := sandbox.CgroupParent()
+		if parent == "" {
+			t.Skip("specd may make no cgroup here (not root, not delegated)")
+		}
+		f(t)
+		if left, _ := filepath.Glob(filepath.Join(parent, fmt.Sprintf("specd-%d-*", os.Getpid()))); len(left) > 0 {
+			t.Errorf("topic cgroups left: %v", left)
+		}
+	})
+	t.Run("step", func(t *testing.T) {
+		saved := sandbox.CgroupParent
+		sandbox.CgroupParent = func() string { return "" }
+		t.Cleanup(func() { sandbox.CgroupParent = saved })
+		f(t)
+	})
+}
+
+func hostileSpecialist(t *testing.T) {
 	tr := newTree(t)
 	home := t.TempDir()
 	t.Setenv("HOME", home)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -229,10 +228,8 @@ func (a *attempt) startAndWait(start, tctx context.Context) next {
 		OnSpawn: a.spawned,
 	}
 	if r.d.opts.Runner == nil { // a worker confines its own specialists
-		tmp, err := a.confine(&job)
-		if tmp != "" {
-			defer os.RemoveAll(tmp)
-		}
+		s, err := a.confine(&job)
+		defer s.Release()
 		if err != nil {
 			a.res = barrier.Attempt{Result: runner.Result{ExitCode: -1, StartErr: err}}
 			return done

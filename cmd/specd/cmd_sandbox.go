@@ -58,15 +58,21 @@ sandbox.connect_ports widen or narrow it.` + exitHelp,
 			}
 			fmt.Fprintf(out, "sandbox: %s (%s)\n", state, specs.ConfigFile)
 			exe, _ := os.Executable()
-			step := sandbox.Helper(exe)
-			fmt.Fprintf(out, "step: %s\n", strings.Join(step, " "))
+			var step string
+			if parent := sandbox.CgroupParent(); parent != "" {
+				fmt.Fprintf(out, "process tree: ends with its topic: a cgroup per topic, under %s\n", parent)
+			} else {
+				helper := sandbox.Helper(exe)
+				step = helper[0]
+				fmt.Fprintf(out, "process tree: ends with its topic: subreaper step %s\n", strings.Join(helper, " "))
+			}
 			run := filepath.Join(p.TreeDir, "NNN_run", specs.ReportsDir)
 			argv, err := preset.Argv(sp, exe, specialist.Input{ReportPath: filepath.Join(run, "report.md"), Topic: "topic"})
 			if err != nil {
 				return err
 			}
 			pol := sandbox.For(sandbox.Topic{
-				Preset: sp.Preset, Argv: argv, Helper: step[0], Root: p.Root,
+				Preset: sp.Preset, Argv: argv, Helper: step, Root: p.Root,
 				Out: filepath.Join(run, specs.LogsDir, "NNN.out"), Tmp: "TMPDIR",
 				Environ:  preset.Env(sp),
 				Readable: cfg.Sandbox.Readable, Writable: cfg.Sandbox.Writable, ConnectPorts: cfg.Sandbox.ConnectPorts,

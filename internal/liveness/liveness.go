@@ -44,7 +44,8 @@ type Status struct {
 	MaxParallel int       `json:"max_parallel"`
 	Preset      string    `json:"preset"` // specialist.preset
 	// Sandbox is the specialists' confinement (docs/operating.md#sandbox):
-	// "landlock ABI 7", "off", or "unavailable" (no Landlock: they do not start).
+	// "landlock ABI 7, a cgroup per topic", "off, subreaper step", or
+	// "unavailable" (no Landlock: they do not start).
 	Sandbox string `json:"sandbox,omitempty"`
 	// DrainUntil is when a warm shutdown stops waiting for running
 	// specialists (shutdown_timeout after it began); zero unless draining.
@@ -68,7 +69,7 @@ type Daemon struct {
 }
 
 // String is the one-line form `specd status` starts with:
-// "daemon: running (pid 4242, up 12m, max_parallel 4, sandbox landlock ABI 7)",
+// "daemon: running (pid 4242, up 12m, max_parallel 4, sandbox landlock ABI 7, a cgroup per topic)",
 // "daemon: draining (pid 4242, …)", or "daemon: not running".
 func (d Daemon) String() string {
 	if !d.Running {

@@ -59,6 +59,11 @@ type Job struct {
 	// (sandbox.Helper), which runs Argv and, when it ends or is stopped,
 	// ends every process it left behind (docs/operating.md#sandbox).
 	Helper []string
+	// Cgroup, when set, is the topic's cgroup (sandbox.NewCgroup): the
+	// process starts in it, a stop signals every process in it, and once
+	// the process has exited (or the grace period is over) cgroup.kill
+	// ends whatever it left; then no Helper is needed.
+	Cgroup *sandbox.Cgroup
 	// Sandbox, when set, confines the process tree (the helper, the
 	// specialist and all they start) to its Landlock policy; nil runs it
 	// unconfined (sandbox: off).
@@ -204,10 +209,18 @@ func (Process) Run(ctx context.Context, job Job) Result {
 	cmd.Stdout = stdout
 	cmd.Stderr = stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if job.Cgroup != nil {
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, job.Cgroup.FD()
+	}
 	if lock != nil {
 		cmd.ExtraFiles = []*os.File{lock}
 	}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	cmd.Cancel = func() error {
+		if job.Cgroup != nil {
+			job.Cgroup.Signal(syscall.SIGTERM) // setsid ones too
+		}
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+	}
 	cmd.WaitDelay = grace
 
 	if job.OnStart != nil {
@@ -237,14 +250,21 @@ func (Process) Run(ctx context.Context, job Job) Result {
 			case <-done:
 			case <-time.After(grace):
 				_ = syscall.Kill(-pgid, syscall.SIGKILL)
+				if job.Cgroup != nil {
+					job.Cgroup.Kill()
+				}
 			}
 		}
 	}()
 	exited(pgid)
 	waitErr := cmd.Wait()
 	close(done)
-	// The leader is gone; sweep anything left in its group (ESRCH is fine).
+	// The leader is gone; sweep anything left in its group (ESRCH is fine)
+	// and its cgroup.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	if job.Cgroup != nil {
+		job.Cgroup.Kill()
+	}
 
 	res.Duration = time.Since(start)
 	if st, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok {

@@ -14,20 +14,34 @@ type Setup struct {
 	// Env is what to add to the specialist's environment: TMPDIR (and, for
 	// claude, CLAUDE_CODE_TMPDIR) naming Tmp.
 	Env []string
-	// Helper is the command line of the step in front of the specialist
-	// (runner.Job.Helper).
+	// Cgroup is the topic's cgroup (runner.Job.Cgroup), which ends the
+	// specialist's whole process tree with it; nil where specd may make
+	// no cgroup, and then Helper does.
+	Cgroup *Cgroup
+	// Helper is the command line of the subreaper step in front of the
+	// specialist (runner.Job.Helper) when there is no Cgroup.
 	Helper []string
 	// Policy is the Landlock policy (runner.Job.Sandbox); nil with
 	// sandbox: off.
 	Policy *Policy
-	// Tmp is the topic's private TMPDIR: the caller removes it once the
-	// specialist's process has ended (also when Prepare failed).
+	// Tmp is the topic's private TMPDIR.
 	Tmp string
+}
+
+// Release removes the topic's TMPDIR and its cgroup (killing what is left
+// in it): the caller's last step once the specialist has ended, also when
+// Prepare failed.
+func (s Setup) Release() {
+	if s.Tmp != "" {
+		os.RemoveAll(s.Tmp)
+	}
+	s.Cgroup.Remove()
 }
 
 // Prepare sets up the confinement of one topic's specialist
 // (docs/operating.md#sandbox) under the config's sandbox settings: a
-// private TMPDIR, the step in front of it (Helper(specd)), and — unless
+// private TMPDIR, a cgroup of its own (NewCgroup) or, where specd may make
+// none, the subreaper step in front of it (Helper(specd)), and — unless
 // sandbox: off — the policy For(t) and the directories it names that the
 // preset's CLI keeps its state in, made when missing (a path that does
 // not exist when the sandbox is made is left out of it). t.Tmp and
@@ -49,11 +63,14 @@ func Prepare(cfg config.Sandbox, specd string, t Topic) (Setup, error) {
 	if t.Preset == config.PresetClaude {
 		s.Env = append(s.Env, "CLAUDE_CODE_TMPDIR="+tmp) // its own temp directory, /tmp/claude-UID else
 	}
-	s.Helper = Helper(specd)
+	if s.Cgroup, err = NewCgroup(); err != nil {
+		s.Helper = Helper(specd)
+		t.Helper = s.Helper[0]
+	}
 	if cfg.Off {
 		return s, nil
 	}
-	t.Tmp, t.Helper = tmp, s.Helper[0]
+	t.Tmp = tmp
 	t.Readable, t.Writable, t.ConnectPorts = cfg.Readable, cfg.Writable, cfg.ConnectPorts
 	read, write := StateDirs(t.Preset, t.lookup)
 	if t.Preset == config.PresetLocal {

@@ -95,10 +95,8 @@ func (w *Worker) Run(ctx context.Context) error {
 func (w *Worker) specialist(ctx context.Context, t Task) (Outcome, error) {
 	info := activity.GetInfo(ctx)
 	log := w.Log.With().Str("id", t.ID).Int32("try", info.Attempt).Logger()
-	job, tmp, err := w.job(t)
-	if tmp != "" {
-		defer os.RemoveAll(tmp)
-	}
+	job, s, err := w.job(t)
+	defer s.Release()
 	if err != nil {
 		log.Error().Err(err).Msg("cannot run this task here")
 		return Outcome{}, temporal.NewNonRetryableApplicationError(err.Error(), errBadTask, nil)
@@ -166,49 +164,49 @@ func (w *Worker) specialist(ctx context.Context, t Task) (Outcome, error) {
 // outputs removed (this attempt's files are the only ones that count), all
 // without following a link under the root (package nofollow). A task that
 // names a path of its own is refused.
-func (w *Worker) job(t Task) (job runner.Job, tmp string, err error) {
+func (w *Worker) job(t Task) (job runner.Job, s sandbox.Setup, err error) {
 	var in specialist.Input
 	if err := json.Unmarshal(w.rebaseJSON(t, t.Stdin), &in); err != nil {
-		return runner.Job{}, "", fmt.Errorf("the task's specialist input is not JSON: %w", err)
+		return runner.Job{}, sandbox.Setup{}, fmt.Errorf("the task's specialist input is not JSON: %w", err)
 	}
 	rel, err := w.paths(t, &in)
 	if err != nil {
-		return runner.Job{}, "", err
+		return runner.Job{}, sandbox.Setup{}, err
 	}
 	for _, p := range append([]string{t.Stdout, t.Stderr, t.Lock}, t.Outputs...) {
 		if p != "" {
 			if err := nofollow.MkdirAll(w.Root, filepath.Dir(rel[p])); err != nil {
-				return runner.Job{}, "", err
+				return runner.Job{}, sandbox.Setup{}, err
 			}
 		}
 	}
 	for _, p := range t.Outputs {
 		if err := nofollow.Remove(w.Root, rel[p]); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return runner.Job{}, "", err
+			return runner.Job{}, sandbox.Setup{}, err
 		}
 	}
 	for p, b := range t.Inputs {
 		if err := atomicfile.WriteIn(w.Root, rel[p], w.rebase(t, b), 0o644); err != nil {
-			return runner.Job{}, "", err
+			return runner.Job{}, sandbox.Setup{}, err
 		}
 	}
 	sp := w.Specialist
 	sp.Confined = !w.Sandbox.Off // decides the codex preset's own sandbox (preset.CodexSandbox)
 	for p, b := range preset.Files(sp, in) {
 		if err := atomicfile.WriteIn(w.Root, p, b, 0o644); err != nil {
-			return runner.Job{}, "", err
+			return runner.Job{}, sandbox.Setup{}, err
 		}
 	}
 	argv, err := preset.Argv(sp, w.Exe, in)
 	if err != nil {
-		return runner.Job{}, "", fmt.Errorf("this worker's config: %w", err)
+		return runner.Job{}, sandbox.Setup{}, fmt.Errorf("this worker's config: %w", err)
 	}
 	asked := make([]string, len(t.Argv))
 	for i, a := range t.Argv {
 		asked[i] = string(w.rebase(t, []byte(a)))
 	}
 	if !sameCommand(argv, asked) {
-		return runner.Job{}, "", fmt.Errorf("refused: the daemon asks to run %s, but this worker's config (specialist.preset %s in %s) runs %s; "+
+		return runner.Job{}, sandbox.Setup{}, fmt.Errorf("refused: the daemon asks to run %s, but this worker's config (specialist.preset %s in %s) runs %s; "+
 			"a worker runs only what its own trusted config names: make the specialist settings of both checkouts the same (docs/operating.md#security)",
 			brief(asked), w.Specialist.Preset, filepath.Join(w.Root, specs.ConfigFile), brief(argv))
 	}
@@ -221,15 +219,15 @@ func (w *Worker) job(t Task) (job runner.Job, tmp string, err error) {
 	if len(t.Outputs) > 0 {
 		out = filepath.Dir(rel[t.Outputs[0]]) // the report's: the specialist's own directory
 	}
-	s, err := sandbox.Prepare(w.Sandbox, w.Exe, sandbox.Topic{
+	s, err = sandbox.Prepare(w.Sandbox, w.Exe, sandbox.Topic{
 		Preset: w.Specialist.Preset, Argv: argv, Root: w.Root, Out: out, Environ: job.Env,
 	})
 	if err != nil {
-		return runner.Job{}, s.Tmp, err
+		return runner.Job{}, s, err
 	}
 	job.Env = append(job.Env, s.Env...)
-	job.Helper, job.Sandbox = s.Helper, s.Policy
-	return job, s.Tmp, nil
+	job.Helper, job.Cgroup, job.Sandbox = s.Helper, s.Cgroup, s.Policy
+	return job, s, nil
 }
 
 // paths checks the paths of task t and its specialist input in (rebased

@@ -64,8 +64,8 @@ func empty(t *testing.T, dir string) {
 func TestWorkerRefusesHostileTasks(t *testing.T) {
 	w, outside := hostileWorker(t)
 	good, in := task(w)
-	job, tmp, err := w.job(good)
-	defer os.RemoveAll(tmp)
+	job, s, err := w.job(good)
+	defer s.Release()
 	if err != nil {
 		t.Fatalf("a well-formed task: %v", err)
 	}

@@ -1,0 +1,178 @@
+package sandbox
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Cgroup is one topic's cgroup (cgroup v2, Linux 5.14 or later): the
+// specialist is started in it (clone3 with CLONE_INTO_CGROUP), every
+// process it starts stays in it — no double fork or setsid leaves a
+// cgroup, and the sandbox keeps the specialist from writing the cgroup
+// file system — and cgroup.kill ends them all at once
+// (docs/operating.md#sandbox). Where specd may make cgroups, this is how
+// a topic's process tree ends with it; elsewhere the subreaper step
+// (Helper) does the same with one more program start per topic.
+type Cgroup struct {
+	dir string
+	fd  int // the directory, open: runner.Job's SysProcAttr.CgroupFD
+}
+
+// CgroupParent returns the cgroup directory specd makes its topics'
+// cgroups in — its own cgroup, read from /proc/self/cgroup under the
+// cgroup2 mount — or "" when it may not: no cgroup v2, no cgroup.kill
+// (Linux < 5.14), or no right to make one there (not root and not
+// delegated: the shipped systemd units say Delegate=yes). It is asked
+// once, by making and removing a cgroup; a variable so that tests can take
+// the step's path.
+var CgroupParent = sync.OnceValue(func() string {
+	parent := ownCgroup()
+	if parent == "" {
+		return ""
+	}
+	c, err := newCgroupIn(parent)
+	if err != nil {
+		return ""
+	}
+	_, err = os.Stat(filepath.Join(c.dir, "cgroup.kill"))
+	c.Remove()
+	if err != nil {
+		return ""
+	}
+	return parent
+})
+
+// ownCgroup returns the directory of specd's own cgroup v2, or "".
+func ownCgroup() string {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return ""
+	}
+	var rel string
+	for _, line := range strings.Split(string(b), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			rel = p
+		}
+	}
+	if rel == "" {
+		return ""
+	}
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS ... - FSTYPE SOURCE SUPER
+		l, r, ok := strings.Cut(sc.Text(), " - ")
+		f := strings.Fields(l)
+		if ok && strings.HasPrefix(r, "cgroup2 ") && len(f) >= 5 && f[3] == "/" {
+			return filepath.Join(f[4], rel)
+		}
+	}
+	return ""
+}
+
+// cgroupSeq numbers the cgroups this specd makes.
+var cgroupSeq atomic.Int64
+
+// NewCgroup makes a topic's cgroup in CgroupParent(), named
+// specd-PID-N. Errors name the directory.
+func NewCgroup() (*Cgroup, error) {
+	parent := CgroupParent()
+	if parent == "" {
+		return nil, errors.New("no cgroup specd may make")
+	}
+	return newCgroupIn(parent)
+}
+
+func newCgroupIn(parent string) (*Cgroup, error) {
+	dir := filepath.Join(parent, fmt.Sprintf("specd-%d-%d", os.Getpid(), cgroupSeq.Add(1)))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("the topic's cgroup: %w", err)
+	}
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		_ = os.Remove(dir)
+		return nil, fmt.Errorf("the topic's cgroup: %w", &os.PathError{Op: "open", Path: dir, Err: err})
+	}
+	return &Cgroup{dir: dir, fd: fd}, nil
+}
+
+// FD is the cgroup's directory, for SysProcAttr.CgroupFD.
+func (c *Cgroup) FD() int { return c.fd }
+
+// Signal sends sig to every process in the cgroup.
+func (c *Cgroup) Signal(sig syscall.Signal) {
+	b, _ := os.ReadFile(filepath.Join(c.dir, "cgroup.procs"))
+	for _, f := range strings.Fields(string(b)) {
+		if pid, err := strconv.Atoi(f); err == nil {
+			_ = syscall.Kill(pid, sig)
+		}
+	}
+}
+
+// Kill sends SIGKILL to every process in the cgroup (cgroup.kill), and
+// waits until none is left, for up to 10 s.
+func (c *Cgroup) Kill() {
+	_ = os.WriteFile(filepath.Join(c.dir, "cgroup.kill"), []byte("1"), 0)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		b, err := os.ReadFile(filepath.Join(c.dir, "cgroup.events"))
+		if err != nil || strings.Contains(string(b), "populated 0") {
+			return
+		}
+	}
+}
+
+// Remove kills what is left in the cgroup (Kill) and removes it.
+func (c *Cgroup) Remove() error {
+	if c == nil {
+		return nil
+	}
+	c.Kill()
+	unix.Close(c.fd)
+	return os.Remove(c.dir)
+}
+
+// RemoveStaleCgroups removes the empty topic cgroups a specd that is gone
+// left in CgroupParent() (killed before it could remove them); one that
+// still holds a process — a specialist that outlived its specd, which a
+// restarted specd waits for (docs/contract.md#locks) — stays.
+func RemoveStaleCgroups() {
+	parent := CgroupParent()
+	if parent == "" {
+		return
+	}
+	entries, _ := os.ReadDir(parent)
+	for _, e := range entries {
+		var pid, n int
+		if _, err := fmt.Sscanf(e.Name(), "specd-%d-%d", &pid, &n); err != nil || !e.IsDir() || pid == os.Getpid() {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); err == nil || errors.Is(err, syscall.EPERM) {
+			continue // that specd runs
+		}
+		_ = os.Remove(filepath.Join(parent, e.Name())) // EBUSY while it holds a process
+	}
+}
+
+// Reaper says how a topic's process tree ends with it here: "a cgroup per
+// topic" (CgroupParent) or "subreaper step" (Helper).
+func Reaper() string {
+	if CgroupParent() != "" {
+		return "a cgroup per topic"
+	}
+	return "subreaper step"
+}
