@@ -34,8 +34,10 @@ echo x > /tmp/specd-hostile-$SPECD_WORKFLOW_ID
 key=$(cat "$HOME/.ssh/id_ed25519" 2>&1)
 # its own TMPDIR works
 echo scratch > "$TMPDIR/scratch" || exit 9
-# a grandchild in its own session that would write after the check
-setsid sh -c 'sleep 30; : specd-hostile-grandchild' </dev/null >/dev/null 2>&1 &
+# a grandchild in its own session that would write after the check, and
+# that moves itself out of the topic's cgroup into every cgroup it sees
+setsid sh -c 'for p in $(find /sys/fs/cgroup -name cgroup.procs 2>/dev/null); do echo $$ > "$p"; done 2>/dev/null; sleep 30; : specd-hostile-grandchild' </dev/null >/dev/null 2>&1 &
+sleep 0.2
 tmp="$(dirname "$SPECD_REPORT_PATH")/.tmp.$$"
 printf -- '---\nreport_type: research\ntopic: "%s"\nfindings_count: 1\nrecommendations_count: 0\ncreated_date: 2026-11-22\nstatus: complete\n---\n\n## Summary\nx\n\n## Findings\n1. The key: %s\n\n## Sources\n- README.md\n' "$SPECD_TOPIC" "$key" > "$tmp"
 mv "$tmp" "$SPECD_REPORT_PATH"
