@@ -126,9 +126,11 @@ func Cover(root string, c Config) (Covered, error) {
 		b := &budget{}
 		parts := []string{rel}
 		if cliState[d.key] {
-			if files, ok := unignored(root, rel); ok {
-				parts = files
+			files, ok := unignored(root, rel)
+			if !ok {
+				continue // no git: the CLI's state cannot be told from what came with the project
 			}
+			parts = files
 		}
 		if err := cov.walkAll(root, parts, b); err != nil {
 			if errors.Is(err, errTooBig) {
@@ -146,7 +148,7 @@ func Cover(root string, c Config) (Covered, error) {
 // caches). Below a directory inside the project that one of them names,
 // trust hashes what git tracks or does not ignore (unignored): what a
 // clone can bring, not what the CLI writes in the git-ignored directory
-// the README advises.
+// the README advises; outside a git work tree, nothing.
 var cliState = map[string]bool{"HOME": true, "TMPDIR": true, "CLAUDE_CODE_TMPDIR": true, "CLAUDE_CONFIG_DIR": true, "CODEX_HOME": true,
 	"XDG_DATA_HOME": true, "XDG_STATE_HOME": true, "XDG_CACHE_HOME": true, "XDG_CONFIG_HOME": true}
 
