@@ -211,7 +211,7 @@ func (a *attempt) startAndWait(start, tctx context.Context) next {
 	job := runner.Job{
 		Argv: a.argv, Dir: r.d.opts.Root, Env: append(preset.Env(a.sp), a.in.Env()...), Stdin: a.in.JSON(),
 		Stdout: a.stem + ".stdout", Stderr: a.stem + ".stderr",
-		Timeout: a.sp.Timeout.Std(), Grace: a.sp.Grace.Std(),
+		Timeout: a.sp.Timeout.Std(), StallTimeout: a.sp.StallTimeout.Std(), Grace: a.sp.Grace.Std(),
 		Lock: a.stem + ".lock",
 		ID:   attemptID(r.rs.WorkflowID, t, a.try), Inputs: nonEmpty(a.in.RequestFile),
 		Outputs: []string{a.in.ReportPath, a.in.ResultPath, mdResult}, Retries: a.sp.Retries,
@@ -314,7 +314,7 @@ func (a *attempt) collect(context.Context, context.Context) next {
 	if invalid != "" {
 		a.res.End, a.res.Reason = barrier.ResultInvalid, invalid
 	}
-	a.log.Info().Int("exit_code", a.res.ExitCode).Str("signal", a.res.Signal).Bool("timed_out", a.res.TimedOut).
+	a.log.Info().Int("exit_code", a.res.ExitCode).Str("signal", a.res.Signal).Bool("timed_out", a.res.TimedOut).Bool("stalled", a.res.Stalled).
 		Int64("duration_ms", a.res.Duration.Milliseconds()).Msg("specialist exited")
 	return proceed
 }
@@ -460,6 +460,8 @@ func infraFailure(res barrier.Attempt) string {
 		return "could not start: " + res.StartErr.Error()
 	case res.TimedOut:
 		return "timed out"
+	case res.Stalled:
+		return "stalled (no output for " + res.StallTimeout.String() + ")"
 	case res.Signal != "":
 		return "died by signal " + res.Signal
 	case res.Class == preset.ClassRateLimit:

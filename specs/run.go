@@ -23,6 +23,7 @@ const (
 	OutcomeMissing         Outcome = "missing"          // no file at the pre-calculated path
 	OutcomeInvalid         Outcome = "invalid"          // file exists but fails the contract
 	OutcomeTimeout         Outcome = "timeout"          // killed by the per-topic timeout
+	OutcomeStalled         Outcome = "stalled"          // stopped by the stall watchdog: no output for specialist.stall_timeout
 	OutcomeCrashed         Outcome = "crashed"          // signal death or non-zero exit, no valid report
 	OutcomeSpecialistError Outcome = "specialist_error" // the specialist printed TASK_ERROR
 	OutcomeDeclined        Outcome = "declined"         // the specialist printed TASK_ERROR: declined - …; never retried

@@ -2,7 +2,8 @@
 # A scripted specialist for the daemon tests. Its behaviour is the first word
 # of SPECD_TOPIC: ok, missing, invalid, crash, taskerror, hang, orphan, dir,
 # ratelimit (opencode's 429 error once, then ok), auth (opencode's 401 error),
-# slow (ok after FAKE_SLOW seconds, default 2).
+# slow (ok after FAKE_SLOW seconds, default 2), stall (prints a line on
+# stdout and stderr, then nothing while a child sleeps).
 # It follows the specialist contract: SPECD_* variables in, report at
 # SPECD_REPORT_PATH (temp + rename), the signals of docs/contract.md#specialists on stdout.
 set -eu
@@ -43,6 +44,10 @@ taskerror)
 	echo "TASK_ERROR: validation_error - Missing report_path field in input contract"
 	exit 1 ;;
 hang)
+	sleep 600 ;;
+stall)
+	echo "working on $SPECD_TOPIC"
+	echo "fetching sources" >&2
 	sleep 600 ;;
 ratelimit)
 	marker="$FAKE_COUNT_DIR/ratelimited.$SPECD_TOPIC_INDEX"

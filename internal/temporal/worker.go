@@ -130,7 +130,7 @@ func (w *Worker) specialist(ctx context.Context, t Task) (Outcome, error) {
 		return Outcome{}, ctx.Err()
 	}
 	out.PID = int(pid.Load())
-	out.ExitCode, out.Signal, out.TimedOut, out.Duration = res.ExitCode, res.Signal, res.TimedOut, res.Duration
+	out.ExitCode, out.Signal, out.TimedOut, out.Stalled, out.Duration = res.ExitCode, res.Signal, res.TimedOut, res.Stalled, res.Duration
 	if res.StartErr != nil {
 		out.StartErr = res.StartErr.Error()
 	}
@@ -208,7 +208,7 @@ func (w *Worker) job(t Task) (job runner.Job, tmp string, err error) {
 	job = runner.Job{
 		Argv: argv, Env: append(preset.Env(w.Specialist), in.Env()...), Dir: w.Root,
 		Stdin: in.JSON(), Stdout: rel[t.Stdout], Stderr: rel[t.Stderr], Lock: rel[t.Lock],
-		Timeout: t.Timeout, Grace: t.Grace,
+		Timeout: t.Timeout, StallTimeout: t.StallTimeout, Grace: t.Grace,
 	}
 	var out string
 	if len(t.Outputs) > 0 {
