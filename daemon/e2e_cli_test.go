@@ -95,7 +95,8 @@ func opencodeCLI(bin string) agentCLI {
       "name": "specd test model server",
       "options": {"baseURL": %q, "apiKey": "test-key"},
       "models": {"test-model": {"name": "test-model", "tool_call": true,
-        "cost": {"input": %v, "output": %v, "cache_read": %v, "cache_write": %v}}}
+        "cost": {"input": %v, "output": %v, "cache_read": %v, "cache_write": %v}},
+        "fallback-model": {"name": "fallback-model", "tool_call": true}}
     }
   },
   "autoupdate": false,
@@ -187,6 +188,7 @@ func runCLICases(t *testing.T, cli agentCLI) {
 		check    check
 		agent    string // specialist.agent; "" = the read-only default
 		only     string // the one preset the case runs with; "" = both
+		config   func(c *config.Config)
 	}{
 		{"read-only agent prints WebResearcherResult JSON: specd renders the report", []modelserver.Script{{Topic: t1, Behaviour: modelserver.Answer, Text: string(result)}}, time.Minute, 1,
 			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
@@ -199,7 +201,7 @@ func runCLICases(t *testing.T, cli agentCLI) {
 					t.Errorf("injected text in the report:\n%s", report)
 				}
 				checkOffered(t, cli, srv, t1)
-			}, "", ""},
+			}, "", "", nil},
 		{"preset and model only: a model told to overwrite REQUEST.md has no tool to do it", []modelserver.Script{{Topic: t1, Behaviour: modelserver.Intrude}}, time.Minute, 1,
 			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
 				if b, _ := os.ReadFile(filepath.Join(tr.specs, "001_e2e", specs.RequestFile)); string(b) != requestText {
@@ -208,7 +210,7 @@ func runCLICases(t *testing.T, cli agentCLI) {
 				if tp := rs.Topics[0]; tp.Outcome == specs.OutcomeCompleted || strings.Contains(tp.Reason, "policy violation") {
 					t.Errorf("topic %s %q, want it failed without a policy violation (nothing was written)", tp.Outcome, tp.Reason)
 				}
-			}, "", ""},
+			}, "", "", nil},
 		{"the CLI's own agent is told to overwrite REQUEST.md: the sandbox refuses the write", []modelserver.Script{{Topic: t1, Behaviour: modelserver.Intrude}}, time.Minute, 1,
 			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
 				if b, _ := os.ReadFile(filepath.Join(tr.specs, "001_e2e", specs.RequestFile)); string(b) != requestText {
@@ -226,7 +228,7 @@ func runCLICases(t *testing.T, cli agentCLI) {
 				if tp := rs.Topics[0]; tp.Outcome == specs.OutcomeCompleted {
 					t.Errorf("topic completed, want it failed: it wrote no report")
 				}
-			}, config.AgentCLIDefault, ""},
+			}, config.AgentCLIDefault, "", nil},
 		{"three topics written by the CLI's write tool, at a price", []modelserver.Script{{Topic: t1, Usage: &priced}, {Topic: t2, Usage: &priced}, {Topic: t3, Usage: &priced}}, time.Minute, 3,
 			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
 				if rs.Verdict != specs.VerdictSuccess {
@@ -244,29 +246,29 @@ func runCLICases(t *testing.T, cli agentCLI) {
 						t.Errorf("%q: %d model turns, want the tool call and the answer after its result", topic, n)
 					}
 				}
-			}, config.AgentCLIDefault, ""},
+			}, config.AgentCLIDefault, "", nil},
 		{"hung model: timeout, no process left", []modelserver.Script{{Topic: t1, Behaviour: modelserver.Hang}}, 5 * time.Second, 1,
 			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
 				if tp := rs.Topics[0]; tp.Outcome != specs.OutcomeTimeout || tp.Attempts != 2 {
 					t.Errorf("outcome %s (%s) after %d attempts, want timeout after 2 (a timeout is retried)", tp.Outcome, tp.Reason, tp.Attempts)
 				}
-			}, config.AgentCLIDefault, ""},
-		{"429 then success: retried", []modelserver.Script{{Topic: t1, Behaviour: modelserver.RateLimit, RateLimits: cli.attempts, RetryAfter: time.Second}}, time.Minute, 1,
-			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
-				if rs.Verdict != specs.VerdictSuccess || rs.Topics[0].Attempts != 2 {
-					t.Errorf("verdict %s after %d attempts (%s), want SUCCESS after 2 (the CLI gave up on its %d 429s, specd retried)",
-						rs.Verdict, rs.Topics[0].Attempts, rs.Topics[0].Reason, cli.attempts)
-				}
-				n := 0
-				for _, e := range readErrors(t, tr) {
-					if e.Details["error_class"] == "rate_limit" {
-						n++
-					}
-				}
-				if n != 1 {
-					t.Errorf("%d errors.jsonl entries with error_class rate_limit, want 1", n)
-				}
-			}, config.AgentCLIDefault, ""},
+			}, config.AgentCLIDefault, "", nil},
+		{"429 naming its wait: waited out, no retry used", []modelserver.Script{{Topic: t1, Behaviour: modelserver.RateLimit, RateLimits: cli.attempts, RetryAfter: 2 * time.Second}}, time.Minute, 1,
+			checkRateLimitWaited(cli), config.AgentCLIDefault, "", func(c *config.Config) {
+				c.Specialist.Retries, c.Specialist.RateLimitWait = 0, config.Duration(time.Minute)
+			}},
+		{"hung model: stalled before the timeout, no process left", []modelserver.Script{{Topic: t1, Behaviour: modelserver.Hang}}, 2 * time.Minute, 1,
+			checkStalled, config.AgentCLIDefault, "", func(c *config.Config) {
+				// Above the silence of the CLI's start (opencode prints nothing
+				// until it has an answer; its first request came after 11 s on
+				// a busy 2-CPU machine), far below the timeout.
+				c.Specialist.StallTimeout, c.Specialist.Retries = config.Duration(25*time.Second), 0
+			}},
+		{"the primary model overloaded: the fallback model answers", []modelserver.Script{{Topic: t1, Behaviour: modelserver.Overloaded, Model: fallbackModels(cli).wire}}, time.Minute, 1,
+			checkFallback(cli), config.AgentCLIDefault, "", func(c *config.Config) {
+				m := fallbackModels(cli)
+				c.Specialist.Model, c.Specialist.FallbackModel, c.Specialist.Retries = m.primary, m.fallback, 0
+			}},
 		{"prose without a file, and a broken report", []modelserver.Script{{Topic: t1, Behaviour: modelserver.Prose}, {Topic: t2, Behaviour: modelserver.Broken}}, time.Minute, 2,
 			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
 				if tp := rs.Topics[0]; tp.Outcome != specs.OutcomeMissing || !strings.Contains(tp.Reason, "printed REPORT_CREATED") {
@@ -278,7 +280,7 @@ func runCLICases(t *testing.T, cli agentCLI) {
 				if rs.Verdict != specs.VerdictFailed {
 					t.Errorf("verdict %s, want FAILED", rs.Verdict)
 				}
-			}, config.AgentCLIDefault, ""},
+			}, config.AgentCLIDefault, "", nil},
 		{"bad API key: one error, other topics not started", []modelserver.Script{{Topic: t1, Behaviour: modelserver.Auth}, {Topic: t2, Behaviour: modelserver.Auth}, {Topic: t3, Behaviour: modelserver.Auth}}, time.Minute, 1,
 			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
 				// max_parallel 1: whichever topic starts first fails; the
@@ -308,7 +310,7 @@ func runCLICases(t *testing.T, cli agentCLI) {
 				if n != 1 {
 					t.Errorf("%d errors.jsonl entries naming the setting, want 1", n)
 				}
-			}, config.AgentCLIDefault, ""},
+			}, config.AgentCLIDefault, "", nil},
 		{"opencode's own agent is asked for a shell, itself and through a task subagent, writing into the project, $HOME and /tmp: neither tool is offered, and nothing is written",
 			[]modelserver.Script{
 				{Topic: subagentMark, Behaviour: modelserver.CallTool, Tool: "bash", Args: map[string]string{"command": pwnShell, "description": "write files"}, Text: "shell: "},
@@ -336,7 +338,7 @@ func runCLICases(t *testing.T, cli agentCLI) {
 				if _, err := os.Stat(filepath.Join(tr.root, ".home", ".bashrc")); err == nil {
 					t.Errorf("the shell wrote $HOME/.bashrc")
 				}
-			}, config.AgentCLIDefault, "opencode"},
+			}, config.AgentCLIDefault, "opencode", nil},
 	} {
 		if tc.only != "" && tc.only != cli.preset {
 			continue
@@ -372,6 +374,9 @@ func runCLICases(t *testing.T, cli agentCLI) {
 			c.Specialist.Retries, c.Specialist.RetryBackoff = 1, config.Duration(500*time.Millisecond)
 			c.MaxParallel = tc.parallel
 			c.MetricsTextfile = "specd.prom"
+			if tc.config != nil {
+				tc.config(&c)
+			}
 			topics := make([]string, len(tc.scripts))
 			for i, s := range tc.scripts {
 				topics[i] = s.Topic
