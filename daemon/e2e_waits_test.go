@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/modelserver"
