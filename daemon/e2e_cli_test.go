@@ -265,7 +265,7 @@ func runCLICases(t *testing.T, cli agentCLI) {
 				// Above the silence of the CLI's start (opencode prints nothing
 				// until it has an answer; its first request came after 11 s on
 				// a busy 2-CPU machine), far below the timeout.
-				c.Specialist.StallTimeout, c.Specialist.Retries = config.Duration(25*time.Second), 0
+				c.Specialist.StallTimeout, c.Specialist.Retries = config.Duration(30*time.Second), 0
 			}},
 		{"the primary model overloaded: the fallback model answers", []modelserver.Script{{Topic: t1, Behaviour: modelserver.Overloaded, Model: fallbackModels(cli).wire}}, time.Minute, 1,
 			checkFallback(cli), config.AgentCLIDefault, "", func(c *config.Config) {

@@ -49,7 +49,7 @@ func checkRateLimitWaited(cli agentCLI) func(t *testing.T, rs specs.RunState, tr
 }
 
 // checkStalled checks the case of a model that never answers, with a
-// stall_timeout of 25 s and a timeout of 2 min: the CLI asked the model,
+// stall_timeout of 30 s and a timeout of 2 min: the CLI asked the model,
 // which hung, and the topic ended stalled well before the timeout, with
 // one errors.jsonl entry of type stalled whose hint names the setting.
 func checkStalled(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
