@@ -200,6 +200,14 @@ func (w *Worker) job(t Task) (job runner.Job, tmp string, err error) {
 	for i, a := range t.Argv {
 		asked[i] = string(w.rebase(t, []byte(a)))
 	}
+	if fb := w.Specialist; !sameCommand(argv, asked) && fb.FallbackModel != "" {
+		// The daemon's fallback attempt: this worker's own
+		// specialist.fallback_model (docs/configuration.md#fallback-model).
+		fb.Model = fb.FallbackModel
+		if alt, err := preset.Argv(fb, w.Exe, in); err == nil && sameCommand(alt, asked) {
+			argv = alt
+		}
+	}
 	if !sameCommand(argv, asked) {
 		return runner.Job{}, "", fmt.Errorf("refused: the daemon asks to run %s, but this worker's config (specialist.preset %s in %s) runs %s; "+
 			"a worker runs only what its own trusted config names: make the specialist settings of both checkouts the same (docs/operating.md#security)",
