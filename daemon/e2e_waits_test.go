@@ -42,7 +42,7 @@ func checkRateLimitWaited(cli agentCLI) func(t *testing.T, rs specs.RunState, tr
 				waits = append(waits, e.Details)
 			}
 		}
-		if len(waits) != 1 || waits[0]["wait_named"] != true || waits[0]["wait_ms"].(float64) < 2000 {
+		if ms, _ := waits[0]["wait_ms"].(float64); len(waits) != 1 || waits[0]["wait_named"] != true || ms < 2000 {
 			t.Errorf("rate_limit entries %v, want one with the named wait of 2 s", waits)
 		}
 	}

@@ -73,9 +73,11 @@ func (r *run) runTopic(start, kill context.Context, i int) (res barrier.Attempt,
 			<-r.d.sem
 			held = false
 			if !a.backoff(start, tctx) {
+				a.waitOver()
 				return a.res, false
 			}
 			if r.takeSlot(start, tctx) != proceed {
+				a.waitOver()
 				if by := r.cancelledBy(i); by != "" {
 					return cancelled(by), true
 				}

@@ -56,6 +56,17 @@ func (a *attempt) waitRateLimit(kind string, wait time.Duration, named bool) nex
 	return waitOut
 }
 
+// waitOver clears the wait waitRateLimit recorded, for a topic a
+// shutdown requeues during it: it runs again at the next start.
+func (a *attempt) waitOver() {
+	r := a.r
+	r.mu.Lock()
+	ts := &r.rs.Topics[a.i]
+	ts.WaitingUntil, ts.WaitingFor = time.Time{}, ""
+	r.mu.Unlock()
+	r.changed()
+}
+
 // useFallback reports whether the next attempt should run
 // specialist.fallback_model: one is set, differs from specialist.model
 // and is not running yet, and the attempt ended overloaded, or rate

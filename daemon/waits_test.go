@@ -110,7 +110,8 @@ func TestRateLimitWait(t *testing.T) {
 			if e.Severity != "warning" || !strings.Contains(e.Message, "no retry used") || e.Details["wait_named"] != true || !strings.Contains(e.RecoveryHint, "specialist.fallback_model") {
 				t.Errorf("wait entry %+v", e)
 			}
-			waits = append(waits, e.Details["wait_ms"].(float64))
+			ms, _ := e.Details["wait_ms"].(float64)
+			waits = append(waits, ms)
 		}
 	}
 	// The named 1 s plus jitter (up to 10 % and a second).
@@ -233,5 +234,37 @@ func TestFallbackModel(t *testing.T) {
 				t.Errorf("%d errors.jsonl entries naming the fallback model, want 1", n)
 			}
 		})
+	}
+}
+
+// TestRateLimitWaitCancelled: `specd cancel` ends a topic that waits out
+// a long rate limit at once, cancelled, no longer waiting.
+func TestRateLimitWaitCancelled(t *testing.T) {
+	tr := newTree(t)
+	t.Setenv("FAKE_WAIT", "600")
+	c := fakeConfig(t)
+	c.Specialist.RateLimitWait = config.Duration(time.Hour)
+	dir := writePlan(t, tr, "001_cancel_wait", "limited: a", "ok: b")
+	done := make(chan specs.RunState, 1)
+	d := newDaemon(t, tr, c, func(rs specs.RunState) { done <- rs })
+	startDaemon(t, d)
+	waitFor(t, "topic 0 waiting out its rate limit", func() bool {
+		rs, err := specs.LoadRun(dir)
+		return err == nil && len(rs.Topics) == 2 && rs.Topics[0].WaitingFor == specs.WaitRateLimit
+	})
+	if err := specs.RequestCancel(context.Background(), dir, []int{0}, "a test", 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	var rs specs.RunState
+	select {
+	case rs = <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the run did not finish: the cancel did not end the wait")
+	}
+	if tp := rs.Topics[0]; tp.Outcome != specs.OutcomeCancelled || tp.WaitingFor != "" || !tp.WaitingUntil.IsZero() {
+		t.Errorf("topic 0: %s (%s), waiting %q until %s; want cancelled, no longer waiting", tp.Outcome, tp.Reason, tp.WaitingFor, tp.WaitingUntil)
+	}
+	if rs.Topics[1].Outcome != specs.OutcomeCompleted {
+		t.Errorf("topic 1: %s, want completed", rs.Topics[1].Outcome)
 	}
 }
