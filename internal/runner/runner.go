@@ -91,19 +91,19 @@ type Job struct {
 
 // Result is how a specialist process ended.
 type Result struct {
-	StartErr error         // the process could not be started (not found, not executable, …)
-	ExitCode int           // exit status; -1 when killed by a signal or never started
-	Signal   string        // the signal that ended it, e.g. "killed"; "" if it exited
-	TimedOut bool          // Job.Timeout passed and the group was signalled
-	Timeout  time.Duration // Job.Timeout, for messages
+	StartErr    error         // the process could not be started (not found, not executable, …)
+	ExitCode    int           // exit status; -1 when killed by a signal or never started
+	Signal      string        // the signal that ended it, e.g. "killed"; "" if it exited
+	TimedOut    bool          // Job.Timeout passed and the group was signalled
+	Timeout     time.Duration // Job.Timeout, for messages
+	Interrupted bool          // the caller's context ended first (shutdown, cancel): not a verdict
+	Skipped     bool          // Job.Skip said the topic needs no process; nothing was started
+	Started     bool          // the process was started (or tried to): its stdout and stderr files are this job's
+	Duration    time.Duration // wall time from the call to the end of the process group
 	// Stalled says the stall watchdog stopped the process: its output had
 	// not grown for StallTimeout (Job.StallTimeout, for messages).
 	Stalled      bool
 	StallTimeout time.Duration
-	Interrupted  bool          // the caller's context ended first (shutdown, cancel): not a verdict
-	Skipped      bool          // Job.Skip said the topic needs no process; nothing was started
-	Started      bool          // the process was started (or tried to): its stdout and stderr files are this job's
-	Duration     time.Duration // wall time from the call to the end of the process group
 	// Final says the runner has already retried the job as often as
 	// Job.Retries allows (a remote runner that lost its workers): the
 	// caller must not start it again.
