@@ -13,12 +13,14 @@ import (
 )
 
 // TestRateLimitRetried: a specialist that exits with a CLI's rate-limit
-// error is retried (with backoff) and completes; errors.jsonl has the retry
-// with error_class rate_limit.
+// error naming no wait is started again after the retry backoff, without
+// using a retry (retries 0), and completes; errors.jsonl has the wait
+// with error_class rate_limit; with specialist.rate_limit_wait 0 the
+// rate limit uses a retry instead.
 func TestRateLimitRetried(t *testing.T) {
 	tr := newTree(t)
 	c := fakeConfig(t)
-	c.Specialist.Retries, c.Specialist.RetryBackoff = 2, config.Duration(10*time.Millisecond)
+	c.Specialist.Retries, c.Specialist.RetryBackoff = 0, config.Duration(10*time.Millisecond)
 	dir := writePlan(t, tr, "011_ratelimit", "ratelimit: a", "ok: b")
 	rs, err := newDaemon(t, tr, c, nil).RunPlan(context.Background(), dir)
 	if err != nil {
@@ -28,8 +30,22 @@ func TestRateLimitRetried(t *testing.T) {
 		t.Fatalf("verdict %s, topic 0 after %d attempts (%s); want SUCCESS after 2", rs.Verdict, rs.Topics[0].Attempts, rs.Topics[0].Reason)
 	}
 	es := readErrors(t, tr)
-	if len(es) != 1 || es[0].Details["error_class"] != "rate_limit" || !strings.Contains(es[0].Message, "rate limited (Error: Rate limit exceeded") {
-		t.Errorf("errors.jsonl = %+v, want one retry entry with error_class rate_limit", es)
+	if len(es) != 1 || es[0].Details["error_class"] != "rate_limit" || es[0].Details["wait_named"] != false ||
+		!strings.Contains(es[0].Message, "rate limited (Error: Rate limit exceeded") || !strings.Contains(es[0].Message, "no retry used") {
+		t.Errorf("errors.jsonl = %+v, want one wait entry with error_class rate_limit, no wait named", es)
+	}
+
+	tr = newTree(t)
+	c.Specialist.Retries, c.Specialist.RateLimitWait = 1, 0
+	dir = writePlan(t, tr, "012_ratelimit", "ratelimit: a")
+	if rs, err = newDaemon(t, tr, c, nil).RunPlan(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	if rs.Verdict != specs.VerdictSuccess || rs.Topics[0].Attempts != 2 {
+		t.Fatalf("rate_limit_wait 0: verdict %s, topic 0 after %d attempts (%s); want SUCCESS after 2", rs.Verdict, rs.Topics[0].Attempts, rs.Topics[0].Reason)
+	}
+	if es := readErrors(t, tr); len(es) != 1 || !strings.Contains(es[0].Message, "retry 1 of 1") {
+		t.Errorf("rate_limit_wait 0: errors.jsonl = %+v, want one retry entry", es)
 	}
 }
 

@@ -5,12 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -70,12 +72,41 @@ func newDaemon(t *testing.T, tr tree, c config.Config, onDone func(specs.RunStat
 	t.Helper()
 	d, err := daemon.New(daemon.Options{
 		Root: tr.root, TreeDir: tr.specs, Config: c, Now: fixedNow,
-		Log: zerolog.New(zerolog.NewTestWriter(t)), OnRunFinished: onDone,
+		Log: testLog(t), OnRunFinished: onDone,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// testWriter is a log writer into t's log until t ends, and nowhere
+// after: a daemon outlives the test that made it (its metrics file is
+// written a second after the last change), and testing panics on a log
+// line after the end.
+func testWriter(t *testing.T) io.Writer {
+	l := &afterEnd{w: zerolog.NewTestWriter(t)}
+	t.Cleanup(func() {
+		l.mu.Lock()
+		l.ended = true
+		l.mu.Unlock()
+	})
+	return l
+}
+
+type afterEnd struct {
+	mu    sync.Mutex
+	w     io.Writer
+	ended bool
+}
+
+func (l *afterEnd) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ended {
+		return len(p), nil
+	}
+	return l.w.Write(p)
 }
 
 // writePlan creates NNN_slug/reports/.invocation-plan.txt with the topics.

@@ -22,7 +22,7 @@ func (r *run) deliver(i int, stdout []byte) (barrier.Check, string) {
 	dl := delivery.Deliver(delivery.Input{
 		Report: r.paths[i], Topic: t.Topic, Stdout: stdout, StdoutName: filepath.Join(specs.LogsDir, filepath.Base(r.logStem(i))+".stdout"),
 		LogStem: r.logStem(i), Root: r.d.opts.Root,
-		CorrelationID: r.rs.WorkflowID, Date: r.rs.Date, Complexity: r.rs.Complexity,
+		CorrelationID: r.rs.WorkflowID, Date: r.rs.Date, Complexity: r.rs.Complexity, Model: t.Model,
 		Threshold: r.d.config().Quarantine.Threshold,
 	})
 	log := r.log.With().Int("topic", t.Index).Logger()

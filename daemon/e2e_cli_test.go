@@ -98,7 +98,8 @@ func opencodeCLI(bin string) agentCLI {
       "name": "specd test model server",
       "options": {"baseURL": %q, "apiKey": "test-key"},
       "models": {"test-model": {"name": "test-model", "tool_call": true,
-        "cost": {"input": %v, "output": %v, "cache_read": %v, "cache_write": %v}}}
+        "cost": {"input": %v, "output": %v, "cache_read": %v, "cache_write": %v}},
+        "fallback-model": {"name": "fallback-model", "tool_call": true}}
     }
   },
   "autoupdate": false,
@@ -251,6 +252,7 @@ func runCLICases(t *testing.T, cli agentCLI) {
 		check    check
 		agent    string // specialist.agent; "" = the read-only default
 		only     string // the one preset the case runs with; "" = all
+		config   func(c *config.Config)
 	}{
 		{"read-only agent prints WebResearcherResult JSON: specd renders the report", []modelserver.Script{{Topic: t1, Behaviour: modelserver.Answer, Text: string(result)}}, time.Minute, 1,
 			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
@@ -273,7 +275,7 @@ func runCLICases(t *testing.T, cli agentCLI) {
 						}
 					}
 				}
-			}, "", ""},
+			}, "", "", nil},
 		{"preset and model only: a model told to overwrite REQUEST.md has no tool to do it", []modelserver.Script{{Topic: t1, Behaviour: modelserver.Intrude}}, time.Minute, 1,
 			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
 				if b, _ := os.ReadFile(filepath.Join(tr.specs, "001_e2e", specs.RequestFile)); string(b) != requestText {
@@ -282,7 +284,7 @@ func runCLICases(t *testing.T, cli agentCLI) {
 				if tp := rs.Topics[0]; tp.Outcome == specs.OutcomeCompleted || strings.Contains(tp.Reason, "policy violation") {
 					t.Errorf("topic %s %q, want it failed without a policy violation (nothing was written)", tp.Outcome, tp.Reason)
 				}
-			}, "", ""},
+			}, "", "", nil},
 		{"the CLI's own agent is told to overwrite REQUEST.md: the sandbox refuses the write", []modelserver.Script{{Topic: t1, Behaviour: modelserver.Intrude}}, time.Minute, 1,
 			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
 				if b, _ := os.ReadFile(filepath.Join(tr.specs, "001_e2e", specs.RequestFile)); string(b) != requestText {
@@ -300,7 +302,7 @@ func runCLICases(t *testing.T, cli agentCLI) {
 				if tp := rs.Topics[0]; tp.Outcome == specs.OutcomeCompleted {
 					t.Errorf("topic completed, want it failed: it wrote no report")
 				}
-			}, config.AgentCLIDefault, ""},
+			}, config.AgentCLIDefault, "", nil},
 		{"three topics written by the CLI's write tool, at a price", []modelserver.Script{{Topic: t1, Usage: &priced}, {Topic: t2, Usage: &priced}, {Topic: t3, Usage: &priced}}, time.Minute, 3,
 			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
 				if rs.Verdict != specs.VerdictSuccess {
@@ -309,8 +311,11 @@ func runCLICases(t *testing.T, cli agentCLI) {
 				checkUsage(t, cli, rs, tr, srv)
 				for i, topic := range []string{t1, t2, t3} {
 					got, err := os.ReadFile(filepath.Join(tr.specs, "001_e2e", "reports", rs.Topics[i].Report))
-					if err != nil || string(got) != modelserver.Report(topic, 2, 2) {
-						t.Errorf("topic %d: report is not the one the model had the write tool write (%v):\n%s", i, err, got)
+					// specd adds the model that answered to the front matter
+					// (none for the CLI's default model).
+					want := specs.WithModel([]byte(modelserver.Report(topic, 2, 2)), rs.Topics[i].Model)
+					if err != nil || string(got) != string(want) {
+						t.Errorf("topic %d: report is not the one the model had the write tool write, with model %q (%v):\n%s", i, rs.Topics[i].Model, err, got)
 					}
 				}
 				for _, topic := range []string{t1, t2, t3} {
@@ -318,29 +323,29 @@ func runCLICases(t *testing.T, cli agentCLI) {
 						t.Errorf("%q: %d model turns, want the tool call and the answer after its result", topic, n)
 					}
 				}
-			}, config.AgentCLIDefault, ""},
+			}, config.AgentCLIDefault, "", nil},
 		{"hung model: timeout, no process left", []modelserver.Script{{Topic: t1, Behaviour: modelserver.Hang}}, 5 * time.Second, 1,
 			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
 				if tp := rs.Topics[0]; tp.Outcome != specs.OutcomeTimeout || tp.Attempts != 2 {
 					t.Errorf("outcome %s (%s) after %d attempts, want timeout after 2 (a timeout is retried)", tp.Outcome, tp.Reason, tp.Attempts)
 				}
-			}, config.AgentCLIDefault, ""},
-		{"429 then success: retried", []modelserver.Script{{Topic: t1, Behaviour: modelserver.RateLimit, RateLimits: cli.attempts, RetryAfter: time.Second}}, time.Minute, 1,
-			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
-				if rs.Verdict != specs.VerdictSuccess || rs.Topics[0].Attempts != 2 {
-					t.Errorf("verdict %s after %d attempts (%s), want SUCCESS after 2 (the CLI gave up on its %d 429s, specd retried)",
-						rs.Verdict, rs.Topics[0].Attempts, rs.Topics[0].Reason, cli.attempts)
-				}
-				n := 0
-				for _, e := range readErrors(t, tr) {
-					if e.Details["error_class"] == "rate_limit" {
-						n++
-					}
-				}
-				if n != 1 {
-					t.Errorf("%d errors.jsonl entries with error_class rate_limit, want 1", n)
-				}
-			}, config.AgentCLIDefault, ""},
+			}, config.AgentCLIDefault, "", nil},
+		{"429 naming its wait: waited out, no retry used", []modelserver.Script{{Topic: t1, Behaviour: modelserver.RateLimit, RateLimits: cli.attempts, RetryAfter: 2 * time.Second}}, time.Minute, 1,
+			checkRateLimitWaited(cli), config.AgentCLIDefault, "", func(c *config.Config) {
+				c.Specialist.Retries, c.Specialist.RateLimitWait = 0, config.Duration(time.Minute)
+			}},
+		{"hung model: stalled before the timeout, no process left", []modelserver.Script{{Topic: t1, Behaviour: modelserver.Hang}}, 2 * time.Minute, 1,
+			checkStalled, config.AgentCLIDefault, "", func(c *config.Config) {
+				// Above the silence of the CLI's start (opencode prints nothing
+				// until it has an answer; its first request came after 11 s on
+				// a busy 2-CPU machine), far below the timeout.
+				c.Specialist.StallTimeout, c.Specialist.Retries = config.Duration(30*time.Second), 0
+			}},
+		{"the primary model overloaded: the fallback model answers", []modelserver.Script{{Topic: t1, Behaviour: modelserver.Overloaded, Model: fallbackModels(cli).wire}}, time.Minute, 1,
+			checkFallback(cli), config.AgentCLIDefault, "", func(c *config.Config) {
+				m := fallbackModels(cli)
+				c.Specialist.Model, c.Specialist.FallbackModel, c.Specialist.Retries = m.primary, m.fallback, 0
+			}},
 		{"prose without a file, and a broken report", []modelserver.Script{{Topic: t1, Behaviour: modelserver.Prose}, {Topic: t2, Behaviour: modelserver.Broken}}, time.Minute, 2,
 			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
 				if tp := rs.Topics[0]; tp.Outcome != specs.OutcomeMissing || !strings.Contains(tp.Reason, "printed REPORT_CREATED") {
@@ -352,7 +357,7 @@ func runCLICases(t *testing.T, cli agentCLI) {
 				if rs.Verdict != specs.VerdictFailed {
 					t.Errorf("verdict %s, want FAILED", rs.Verdict)
 				}
-			}, config.AgentCLIDefault, ""},
+			}, config.AgentCLIDefault, "", nil},
 		{"bad API key: one error, other topics not started", []modelserver.Script{{Topic: t1, Behaviour: modelserver.Auth}, {Topic: t2, Behaviour: modelserver.Auth}, {Topic: t3, Behaviour: modelserver.Auth}}, time.Minute, 1,
 			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
 				// max_parallel 1: whichever topic starts first fails; the
@@ -382,7 +387,7 @@ func runCLICases(t *testing.T, cli agentCLI) {
 				if n != 1 {
 					t.Errorf("%d errors.jsonl entries naming the setting, want 1", n)
 				}
-			}, config.AgentCLIDefault, ""},
+			}, config.AgentCLIDefault, "", nil},
 		{"opencode's own agent is asked for a shell, itself and through a task subagent, writing into the project, $HOME and /tmp: neither tool is offered, and nothing is written",
 			[]modelserver.Script{
 				{Topic: subagentMark, Behaviour: modelserver.CallTool, Tool: "bash", Args: map[string]string{"command": pwnShell, "description": "write files"}, Text: "shell: "},
@@ -410,7 +415,7 @@ func runCLICases(t *testing.T, cli agentCLI) {
 				if _, err := os.Stat(filepath.Join(tr.root, ".home", ".bashrc")); err == nil {
 					t.Errorf("the shell wrote $HOME/.bashrc")
 				}
-			}, config.AgentCLIDefault, "opencode"},
+			}, config.AgentCLIDefault, "opencode", nil},
 		{"codex's read-only agent reads the project with its shell inside specd's sandbox, where codex's own cannot start",
 			[]modelserver.Script{{Topic: t1, Behaviour: modelserver.CallTool, Tool: modelserver.ShellTool, Args: map[string]string{"cmd": "cat \"$(find . -name " + specs.RequestFile + ")\""}, Text: "read: "}}, time.Minute, 1,
 			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
@@ -418,7 +423,7 @@ func runCLICases(t *testing.T, cli agentCLI) {
 				if !strings.Contains(string(stdout), `"status":"completed"`) || !strings.Contains(string(stdout), "The topics of the plan.") || strings.Contains(string(stdout), "bwrap") {
 					t.Errorf("the shell did not read REQUEST.md:\n%s", tail(stdout, 3000))
 				}
-			}, "", "codex"},
+			}, "", "codex", nil},
 		{"codex's read-only agent is told to overwrite REQUEST.md: its shell tries, specd's sandbox refuses",
 			[]modelserver.Script{{Topic: t1, Behaviour: modelserver.Intrude}}, time.Minute, 1,
 			func(t *testing.T, rs specs.RunState, tr tree, srv *modelserver.Server) {
@@ -432,7 +437,7 @@ func runCLICases(t *testing.T, cli agentCLI) {
 				if !strings.Contains(string(stdout), "Permission denied") {
 					t.Errorf("the shell's write was not refused by the sandbox:\n%s", tail(stdout, 3000))
 				}
-			}, "", "codex"},
+			}, "", "codex", nil},
 	} {
 		if tc.only != "" && tc.only != cli.preset {
 			continue
@@ -468,6 +473,9 @@ func runCLICases(t *testing.T, cli agentCLI) {
 			c.Specialist.Retries, c.Specialist.RetryBackoff = 1, config.Duration(500*time.Millisecond)
 			c.MaxParallel = tc.parallel
 			c.MetricsTextfile = "specd.prom"
+			if tc.config != nil {
+				tc.config(&c)
+			}
 			topics := make([]string, len(tc.scripts))
 			for i, s := range tc.scripts {
 				topics[i] = s.Topic

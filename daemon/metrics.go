@@ -73,7 +73,7 @@ func newMetrics(root, path string, running func() float64, logErr func(error)) *
 	for _, v := range []specs.Verdict{specs.VerdictSuccess, specs.VerdictPartialSuccess, specs.VerdictFailed} {
 		m.runs.WithLabelValues(string(v))
 	}
-	for _, o := range []specs.Outcome{specs.OutcomeCompleted, specs.OutcomeMissing, specs.OutcomeInvalid, specs.OutcomeTimeout,
+	for _, o := range []specs.Outcome{specs.OutcomeCompleted, specs.OutcomeMissing, specs.OutcomeInvalid, specs.OutcomeTimeout, specs.OutcomeStalled,
 		specs.OutcomeCrashed, specs.OutcomeSpecialistError, specs.OutcomeDeclined, specs.OutcomeCancelled} {
 		m.topics.WithLabelValues(string(o))
 	}

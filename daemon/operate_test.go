@@ -403,7 +403,7 @@ func mustAbs(t *testing.T, p string) string {
 	return abs
 }
 
-func testLog(t *testing.T) zerolog.Logger { return zerolog.New(zerolog.NewTestWriter(t)) }
+func testLog(t *testing.T) zerolog.Logger { return zerolog.New(testWriter(t)) }
 
 // cancelledRun waits for dir's run to finish and checks what a cancel of
 // the whole run leaves: every topic cancelled, OVERVIEW.md written, the

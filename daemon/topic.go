@@ -49,7 +49,12 @@ func (r *run) runTopic(start, kill context.Context, i int) (res barrier.Attempt,
 		}
 		return res, false
 	}
-	defer func() { <-r.d.sem }()
+	held := true
+	defer func() {
+		if held {
+			<-r.d.sem
+		}
+	}()
 	a := r.newAttempt(i)
 	for {
 		switch a.run(start, tctx) {
@@ -61,8 +66,25 @@ func (r *run) runTopic(start, kill context.Context, i int) (res barrier.Attempt,
 			if !a.backoff(start, tctx) {
 				return a.res, false
 			}
-			a.try++
+		case waitOut:
+			// Other topics run while this one waits; then it queues for
+			// a slot behind those that were waiting for one.
+			<-r.d.sem
+			held = false
+			if !a.backoff(start, tctx) {
+				a.waitOver()
+				return a.res, false
+			}
+			if r.takeSlot(start, tctx) != proceed {
+				a.waitOver()
+				if by := r.cancelledBy(i); by != "" {
+					return cancelled(by), true
+				}
+				return a.res, false
+			}
+			held = true
 		}
+		a.try++
 	}
 }
 
@@ -73,6 +95,7 @@ const (
 	proceed next = iota // go on to the attempt's next step
 	done                // the topic has its last attempt: classify it (finishTopic)
 	retry               // an infrastructure failure: another attempt after the backoff
+	waitOut             // a rate limit: another attempt after the wait, without holding a slot meanwhile
 	requeue             // a shutdown: the topic stays queued and resumes at the next start
 )
 
@@ -95,7 +118,12 @@ func (r *run) takeSlot(start, tctx context.Context) next {
 type attempt struct {
 	r   *run
 	i   int // the topic's position in the run
-	try int // 0-based
+	try int // 0-based: attempts of this topic in this process before this one
+
+	retried  int           // retries used (specialist.retries)
+	waited   time.Duration // rate-limit waits so far (specialist.rate_limit_wait)
+	waits    int           // rate-limit waits so far, for the backoff of waits the provider did not name
+	fallback bool          // the attempts run specialist.fallback_model
 
 	in     specialist.Input
 	stem   string // reports/.logs/NNN: the attempt's log files without extension
@@ -158,6 +186,9 @@ func (a *attempt) check(start, _ context.Context) next {
 	cfg := r.d.config()
 	a.sp = cfg.Specialist
 	a.sp.Confined = !cfg.Sandbox.Off // decides the codex preset's own sandbox (preset.CodexSandbox)
+	if a.fallback && a.sp.FallbackModel != "" {
+		a.sp.Model = a.sp.FallbackModel
+	}
 	if by := r.cancelledBy(a.i); by != "" {
 		a.res = cancelled(by)
 		return done
@@ -212,7 +243,7 @@ func (a *attempt) startAndWait(start, tctx context.Context) next {
 	job := runner.Job{
 		Argv: a.argv, Dir: r.d.opts.Root, Env: append(preset.Env(a.sp), a.in.Env()...), Stdin: a.in.JSON(), NullStdin: preset.Stdin(a.sp, a.in) == nil,
 		Stdout: a.stem + ".stdout", Stderr: a.stem + ".stderr",
-		Timeout: a.sp.Timeout.Std(), Grace: a.sp.Grace.Std(),
+		Timeout: a.sp.Timeout.Std(), StallTimeout: a.sp.StallTimeout.Std(), Grace: a.sp.Grace.Std(),
 		Lock: a.stem + ".lock",
 		ID:   attemptID(r.rs.WorkflowID, t, a.try), Inputs: nonEmpty(a.in.RequestFile),
 		Outputs: []string{a.in.ReportPath, a.in.ResultPath, mdResult}, Retries: a.sp.Retries,
@@ -237,7 +268,7 @@ func (a *attempt) startAndWait(start, tctx context.Context) next {
 	}
 	a.res.Result = r.d.runner.Run(tctx, job)
 	if a.res.Started {
-		a.promote()
+		a.promote(a.sp.Model)
 	}
 	a.out = preset.Output{}
 	if a.res.Started {
@@ -275,7 +306,7 @@ func (a *attempt) skip(rerun bool) func() bool {
 		if rerun {
 			return false
 		}
-		a.promote() // what a specialist of a specd that crashed left
+		a.promote("") // what a specialist of a specd that crashed left
 		a.skipped, _ = a.r.deliver(a.i, nil)
 		return a.skipped.Err == nil
 	}
@@ -288,6 +319,7 @@ func (a *attempt) spawned(pid int) {
 	r.mu.Lock()
 	ts := &r.rs.Topics[a.i]
 	ts.Outcome, ts.PID = specs.OutcomeRunning, pid
+	ts.WaitingUntil, ts.WaitingFor, ts.Model = time.Time{}, "", a.sp.Model
 	ts.Attempts++
 	if ts.StartedAt.IsZero() {
 		ts.StartedAt = specs.Stamp(r.d.now())
@@ -314,24 +346,39 @@ func (a *attempt) collect(context.Context, context.Context) next {
 	if invalid != "" {
 		a.res.End, a.res.Reason = barrier.ResultInvalid, invalid
 	}
-	a.log.Info().Int("exit_code", a.res.ExitCode).Str("signal", a.res.Signal).Bool("timed_out", a.res.TimedOut).
+	a.log.Info().Int("exit_code", a.res.ExitCode).Str("signal", a.res.Signal).Bool("timed_out", a.res.TimedOut).Bool("stalled", a.res.Stalled).
 		Int64("duration_ms", a.res.Duration.Milliseconds()).Msg("specialist exited")
 	return proceed
 }
 
 // decide is the attempt's last step: done, unless an infrastructure
-// failure (infraFailure) left no valid report and retries remain; an auth
-// or config error stops the run's further starts (stopOnConfigError).
+// failure (infraFailure) left no valid report and specd tries again: a
+// rate limit is waited out within specialist.rate_limit_wait (waitOut,
+// no retry used); then, or after an overloaded error, the fallback model
+// runs once (no retry used); otherwise a retry while retries remain. An
+// auth or config error stops the run's further starts (stopOnConfigError).
 func (a *attempt) decide() next {
 	r := a.r
 	kind := infraFailure(a.res)
-	if r.stopOnConfigError(a.in.TopicIndex, a.res) || kind == "" || a.try >= a.sp.Retries || a.res.Report.Err == nil {
+	if r.stopOnConfigError(a.in.TopicIndex, a.res) || kind == "" || a.res.Report.Err == nil {
 		return done // the file is the truth: a valid report ends the topic
 	}
-	wait := backoff(a.sp.RetryBackoff.Std(), a.try)
+	if a.res.Class == preset.ClassRateLimit {
+		if wait, named, ok := a.rateLimitWait(); ok {
+			return a.waitRateLimit(kind, wait, named)
+		}
+	}
+	if a.useFallback() {
+		return a.toFallback(kind)
+	}
+	if a.retried >= a.sp.Retries {
+		return done
+	}
+	wait := backoff(a.sp.RetryBackoff.Std(), a.retried)
+	a.retried++
 	a.log.Warn().Str("failure", kind).Int64("backoff_ms", wait.Milliseconds()).Msg("retrying the specialist")
 	r.d.logError(jsonl.Entry{WorkflowID: r.rs.WorkflowID, ErrorType: jsonl.TypeExecution, Source: "runner", Severity: "warning",
-		Message:      fmt.Sprintf("topic [%d] %s; retry %d of %d in %s", a.in.TopicIndex, kind, a.try+1, a.sp.Retries, wait.Round(time.Millisecond)),
+		Message:      fmt.Sprintf("topic [%d] %s; retry %d of %d in %s", a.in.TopicIndex, kind, a.retried, a.sp.Retries, wait.Round(time.Millisecond)),
 		Details:      retryDetails(r.rel, a.in.TopicIndex, a.try, a.res),
 		RecoveryHint: "Nothing to do if a retry succeeds; if every retry fails, read the specialist's output with `specd logs " + r.number() + "` and check specialist.command and specialist.timeout."})
 	r.setOutcome(a.i, specs.OutcomeQueued)
@@ -397,6 +444,7 @@ func (r *run) finishTopic(i int, res barrier.Attempt) {
 	r.mu.Lock()
 	ts := &r.rs.Topics[i]
 	ts.Outcome, ts.Reason, ts.PID, ts.StderrTail = outcome, reason, 0, tail
+	ts.WaitingUntil, ts.WaitingFor = time.Time{}, ""
 	ts.ExitCode = res.ExitCode
 	ts.FinishedAt = specs.Stamp(now)
 	if !ts.StartedAt.IsZero() {
@@ -460,10 +508,14 @@ func infraFailure(res barrier.Attempt) string {
 		return "could not start: " + res.StartErr.Error()
 	case res.TimedOut:
 		return "timed out"
+	case res.Stalled:
+		return "stalled (no output for " + res.StallTimeout.String() + ")"
 	case res.Signal != "":
 		return "died by signal " + res.Signal
 	case res.Class == preset.ClassRateLimit:
 		return "rate limited (" + res.ClassLine + ")"
+	case res.Class == preset.ClassOverloaded:
+		return "overloaded (" + res.ClassLine + ")"
 	case res.Class == preset.ClassState:
 		return "the CLI's state store failed (" + res.ClassLine + ")"
 	}

@@ -42,6 +42,7 @@ const (
 	TypeState      = "state_error"      // a run's state was inconsistent
 	TypeExecution  = "execution_error"  // a command could not be started or exited badly
 	TypeSandbox    = "sandbox_error"    // specialists cannot start in their sandbox: no Landlock in this kernel (docs/operating.md#sandbox)
+	TypeStalled    = "stalled"          // a specialist printed nothing for specialist.stall_timeout and was stopped
 )
 
 // SchemaVersion is the schema_version Append writes when the entry has none.

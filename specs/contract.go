@@ -32,6 +32,7 @@ type ReportMeta struct {
 	Status               string // status; always "complete" in a valid report
 	ResearchComplexity   int    // research_complexity 1–4; 0 when absent
 	WorkflowType         string // workflow_type; "" when absent
+	Model                string // model: the model that answered, as specd adds it (WithModel); "" when absent
 	Bytes                int64  // size of the report file in bytes
 
 	// Written by specd when it renders a structured result
@@ -352,6 +353,7 @@ var frontMatterRules = []fieldRule{
 		return ""
 	}},
 	{"workflow_type", false, func(m *ReportMeta, v string) string { m.WorkflowType = v; return "" }},
+	{"model", false, func(m *ReportMeta, v string) string { m.Model = v; return "" }},
 	{"result_format", false, func(m *ReportMeta, v string) string { m.ResultFormat = v; return "" }},
 	{"confidence", false, func(m *ReportMeta, v string) string { m.Confidence = v; return "" }},
 	{"confidence_score", false, func(m *ReportMeta, v string) string {

@@ -23,6 +23,7 @@ const (
 	OutcomeMissing         Outcome = "missing"          // no file at the pre-calculated path
 	OutcomeInvalid         Outcome = "invalid"          // file exists but fails the contract
 	OutcomeTimeout         Outcome = "timeout"          // killed by the per-topic timeout
+	OutcomeStalled         Outcome = "stalled"          // stopped by the stall watchdog: no output for specialist.stall_timeout
 	OutcomeCrashed         Outcome = "crashed"          // signal death or non-zero exit, no valid report
 	OutcomeSpecialistError Outcome = "specialist_error" // the specialist printed TASK_ERROR
 	OutcomeDeclined        Outcome = "declined"         // the specialist printed TASK_ERROR: declined - …; never retried
@@ -160,11 +161,26 @@ type TopicState struct {
 	// Source quality of a completed report (docs/contract.md#source-quality):
 	// tiers, scores, gaps.
 	Sources *sources.Summary `json:"sources,omitempty"`
+	// WaitingUntil, while the topic waits before its next attempt, is
+	// when that attempt may start, and WaitingFor why (WaitRateLimit);
+	// both are cleared when an attempt starts
+	// (docs/configuration.md#rate-limits).
+	WaitingUntil time.Time `json:"waiting_until,omitzero"`
+	WaitingFor   string    `json:"waiting_for,omitempty"`
+	// Model is the model the topic's last attempt ran: its --model,
+	// specialist.model or, after a fallback, specialist.fallback_model;
+	// "" when the CLI's default or a preset without a model
+	// (docs/configuration.md#fallback-model).
+	Model string `json:"model,omitempty"`
 	// Rerun forces the topic to run again on resume even with a valid
 	// report, with Guidance passed to the specialist (`specd gaps resolve --research`).
 	Rerun    bool   `json:"rerun,omitempty"`
 	Guidance string `json:"guidance,omitempty"`
 }
+
+// WaitRateLimit is TopicState.WaitingFor of a topic that waits out a
+// rate limit.
+const WaitRateLimit = "rate limited"
 
 // Stamp is a time as specd records it on disk: UTC, to the millisecond,
 // written as RFC 3339 (encoding/json's time.Time). Every time of

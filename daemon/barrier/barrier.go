@@ -25,7 +25,8 @@ import (
 // after its specialist has exited. The file at
 // reportPath is the truth: a valid report is completed whatever the process
 // printed or how it ended. Otherwise, in order: cancelled, missing (not
-// started because of a limit), timeout, invalid (a
+// started because of a limit), timeout, stalled (the stall watchdog
+// stopped it), invalid (a
 // structured result that was refused), declined (TASK_ERROR: declined - …), specialist_error (TASK_ERROR printed), crashed (could not start, died by a signal or exited
 // non-zero), invalid (a file that fails the report contract), missing.
 // The report is read only when res.Report does not hold the attempt's
@@ -52,6 +53,8 @@ func Outcome(res Attempt, reportPath, topic string) (specs.Outcome, string, spec
 		return specs.OutcomeMissing, "not started: " + res.Reason, meta
 	case res.TimedOut:
 		return specs.OutcomeTimeout, "killed after the per-topic timeout (specialist.timeout " + res.Timeout.String() + "); " + fileReason, meta
+	case res.Stalled:
+		return specs.OutcomeStalled, "stopped: no output for " + res.StallTimeout.String() + " (specialist.stall_timeout); " + fileReason, meta
 	case res.End == ResultInvalid:
 		return specs.OutcomeInvalid, res.Reason, meta
 	case res.Signals.TaskError != nil && res.Signals.TaskError.ErrorType == DeclinedType:
@@ -158,6 +161,8 @@ func topicEntry(rs specs.RunState, num string, t specs.TopicState, res *Attempt)
 	switch t.Outcome {
 	case specs.OutcomeTimeout:
 		typ, hint = jsonl.TypeTimeout, "Raise specialist.timeout in .opencode/specd.yaml or narrow the topic, then `specd rerun "+num+"`."
+	case specs.OutcomeStalled:
+		typ, hint = jsonl.TypeStalled, fmt.Sprintf("The specialist printed nothing for specialist.stall_timeout: read its last output (`specd logs %s --topic %d`); if it works silently that long, raise specialist.stall_timeout in .opencode/specd.yaml (0 turns the watchdog off), then `specd rerun %s`.", num, t.Index, num)
 	case specs.OutcomeCrashed:
 		typ, hint = jsonl.TypeExecution, fmt.Sprintf("Read the specialist's output (`specd logs %s --topic %d`) and check specialist.command, then `specd rerun %s`.", num, t.Index, num)
 	case specs.OutcomeDeclined:

@@ -50,6 +50,7 @@ type Input struct {
 	CorrelationID string // the run's workflow_id; an envelope answering another is refused
 	Date          string // YYYY-MM-DD for the rendered report
 	Complexity    int    // research_complexity for the rendered report
+	Model         string // the model that answered, for the rendered report's front matter (specs.WithModel); "" for none
 	// Threshold is config's quarantine.threshold: the prompt-injection
 	// score at or above which a text is quarantined; 0 keeps the model's
 	// trained threshold (docs/configuration.md).
@@ -141,7 +142,7 @@ func Deliver(in Input) Delivery {
 			return refuse(fmt.Errorf("%s: the quarantine file could not be written: %w", name, err))
 		}
 	}
-	if err := atomicfile.WriteIn(nofollow.Anchor(in.Root, report), report, results.Render(c, in.Topic, in.Date, in.Complexity), 0o644); err != nil {
+	if err := atomicfile.WriteIn(nofollow.Anchor(in.Root, report), report, specs.WithModel(results.Render(c, in.Topic, in.Date, in.Complexity), in.Model), 0o644); err != nil {
 		return refuse(fmt.Errorf("%s: the report could not be written: %w", name, err))
 	}
 	rendered := &Rendered{Name: name, Format: res.Format, Checked: c}

@@ -2,7 +2,10 @@
 # A scripted specialist for the daemon tests. Its behaviour is the first word
 # of SPECD_TOPIC: ok, missing, invalid, crash, taskerror, hang, orphan, dir,
 # ratelimit (opencode's 429 error once, then ok), auth (opencode's 401 error),
-# slow (ok after FAKE_SLOW seconds, default 2).
+# slow (ok after FAKE_SLOW seconds, default 2), stall (prints a line on
+# stdout and stderr, then nothing while a child sleeps), limited (a rate
+# limit naming a wait of FAKE_WAIT seconds, default 1, the first
+# FAKE_LIMITS times, default 1, then ok).
 # It follows the specialist contract: SPECD_* variables in, report at
 # SPECD_REPORT_PATH (temp + rename), the signals of docs/contract.md#specialists on stdout.
 set -eu
@@ -44,11 +47,24 @@ taskerror)
 	exit 1 ;;
 hang)
 	sleep 600 ;;
+stall)
+	echo "working on $SPECD_TOPIC"
+	echo "fetching sources" >&2
+	sleep 600 ;;
 ratelimit)
 	marker="$FAKE_COUNT_DIR/ratelimited.$SPECD_TOPIC_INDEX"
 	if [ ! -e "$marker" ]; then
 		: > "$marker"
 		printf '\033[91m\033[1mError: \033[0mRate limit exceeded: too many requests\n' >&2
+		exit 1
+	fi
+	write_report 2 2
+	echo "REPORT_CREATED: $SPECD_REPORT_PATH" ;;
+limited)
+	f="$FAKE_COUNT_DIR/limited.$SPECD_TOPIC_INDEX"
+	echo x >> "$f"
+	if [ "$(wc -l < "$f")" -le "${FAKE_LIMITS:-1}" ]; then
+		printf '\033[91m\033[1mError: \033[0mRate limit exceeded: too many requests. Please try again in %ss.\n' "${FAKE_WAIT:-1}" >&2
 		exit 1
 	fi
 	write_report 2 2

@@ -39,6 +39,17 @@ type Specialist struct {
 	Command []string `yaml:"command"` // argv for preset command; Go-template fields ({{.ReportPath}}, {{.Topic}}, …) are expanded
 	Timeout Duration `yaml:"timeout"` // wall-clock limit per topic; then SIGTERM to the group, SIGKILL after Grace
 	Grace   Duration `yaml:"grace"`   // time between SIGTERM and SIGKILL
+	// StallTimeout stops a specialist whose output (stdout and stderr,
+	// where the agent CLIs print their event streams) has not grown for
+	// this long, as on a timeout; the topic ends stalled when no retry
+	// is left (docs/configuration.md#stall-timeout). 0 turns the watchdog off.
+	StallTimeout Duration `yaml:"stall_timeout"`
+	// RateLimitWait is how long, summed per topic, specd waits out a
+	// specialist's rate-limit errors before it runs again: each wait is
+	// the one the provider names, or the retry backoff, with jitter, and
+	// uses no retry (docs/configuration.md#rate-limits). 0 never waits:
+	// a rate limit then uses a retry.
+	RateLimitWait Duration `yaml:"rate_limit_wait"`
 	// Retries is how many times a topic is started again after an
 	// infrastructure failure (spawn error, death by signal, timeout), with
 	// RetryBackoff doubling each time (±20 % jitter). A bad report is not retried.
@@ -67,6 +78,10 @@ type Specialist struct {
 	// an alias or full model name for claude, a model name for codex
 	// (e.g. "gpt-5"). "" leaves the CLI's default.
 	Model string `yaml:"model"`
+	// FallbackModel, when set, is the --model of a topic's next attempt
+	// once RateLimitWait is spent on it, or after an overloaded error
+	// (docs/configuration.md#fallback-model); the same form as Model.
+	FallbackModel string `yaml:"fallback_model"`
 	// Agent is the agent of the opencode and claude presets, passed as
 	// --agent: an opencode agent (.opencode/agents/NAME.md) or a Claude
 	// Code subagent (.claude/agents/NAME.md). "" is the read-only
@@ -380,12 +395,14 @@ func (d Duration) Std() time.Duration { return time.Duration(d) }
 func Default() Config {
 	return Config{
 		Specialist: Specialist{
-			Preset:       PresetLocal,
-			Timeout:      Duration(15 * time.Minute),
-			Grace:        Duration(10 * time.Second),
-			Retries:      2,
-			RetryBackoff: Duration(2 * time.Second),
-			StartRate:    10,
+			Preset:        PresetLocal,
+			Timeout:       Duration(15 * time.Minute),
+			Grace:         Duration(10 * time.Second),
+			StallTimeout:  Duration(10 * time.Minute),
+			Retries:       2,
+			RetryBackoff:  Duration(2 * time.Second),
+			RateLimitWait: Duration(30 * time.Minute),
+			StartRate:     10,
 		},
 		MaxParallel:     max(runtime.NumCPU(), 2),
 		RescanInterval:  Duration(30 * time.Second),
@@ -474,6 +491,12 @@ func (c Config) Validate() error {
 	if c.Specialist.Grace < 0 {
 		return errors.New("specialist.grace: must not be negative")
 	}
+	if c.Specialist.StallTimeout < 0 {
+		return errors.New("specialist.stall_timeout: must not be negative (0 turns the stall watchdog off)")
+	}
+	if c.Specialist.RateLimitWait < 0 {
+		return errors.New("specialist.rate_limit_wait: must not be negative (0 does not wait out rate limits)")
+	}
 	if c.Specialist.Retries < 0 || c.Specialist.Retries > 10 {
 		return errors.New("specialist.retries: must be 0 to 10")
 	}
@@ -560,7 +583,7 @@ func AgentCLI(preset string) bool {
 // specialist.env.
 func (sp Specialist) validateAgentCLI() error {
 	cli := AgentCLI(sp.Preset)
-	for _, k := range []struct{ name, val string }{{"binary", sp.Binary}, {"model", sp.Model}, {"agent", sp.Agent}, {"prompt", sp.Prompt}} {
+	for _, k := range []struct{ name, val string }{{"binary", sp.Binary}, {"model", sp.Model}, {"fallback_model", sp.FallbackModel}, {"agent", sp.Agent}, {"prompt", sp.Prompt}} {
 		if k.val != "" && !cli {
 			return fmt.Errorf("specialist.%s: only used by the opencode, claude and codex presets (preset is %s)", k.name, sp.Preset)
 		}
@@ -576,12 +599,15 @@ func (sp Specialist) validateAgentCLI() error {
 			return err
 		}
 	}
-	if strings.ContainsAny(sp.Model, " \t\n") || strings.ContainsAny(sp.Agent, " \t\n") ||
-		strings.HasPrefix(sp.Model, "-") || strings.HasPrefix(sp.Agent, "-") {
-		return errors.New("specialist.model and specialist.agent: must not contain spaces or start with -")
+	for _, v := range []string{sp.Model, sp.FallbackModel, sp.Agent} {
+		if strings.ContainsAny(v, " \t\n") || strings.HasPrefix(v, "-") {
+			return errors.New("specialist.model, specialist.fallback_model and specialist.agent: must not contain spaces or start with -")
+		}
 	}
-	if sp.Preset == PresetOpencode && sp.Model != "" && !strings.Contains(sp.Model, "/") {
-		return fmt.Errorf("specialist.model: %q: opencode wants provider/model, e.g. anthropic/claude-sonnet-4-5", sp.Model)
+	for _, k := range []struct{ name, val string }{{"model", sp.Model}, {"fallback_model", sp.FallbackModel}} {
+		if sp.Preset == PresetOpencode && k.val != "" && !strings.Contains(k.val, "/") {
+			return fmt.Errorf("specialist.%s: %q: opencode wants provider/model, e.g. anthropic/claude-sonnet-4-5", k.name, k.val)
+		}
 	}
 	if sp.Prompt != "" {
 		if _, err := template.New("prompt").Option("missingkey=error").Parse(sp.Prompt); err != nil {

@@ -42,7 +42,9 @@ const (
 	// "REPORT_CREATED: <path>".
 	Write Behaviour = iota
 	// RateLimit answers HTTP 429 with a Retry-After header Script.RateLimits
-	// times for the topic, then behaves like Write.
+	// times for the topic, then behaves like Write. The error message
+	// names the wait too, as the providers' do ("… Please try again in
+	// 2s."): the CLIs print the message, not the header.
 	RateLimit
 	// Hang never answers: the handler blocks until the client disconnects
 	// (or the server is closed).
@@ -70,6 +72,11 @@ const (
 	// result is in the conversation it answers Script.Text followed by
 	// that result.
 	CallTool
+	// Overloaded answers every request for the model Script.Model as an
+	// overloaded provider does — Anthropic: HTTP 529 overloaded_error;
+	// OpenAI: HTTP 503 "The model is overloaded"; both with Retry-After: 1
+	// — and behaves like Write for any other model.
+	Overloaded
 )
 
 // Script scripts the server for one topic.
@@ -82,6 +89,7 @@ type Script struct {
 	Tool       string        // CallTool: the tool's name as its server names it (a CLI's prefix, specd_ or mcp__specd__, is matched)
 	Args       any           // CallTool: the tool's arguments (JSON-encoded)
 	Path       string        // Intrude: the file to overwrite (absolute)
+	Model      string        // Overloaded: the model (as the request names it) that is overloaded
 	// Usage is the token usage each answer for the topic reports (every
 	// answer of status 200); nil reports DefaultUsage. Answers to side
 	// calls (no topic matched) report DefaultUsage.
@@ -128,7 +136,8 @@ type Request struct {
 	// (Responses: text.format of type json_schema, as codex's
 	// --output-schema sends it); nil when it asked for none.
 	Schema map[string]any
-	Usage  Usage // the usage the answer reported (zero unless Status is 200)
+	Model  string // the model the request named
+	Usage  Usage  // the usage the answer reported (zero unless Status is 200)
 }
 
 // Server is a running stand-in model server. Close it when done.
@@ -200,8 +209,8 @@ var reportPathRE = regexp.MustCompile("REPORT_CREATED: *`?([^\\s`\"]+)")
 
 // decide picks the answer for a conversation whose text is convo, which
 // offered a write tool (or not), and which ends with a tool result (or not).
-func (s *Server) decide(convo string, hasWriteTool, afterTool bool) (turn, string) {
-	t, topic := s.pick(convo, hasWriteTool, afterTool)
+func (s *Server) decide(convo, model string, hasWriteTool, afterTool bool) (turn, string) {
+	t, topic := s.pick(convo, model, hasWriteTool, afterTool)
 	t.usage = DefaultUsage
 	if sc := s.script(topic); sc != nil && sc.Usage != nil && topic != "" {
 		t.usage = *sc.Usage
@@ -220,7 +229,7 @@ func (s *Server) script(topic string) *Script {
 }
 
 // pick is decide without the usage.
-func (s *Server) pick(convo string, hasWriteTool, afterTool bool) (turn, string) {
+func (s *Server) pick(convo, model string, hasWriteTool, afterTool bool) (turn, string) {
 	var sc *Script
 	for i := range s.scripts {
 		if strings.Contains(convo, s.scripts[i].Topic) {
@@ -244,6 +253,10 @@ func (s *Server) pick(convo string, hasWriteTool, afterTool bool) (turn, string)
 		return turn{status: 0}, sc.Topic
 	case Auth:
 		return turn{status: 401}, sc.Topic
+	case Overloaded:
+		if model == sc.Model {
+			return turn{status: 529}, sc.Topic // 503 in the OpenAI API (refuse)
+		}
 	case Prose:
 		return turn{status: 200, text: "I looked into " + sc.Topic + " and summarised it in the report.\n\nREPORT_CREATED: " + path}, sc.Topic
 	case Intrude:
@@ -288,10 +301,14 @@ func Report(topic string, findings, claimed int) string {
 
 // answers records the request and reports whether turn t is an answer
 // (status 200) for the handler to write; otherwise it has hung until the
-// client went away (status 0) or written the refusal (429, 401) itself.
+// client went away (status 0) or written the refusal (429, 401, 529 or
+// 503) itself.
 func (s *Server) answers(w http.ResponseWriter, r *http.Request, t turn, rec Request) bool {
 	if t.status == 200 {
 		rec.Usage = t.usage
+	}
+	if t.status == 529 && rec.API != "anthropic" {
+		t.status, rec.Status = 503, 503 // OpenAI's overloaded
 	}
 	s.record(rec)
 	switch t.status {
@@ -332,14 +349,27 @@ func sse(w http.ResponseWriter, event string, v any) {
 	}
 }
 
-// refuse writes the error answers (429, 401) in the API's own shape.
+// refuse writes the error answers (429, 401, 529) in the API's own shape.
 func refuse(w http.ResponseWriter, api string, t turn) {
-	if t.status == 429 {
-		w.Header().Set("Retry-After", strconv.Itoa(int(t.retryAfter/time.Second)))
-	}
-	msg, typ := "Rate limit exceeded: too many requests", "rate_limit_error"
-	if t.status == 401 {
+	msg, typ := "", ""
+	switch t.status {
+	case 429:
+		secs := int(t.retryAfter / time.Second)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		msg, typ = fmt.Sprintf("Rate limit exceeded: too many requests. Please try again in %ds.", secs), "rate_limit_error"
+	case 401:
 		msg, typ = "Invalid API key provided", "authentication_error"
+	case 529, 503:
+		// A short Retry-After: the CLIs retry an overloaded answer
+		// themselves (opencode with a growing backoff otherwise), then
+		// give up with the error.
+		w.Header().Set("Retry-After", "1")
+	}
+	switch t.status {
+	case 529:
+		msg, typ = "Overloaded", "overloaded_error"
+	case 503:
+		msg, typ = "The model is overloaded. Please try again later.", "server_error"
 	}
 	if api == "anthropic" {
 		writeJSON(w, t.status, map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": msg}})
@@ -410,9 +440,9 @@ func (s *Server) openai(w http.ResponseWriter, r *http.Request) {
 	}
 	t, topic, ok := s.callTool(convo.String(), names, afterTool, oaToolResult(req.Messages))
 	if !ok {
-		t, topic = s.decide(convo.String(), tool != "", afterTool)
+		t, topic = s.decide(convo.String(), req.Model, tool != "", afterTool)
 	}
-	if !s.answers(w, r, t, Request{API: "openai", Topic: topic, Status: t.status, Tools: len(req.Tools), Names: req.toolNames(), Stream: req.Stream}) {
+	if !s.answers(w, r, t, Request{API: "openai", Topic: topic, Status: t.status, Tools: len(req.Tools), Names: req.toolNames(), Stream: req.Stream, Model: req.Model}) {
 		return
 	}
 	id := fmt.Sprintf("chatcmpl-%d", time.Now().UnixNano())
@@ -518,9 +548,9 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 	}
 	t, topic, ok := s.callTool(convo.String(), names, afterTool, anToolResult(req.Messages))
 	if !ok {
-		t, topic = s.decide(convo.String(), tool != "", afterTool)
+		t, topic = s.decide(convo.String(), req.Model, tool != "", afterTool)
 	}
-	if !s.answers(w, r, t, Request{API: "anthropic", Topic: topic, Status: t.status, Tools: len(req.Tools), Names: req.toolNames(), Stream: req.Stream}) {
+	if !s.answers(w, r, t, Request{API: "anthropic", Topic: topic, Status: t.status, Tools: len(req.Tools), Names: req.toolNames(), Stream: req.Stream, Model: req.Model}) {
 		return
 	}
 	id := fmt.Sprintf("msg_%d", time.Now().UnixNano())

@@ -86,3 +86,43 @@ func TestOffered(t *testing.T) {
 		t.Errorf("Offered = %q", got)
 	}
 }
+
+// TestOverloaded: the scripted model is overloaded in each API's shape
+// (Anthropic 529, OpenAI 503); another model gets the write tool call;
+// a 429 names its wait in the message too.
+func TestOverloaded(t *testing.T) {
+	s := New(Script{Topic: "Topic A", Behaviour: Overloaded, Model: "big"}, Script{Topic: "Topic B", Behaviour: RateLimit, RateLimits: 1, RetryAfter: 2 * time.Second})
+	defer s.Close()
+	prompt := quote(`Research Topic A. When done print: REPORT_CREATED: /p/reports/001_a.md`)
+	oa := func(model string) string {
+		return `{"model":"` + model + `","messages":[{"role":"user","content":` + prompt + `}],"tools":[{"type":"function","function":{"name":"write","parameters":{"properties":{"filePath":{},"content":{}}}}}]}`
+	}
+	an := func(model string) string {
+		return `{"model":"` + model + `","messages":[{"role":"user","content":` + prompt + `}],"tools":[{"name":"Write","input_schema":{"properties":{"file_path":{},"content":{}}}}]}`
+	}
+	if st, _, body := post(t, s.URL+"/v1/chat/completions", oa("big")); st != 503 || !strings.Contains(body, "overloaded") {
+		t.Errorf("OpenAI, overloaded model: %d %s", st, body)
+	}
+	if st, _, body := post(t, s.URL+"/v1/messages", an("big")); st != 529 || !strings.Contains(body, "overloaded_error") {
+		t.Errorf("Anthropic, overloaded model: %d %s", st, body)
+	}
+	for _, c := range [][2]string{{"/v1/chat/completions", oa("small")}, {"/v1/messages", an("small")}} {
+		if st, _, body := post(t, s.URL+c[0], c[1]); st != 200 || !strings.Contains(body, "001_a.md") {
+			t.Errorf("%s, the other model: %d %s", c[0], st, body)
+		}
+	}
+	var got []int
+	for _, r := range s.Requests() {
+		got = append(got, r.Status)
+		if r.Model != "big" && r.Model != "small" {
+			t.Errorf("request recorded model %q", r.Model)
+		}
+	}
+	if len(got) != 4 || got[0] != 503 || got[1] != 529 {
+		t.Errorf("recorded statuses %v, want 503, 529, 200, 200", got)
+	}
+	limited := strings.Replace(oa("small"), "Topic A", "Topic B", 1)
+	if st, _, body := post(t, s.URL+"/v1/chat/completions", limited); st != 429 || !strings.Contains(body, "Please try again in 2s.") {
+		t.Errorf("429: %d %s, want the wait named in the message", st, body)
+	}
+}

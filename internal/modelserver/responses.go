@@ -99,9 +99,9 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 	shell := slices.Contains(names, ShellTool)
 	t, topic, ok := s.callTool(convo.String(), names, afterTool, result)
 	if !ok {
-		t, topic = s.decide(convo.String(), shell, afterTool)
+		t, topic = s.decide(convo.String(), req.Model, shell, afterTool)
 	}
-	rec := Request{API: "responses", Topic: topic, Status: t.status, Tools: len(req.Tools), Names: names, Stream: req.Stream}
+	rec := Request{API: "responses", Topic: topic, Status: t.status, Tools: len(req.Tools), Names: names, Stream: req.Stream, Model: req.Model}
 	if req.Text.Format.Type == "json_schema" {
 		rec.Schema = req.Text.Format.Schema
 	}

@@ -363,10 +363,17 @@ func Env(sp config.Specialist) []string {
 // Error classes of an agent CLI that exited non-zero, read from what it
 // printed (errors.jsonl details.error_class).
 const (
-	// ClassRateLimit: the model API refused with HTTP 429 / overloaded after
-	// the CLI's own retries. specd retries the topic with backoff, within
-	// specialist.retries and the start-rate limit.
+	// ClassRateLimit: the model API refused with HTTP 429 (a rate or
+	// usage limit) after the CLI's own retries. specd waits out the wait
+	// the provider named (RetryWait) within specialist.rate_limit_wait,
+	// without using a retry, then runs specialist.fallback_model or
+	// retries within specialist.retries.
 	ClassRateLimit = "rate_limit"
+	// ClassOverloaded: the provider or the model is overloaded or
+	// unavailable (Anthropic 529 overloaded_error, OpenAI 503 "overloaded").
+	// The next attempt runs specialist.fallback_model when one is set;
+	// otherwise retried like a crash within specialist.retries.
+	ClassOverloaded = "overloaded"
 	// ClassAuth: the API key or login was refused (HTTP 401, no credit). No
 	// retry; the run's topics not started yet are not started.
 	ClassAuth = "auth"
@@ -403,16 +410,25 @@ var cliPatterns = sync.OnceValue(func() []cliPattern {
 		// model_not_found): "The model `x` does not exist or you do not have
 		// access to it."; codex: "Error loading config.toml: …".
 		{ClassConfig, regexp.MustCompile(`(?i)\bmodel\b.{0,80}does not exist|model_not_found|error loading config\.toml|ProviderModelNotFoundError|ProviderInitError|model not found|issue with the selected model|not_found_error.{0,80}\bmodel\b|unknown provider`)},
+		// Anthropic: "overloaded_error" (529); OpenAI: 503 "The model is
+		// overloaded"; a model "currently unavailable" or "at capacity".
+		{ClassOverloaded, regexp.MustCompile(`(?i)overloaded|\b529\b|\bat capacity\b|model\b.{0,40}\b(currently )?unavailable`)},
 		// opencode: "Error: Rate limit exceeded: too many requests"; claude -p:
 		// "API Error: Request rejected (429) · Rate limit exceeded: …";
 		// codex: "exceeded retry limit, last status: 429 Too Many Requests";
-		// Anthropic: "rate_limit_error", "overloaded_error" (529).
-		{ClassRateLimit, regexp.MustCompile(`(?i)\b429\b|rate[ _-]?limit|too many requests|overloaded`)},
+		// Anthropic: "rate_limit_error"; Claude subscriptions: "usage limit
+		// reached … resets 3pm".
+		{ClassRateLimit, rateLimitRE()},
 		// opencode 1.18.33, three processes started at once on a fresh
 		// XDG_DATA_HOME: "Error: Unexpected error" then "Failed query:" and
 		// "CREATE TABLE `workspace` (…"; SQLite: "database is locked", "SQLITE_BUSY".
 		{ClassState, regexp.MustCompile(`(?i)^\s*Failed query:|database is locked|SQLITE_BUSY|SQLITE_LOCKED`)},
 	}
+})
+
+// rateLimitRE matches a line that names a rate or usage limit.
+var rateLimitRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\b429\b|rate[ _-]?limit|too many requests|usage limit`)
 })
 
 type cliPattern struct {

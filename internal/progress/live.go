@@ -224,6 +224,10 @@ func render(s Snapshot, l look, plain bool, width int) string {
 		line("")
 		line("%s", l.title.Render("Queued"))
 		for _, it := range queued {
+			if w := Waiting(it.t, s.Now); w != "" {
+				line("  %s  %s", pad(label(it), labelW), l.faint.Render("waiting: "+w))
+				continue
+			}
 			line("  %s", label(it))
 		}
 		if moreQueued > 0 {

@@ -61,7 +61,9 @@ func runRow(r Run, now time.Time) string {
 }
 
 // WriteTopics writes the topics of rs as a table, one line per topic
-// after a header: index, outcome (queued, running or final), attempts,
+// after a header: index, outcome (queued, running or final; "waiting:
+// rate limited until 14:05" for a topic that waits out a rate limit,
+// Waiting), attempts,
 // the specialist's pid while it runs, in Temporal mode the worker it runs
 // (or ran) on, start time, "elapsed 8s" (running)
 // or "took 4s" (finished), what its attempts cost (as WriteRuns), when
@@ -93,7 +95,11 @@ func WriteTopics(w io.Writer, rs *specs.RunState, now time.Time) error {
 		if t.Outcome == specs.OutcomeRunning && t.PID > 0 {
 			pid = strconv.Itoa(t.PID)
 		}
-		fmt.Fprintf(tw, "[%d]\t%s\t%d\t%s\t%s%s\t%s\t%s\t%s%s\t%s\n", t.Index, ShownOutcome(t.Outcome), t.Attempts, pid, worker(t),
+		outcome := ShownOutcome(t.Outcome)
+		if w := Waiting(t, now); w != "" {
+			outcome = "waiting: " + w
+		}
+		fmt.Fprintf(tw, "[%d]\t%s\t%d\t%s\t%s%s\t%s\t%s\t%s%s\t%s\n", t.Index, outcome, t.Attempts, pid, worker(t),
 			clock(t.StartedAt, now), TopicTime(t, now), t.Usage.Cost(), conf(t), t.Report, oneLine(t.Topic))
 	}
 	return tw.Flush()

@@ -208,6 +208,16 @@ func ShownOutcome(o specs.Outcome) string {
 	return string(o)
 }
 
+// Waiting says what a queued topic waits for before its next attempt,
+// "rate limited until 14:05" (local time), or "" when it waits for
+// nothing but a slot (TopicState.WaitingUntil past or unset).
+func Waiting(t specs.TopicState, now time.Time) string {
+	if t.Outcome.Final() || t.Outcome == specs.OutcomeRunning || t.WaitingUntil.IsZero() || !t.WaitingUntil.After(now) {
+		return ""
+	}
+	return t.WaitingFor + " until " + t.WaitingUntil.Local().Format("15:04")
+}
+
 // Completed counts the run's completed topics (RunState.Completed is only
 // set at the barrier).
 func Completed(rs *specs.RunState) int {

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -41,6 +42,11 @@ type Job struct {
 	Stderr    string        // file that receives the process's stderr (truncated first)
 	Timeout   time.Duration // wall-clock limit; then SIGTERM to the process group
 	Grace     time.Duration // SIGTERM → SIGKILL delay
+	// StallTimeout, when positive, is the stall watchdog: once the
+	// process's stdout and stderr files together have not grown for this
+	// long, its group is stopped as on a timeout (SIGTERM, SIGKILL after
+	// Grace) and Result.Stalled is set. 0 watches nothing.
+	StallTimeout time.Duration
 	// Lock, when set, is the topic's lock file. The runner waits until it
 	// holds the lock, then asks Skip, then starts the process with the
 	// locked file as its fd 3, so the lock lives as long as the process:
@@ -103,6 +109,10 @@ type Result struct {
 	Skipped     bool          // Job.Skip said the topic needs no process; nothing was started
 	Started     bool          // the process was started (or tried to): its stdout and stderr files are this job's
 	Duration    time.Duration // wall time from the call to the end of the process group
+	// Stalled says the stall watchdog stopped the process: its output had
+	// not grown for StallTimeout (Job.StallTimeout, for messages).
+	Stalled      bool
+	StallTimeout time.Duration
 	// Final says the runner has already retried the job as often as
 	// Job.Retries allows (a remote runner that lost its workers): the
 	// caller must not start it again.
@@ -144,7 +154,7 @@ func childEnv(extra []string) []string {
 // Run implements Runner.
 func (Process) Run(ctx context.Context, job Job) Result {
 	start := time.Now()
-	res := Result{ExitCode: -1, Timeout: job.Timeout}
+	res := Result{ExitCode: -1, Timeout: job.Timeout, StallTimeout: job.StallTimeout}
 	if len(job.Argv) == 0 {
 		res.StartErr = errors.New("empty specialist command")
 		return res
@@ -195,7 +205,10 @@ func (Process) Run(ctx context.Context, job Job) Result {
 
 	tctx, cancel := context.WithTimeout(ctx, job.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(tctx, argv[0], argv[1:]...)
+	// wctx is tctx, or ends earlier when the stall watchdog stops the job.
+	wctx, stall := context.WithCancel(tctx)
+	defer stall()
+	cmd := exec.CommandContext(wctx, argv[0], argv[1:]...)
 	cmd.Dir = job.Dir
 	cmd.Env = childEnv(job.Env)
 	if job.Dir != "" {
@@ -242,10 +255,14 @@ func (Process) Run(ctx context.Context, job Job) Result {
 	// Grace-period killer for the whole group: WaitDelay kills only the
 	// leader, and a grandchild that ignores SIGTERM must not survive.
 	done := make(chan struct{})
+	var stalled atomic.Bool
+	if job.StallTimeout > 0 {
+		go watch(done, job.StallTimeout, func() { stalled.Store(true); stall() }, stdout, stderr)
+	}
 	go func() {
 		select {
 		case <-done:
-		case <-tctx.Done():
+		case <-wctx.Done():
 			select {
 			case <-done:
 			case <-time.After(grace):
@@ -274,12 +291,13 @@ func (Process) Run(ctx context.Context, job Job) Result {
 			res.ExitCode = st.ExitStatus()
 		}
 	}
-	if tctx.Err() != nil {
-		if ctx.Err() != nil {
-			res.Interrupted = true
-		} else {
-			res.TimedOut = true
-		}
+	switch {
+	case ctx.Err() != nil:
+		res.Interrupted = true
+	case tctx.Err() != nil:
+		res.TimedOut = true
+	case stalled.Load():
+		res.Stalled = true
 	}
 	if waitErr != nil && res.Signal == "" && res.ExitCode == 0 && !errors.Is(waitErr, exec.ErrWaitDelay) {
 		res.StartErr = fmt.Errorf("wait: %w", waitErr)
@@ -326,6 +344,41 @@ func exited(pid int) {
 		}
 	}
 }
+
+// watch is the stall watchdog: it looks at the sizes of files every
+// stallPoll (at most a tenth of stall) and calls stop once their sum has
+// not grown for stall, or returns when done is closed.
+func watch(done <-chan struct{}, stall time.Duration, stop func(), files ...*os.File) {
+	size := func() int64 {
+		var n int64
+		for _, f := range files {
+			if fi, err := f.Stat(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return n
+	}
+	last, grew := size(), time.Now()
+	tick := time.NewTicker(min(stallPoll, max(stall/10, time.Millisecond)))
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case now := <-tick.C:
+			if n := size(); n != last {
+				last, grew = n, now
+			} else if now.Sub(grew) >= stall {
+				stop()
+				return
+			}
+		}
+	}
+}
+
+// stallPoll is the longest interval between two looks of the stall
+// watchdog at a specialist's output.
+const stallPoll = time.Second
 
 // helperMargin is how long a Job.Helper has, after its grace period, to
 // kill and reap the specialist's processes before its own group is killed.

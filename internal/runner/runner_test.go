@@ -108,3 +108,45 @@ func TestPlantedLinks(t *testing.T) {
 		})
 	}
 }
+
+// TestStallWatchdog: a process that printed, then went silent, is stopped
+// with its group once its output has not grown for StallTimeout, long
+// before its timeout; one that keeps printing on stdout or stderr runs to
+// its end.
+func TestStallWatchdog(t *testing.T) {
+	j := job(t, `echo started; sh -c 'trap "" TERM; echo $$ > "$0"; sleep 600' "$PWD/grandchild" & sleep 600`)
+	j.StallTimeout, j.Timeout = 300*time.Millisecond, time.Minute
+	res := runner.Process{}.Run(context.Background(), j)
+	if !res.Stalled || res.TimedOut || res.Interrupted || res.Signal == "" || res.StallTimeout != 300*time.Millisecond {
+		t.Fatalf("result %+v, want stalled and signalled", res)
+	}
+	if res.Duration > 30*time.Second {
+		t.Errorf("stopped after %s, want well before the 1m timeout", res.Duration)
+	}
+	b, err := os.ReadFile(filepath.Join(j.Dir, "grandchild"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := strings.TrimSpace(string(b))
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		st, err := os.ReadFile("/proc/" + pid + "/stat")
+		if err != nil || strings.Contains(string(st), ") Z ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("grandchild %s survived the stall", pid)
+		}
+	}
+
+	// Each runs three times its stall timeout, printing every 100 ms.
+	j = job(t, `i=0; while [ $i -lt 30 ]; do echo out; sleep 0.1; i=$((i+1)); done; exit 0`)
+	j.StallTimeout = time.Second
+	if res := (runner.Process{}).Run(context.Background(), j); res.Stalled || res.ExitCode != 0 {
+		t.Errorf("a specialist that keeps printing on stdout: result %+v, want exit 0, not stalled", res)
+	}
+	j = job(t, `i=0; while [ $i -lt 30 ]; do echo err >&2; sleep 0.1; i=$((i+1)); done; exit 0`)
+	j.StallTimeout = time.Second
+	if res := (runner.Process{}).Run(context.Background(), j); res.Stalled || res.ExitCode != 0 {
+		t.Errorf("a specialist that prints on stderr only: result %+v, want exit 0, not stalled", res)
+	}
+}

@@ -216,6 +216,9 @@ specialist:
   preset: local
   # opencode/claude: --model (opencode: provider/model)
   # model: anthropic/claude-sonnet-4-5
+  # opencode/claude: the --model of a topic's next attempt once rate_limit_wait is
+  # spent on it, or after the model was overloaded (docs/configuration.md#fallback-model)
+  # fallback_model: anthropic/claude-haiku-4-5
   # opencode/claude: the agent. Unset: research-specialist, read-only (read, search,
   # fetch; no write, edit or shell), defined in .opencode/agents/ and .claude/agents/
   # (written by specd init, and by specd when missing); it prints a structured result
@@ -233,6 +236,12 @@ specialist:
   # wall-clock limit per topic; then SIGTERM to its process group, SIGKILL after grace
   timeout: 15m
   grace: 10s
+  # a specialist whose output has not grown for this long is stopped: the topic
+  # ends stalled (0: no watchdog; docs/configuration.md#stall-timeout)
+  stall_timeout: 10m
+  # per topic: how long rate limits are waited out (the wait the provider names),
+  # without using a retry (docs/configuration.md#rate-limits)
+  rate_limit_wait: 30m
   # US dollars one run's specialists may cost, as the agent CLIs report it: a soft
   # cap; once spent, no new topic starts, but running ones finish (0: no cap)
   # max_cost_usd: 5

@@ -54,7 +54,7 @@ func (r *Runner) Close() { r.c.Close() }
 // for the worker to stop the specialist, and returns Interrupted. Job.Lock
 // is not used: the workflow ID is what runs an attempt at most once.
 func (r *Runner) Run(ctx context.Context, job runner.Job) runner.Result {
-	res := runner.Result{ExitCode: -1, Timeout: job.Timeout}
+	res := runner.Result{ExitCode: -1, Timeout: job.Timeout, StallTimeout: job.StallTimeout}
 	start := time.Now()
 	if job.Skip != nil && job.Skip() {
 		res.Skipped = true
@@ -163,7 +163,7 @@ func (r *Runner) finish(job runner.Job, out Outcome, res runner.Result) runner.R
 			return res
 		}
 	}
-	res.ExitCode, res.Signal, res.TimedOut = out.ExitCode, out.Signal, out.TimedOut
+	res.ExitCode, res.Signal, res.TimedOut, res.Stalled = out.ExitCode, out.Signal, out.TimedOut, out.Stalled
 	if out.Duration > 0 {
 		res.Duration = out.Duration
 	}
@@ -222,7 +222,7 @@ func (r *Runner) watch(ctx context.Context, job runner.Job, runID string, spawne
 func (r *Runner) task(job runner.Job) (Task, error) {
 	t := Task{
 		ID: job.ID, Root: job.Dir, Argv: job.Argv, Stdin: job.Stdin,
-		Timeout: job.Timeout, Grace: job.Grace, Heartbeat: r.opts.Heartbeat, Retries: job.Retries,
+		Timeout: job.Timeout, StallTimeout: job.StallTimeout, Grace: job.Grace, Heartbeat: r.opts.Heartbeat, Retries: job.Retries,
 		Inputs: map[string][]byte{},
 	}
 	if job.ID == "" || !filepath.IsAbs(job.Dir) {

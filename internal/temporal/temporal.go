@@ -161,6 +161,8 @@ type Task struct {
 	Outputs []string          // relative paths brought back when they exist
 	Timeout time.Duration
 	Grace   time.Duration
+	// StallTimeout is runner.Job.StallTimeout: the worker's stall watchdog.
+	StallTimeout time.Duration
 	// Heartbeat is the activity's heartbeat timeout; Retries how many
 	// times Temporal starts the activity again after a lost worker.
 	Heartbeat time.Duration
@@ -177,6 +179,7 @@ type Outcome struct {
 	ExitCode int
 	Signal   string
 	TimedOut bool
+	Stalled  bool // the stall watchdog stopped it (runner.Result.Stalled)
 	StartErr string
 	Duration time.Duration
 	Stdout   []byte            // the last StdoutTail bytes

@@ -128,7 +128,7 @@ func (w *Worker) specialist(ctx context.Context, t Task) (Outcome, error) {
 		return Outcome{}, ctx.Err()
 	}
 	out.PID = int(pid.Load())
-	out.ExitCode, out.Signal, out.TimedOut, out.Duration = res.ExitCode, res.Signal, res.TimedOut, res.Duration
+	out.ExitCode, out.Signal, out.TimedOut, out.Stalled, out.Duration = res.ExitCode, res.Signal, res.TimedOut, res.Stalled, res.Duration
 	if res.StartErr != nil {
 		out.StartErr = res.StartErr.Error()
 	}
@@ -205,6 +205,14 @@ func (w *Worker) job(t Task) (job runner.Job, s sandbox.Setup, err error) {
 	for i, a := range t.Argv {
 		asked[i] = string(w.rebase(t, []byte(a)))
 	}
+	if fb := sp; !sameCommand(argv, asked) && fb.FallbackModel != "" {
+		// The daemon's fallback attempt: this worker's own
+		// specialist.fallback_model (docs/configuration.md#fallback-model).
+		fb.Model = fb.FallbackModel
+		if alt, err := preset.Argv(fb, w.Exe, in); err == nil && sameCommand(alt, asked) {
+			argv, sp = alt, fb
+		}
+	}
 	if !sameCommand(argv, asked) {
 		return runner.Job{}, sandbox.Setup{}, fmt.Errorf("refused: the daemon asks to run %s, but this worker's config (specialist.preset %s in %s) runs %s; "+
 			"a worker runs only what its own trusted config names: make the specialist settings of both checkouts the same (docs/operating.md#security)",
@@ -213,7 +221,7 @@ func (w *Worker) job(t Task) (job runner.Job, s sandbox.Setup, err error) {
 	job = runner.Job{
 		Argv: argv, Env: append(preset.Env(sp), in.Env()...), Dir: w.Root,
 		Stdin: preset.Stdin(sp, in), Stdout: rel[t.Stdout], Stderr: rel[t.Stderr], Lock: rel[t.Lock],
-		Timeout: t.Timeout, Grace: t.Grace,
+		Timeout: t.Timeout, StallTimeout: t.StallTimeout, Grace: t.Grace,
 	}
 	var out string
 	if len(t.Outputs) > 0 {

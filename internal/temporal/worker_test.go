@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/nofollow"
+	"github.com/specd-dev/specd/internal/preset"
 	"github.com/specd-dev/specd/internal/specialist"
 )
 
@@ -171,5 +173,35 @@ func TestKeyedWorkerRefusesClearPayload(t *testing.T) {
 	}
 	if _, err := c.Decode([]*commonpb.Payload{{Metadata: map[string][]byte{"encoding": []byte("json/plain")}, Data: []byte(`{}`)}}); !errors.Is(err, ErrNotSealed) {
 		t.Errorf("Decode of a clear payload: %v", err)
+	}
+}
+
+// TestWorkerRunsFallbackModel: a worker runs the daemon's attempt with
+// its own specialist.fallback_model as --model (the daemon's fallback
+// attempt), and refuses any other model.
+func TestWorkerRunsFallbackModel(t *testing.T) {
+	w, _ := hostileWorker(t)
+	w.Specialist = config.Specialist{Preset: config.PresetClaude, Binary: "/bin/true", Agent: config.AgentCLIDefault, Model: "primary", FallbackModel: "fallback"}
+	good, in := task(w)
+	for _, tc := range []struct {
+		model string
+		ok    bool
+	}{{"primary", true}, {"fallback", true}, {"other", false}} {
+		sp := w.Specialist
+		sp.Model = tc.model
+		argv, err := preset.Argv(sp, w.Exe, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		asked := good
+		asked.Argv = argv
+		job, s, err := w.job(asked)
+		s.Release()
+		switch {
+		case tc.ok && (err != nil || !slices.Equal(job.Argv, argv)):
+			t.Errorf("--model %s: %v, argv %q; want the asked command run", tc.model, err, job.Argv)
+		case !tc.ok && (err == nil || !strings.Contains(err.Error(), "refused")):
+			t.Errorf("--model %s: %v, want a refusal", tc.model, err)
+		}
 	}
 }

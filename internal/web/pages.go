@@ -244,6 +244,9 @@ func (s *Server) runLive(run progress.Run) runLive {
 		tv := topicView{Index: t.Index, Attempts: t.Attempts, Topic: t.Topic, Outcome: progress.ShownOutcome(t.Outcome),
 			Reason: t.Reason, Duration: progress.TopicTime(t, now), Confidence: progress.Confidence(t), Cost: t.Usage.Cost(),
 			StderrTail: t.StderrTail}
+		if w := progress.Waiting(t, now); w != "" && tv.Reason == "" {
+			tv.Reason = "waiting: " + w // a rate limit waited out
+		}
 		tv.HasReport = safeName(t.Report) && regular(filepath.Join(reports, t.Report))
 		tv.HasLog = t.Attempts > 0 || t.Outcome == specs.OutcomeRunning
 		v.Topics = append(v.Topics, tv)
@@ -419,7 +422,7 @@ func (s *Server) readErrors(f jsonl.Filter, severity string) ([]errorView, strin
 // errorTypes are the error_type values the errors page filters on.
 var errorTypes = []string{
 	jsonl.TypeAgent, jsonl.TypeValidation, jsonl.TypeTimeout, jsonl.TypeParse,
-	jsonl.TypeFile, jsonl.TypeState, jsonl.TypeExecution, jsonl.TypeSandbox,
+	jsonl.TypeFile, jsonl.TypeState, jsonl.TypeExecution, jsonl.TypeSandbox, jsonl.TypeStalled,
 }
 
 func (s *Server) errorsPage(w http.ResponseWriter, r *http.Request) {

@@ -267,3 +267,30 @@ func TestErrorsAndGaps(t *testing.T) {
 		t.Errorf("the gap table is not shown")
 	}
 }
+
+// TestRunWaitingAndStalled: the run page shows a topic that waits out a
+// rate limit with until when, and a stalled topic with its reason.
+func TestRunWaitingAndStalled(t *testing.T) {
+	tree := filepath.Join(t.TempDir(), ".opencode", "specs")
+	dir := filepath.Join(tree, "001_waits")
+	if err := os.MkdirAll(filepath.Join(dir, specs.ReportsDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	until := time.Now().Add(time.Hour)
+	rs := specs.RunState{SchemaVersion: 1, WorkflowID: "specd_001_waits", State: specs.StateRunning, StartedAt: time.Now(), Expected: 2,
+		Topics: []specs.TopicState{
+			{Index: 0, Topic: "limited", Report: "001_limited.md", Outcome: specs.OutcomeQueued, Attempts: 1, WaitingUntil: until, WaitingFor: specs.WaitRateLimit},
+			{Index: 1, Topic: "silent", Report: "002_silent.md", Outcome: specs.OutcomeStalled, Attempts: 1, Reason: "stopped: no output for 10m0s (specialist.stall_timeout)"},
+		}}
+	if err := specs.SaveRun(dir, &rs); err != nil {
+		t.Fatal(err)
+	}
+	res := get(t, web.New(web.Options{TreeDir: tree}), "GET", "/runs/001_waits", nil)
+	b, _ := io.ReadAll(res.Body)
+	if want := "waiting: rate limited until " + until.Local().Format("15:04"); res.StatusCode != 200 || !strings.Contains(string(b), want) {
+		t.Errorf("run page (%d) lacks %q:\n%s", res.StatusCode, want, b)
+	}
+	if !strings.Contains(string(b), "outcome-stalled") || !strings.Contains(string(b), "specialist.stall_timeout") {
+		t.Errorf("run page lacks the stalled topic and its reason:\n%s", b)
+	}
+}
