@@ -77,6 +77,7 @@ func newDaemon(t *testing.T, tr tree, c config.Config, onDone func(specs.RunStat
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(d.FlushMetrics) // before the tree's removal (cleanups run last first)
 	return d
 }
 

@@ -14,3 +14,19 @@ func (d *Daemon) Overflows() int64 { return d.stats.overflow.Load() }
 
 // ConfigNow is the config the daemon uses now (after a reload, the new one).
 func (d *Daemon) ConfigNow() config.Config { return d.config() }
+
+// FlushMetrics writes a pending metrics file now, waiting for one being
+// written: a test's temporary directory is removed after it, never while
+// the daemon writes into it.
+func (d *Daemon) FlushMetrics() {
+	m := d.metrics
+	m.mu.Lock()
+	pending := m.timer != nil && m.timer.Stop()
+	m.timer = nil
+	m.mu.Unlock()
+	if pending {
+		m.write()
+	}
+	m.writeMu.Lock()
+	m.writeMu.Unlock() //nolint:staticcheck // waits for a write in progress
+}
