@@ -72,7 +72,7 @@ sandbox.connect_ports widen or narrow it.` + exitHelp,
 				return err
 			}
 			pol := sandbox.For(sandbox.Topic{
-				Preset: sp.Preset, Argv: argv, Helper: step, Root: p.Root,
+				Preset: sp.Preset, Argv: argv, Helper: step, Specd: exe, Root: p.Root,
 				Out: filepath.Join(run, specs.LogsDir, "NNN.out"), Tmp: "TMPDIR",
 				Environ:  preset.Env(sp),
 				Readable: cfg.Sandbox.Readable, Writable: cfg.Sandbox.Writable, ConnectPorts: cfg.Sandbox.ConnectPorts,

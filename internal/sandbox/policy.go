@@ -13,6 +13,7 @@ type Topic struct {
 	Preset string   // specialist.preset: local, command, opencode, claude, codex
 	Argv   []string // the specialist's command line (Argv[0] looked up in PATH)
 	Helper string   // the program of the topic's subreaper step (Helper)
+	Specd  string   // the specd binary, which a specialist may run (specd specialist local, specd validate)
 	Root   string   // the project root: read, never written
 	Out    string   // the topic's own output directory: written
 	Tmp    string   // the topic's private TMPDIR: written
@@ -36,8 +37,9 @@ var systemWrite = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/
 // For returns the policy of one topic's specialist
 // (docs/operating.md#sandbox): it reads the system, the project, its own
 // program's directory and its CLI's state; it writes only its output
-// directory, its TMPDIR and its CLI's state directories; all but local
-// read the directory their program (Argv[0]) is installed in:
+// directory, its TMPDIR and its CLI's state directories; every one reads
+// the specd binary (Topic.Specd: it may run `specd specialist local`), and
+// all but local the directory their program (Argv[0]) is installed in:
 //
 //	local     + reads the specd binary (Argv[0]) and writes .opencode/cache (its index)
 //	opencode  + reads its install (the node_modules tree of Argv[0]) and $XDG_CONFIG_HOME/opencode;
@@ -54,8 +56,10 @@ func For(t Topic) Policy {
 		Write:        append(append([]string{}, systemWrite...), t.Out, t.Tmp),
 		ConnectPorts: t.ConnectPorts,
 	}
-	if t.Helper != "" {
-		p.Read = append(p.Read, real(t.Helper))
+	for _, prog := range []string{t.Helper, t.Specd} {
+		if prog != "" {
+			p.Read = append(p.Read, real(prog))
+		}
 	}
 	if len(t.Argv) > 0 {
 		if prog, err := exec.LookPath(t.Argv[0]); err == nil {

@@ -70,7 +70,7 @@ func Prepare(cfg config.Sandbox, specd string, t Topic) (Setup, error) {
 	if cfg.Off {
 		return s, nil
 	}
-	t.Tmp = tmp
+	t.Tmp, t.Specd = tmp, specd
 	t.Readable, t.Writable, t.ConnectPorts = cfg.Readable, cfg.Writable, cfg.ConnectPorts
 	read, write := StateDirs(t.Preset, t.lookup)
 	if t.Preset == config.PresetLocal {
