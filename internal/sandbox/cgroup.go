@@ -136,14 +136,20 @@ func (c *Cgroup) Kill() {
 	}
 }
 
-// Remove kills what is left in the cgroup (Kill) and removes it.
+// Remove removes the cgroup. runner.Process has emptied it when its
+// process ended (Kill); one that still holds a process (EBUSY) is emptied
+// first.
 func (c *Cgroup) Remove() error {
 	if c == nil {
 		return nil
 	}
-	c.Kill()
 	unix.Close(c.fd)
-	return os.Remove(c.dir)
+	err := os.Remove(c.dir)
+	if errors.Is(err, syscall.EBUSY) {
+		c.Kill()
+		err = os.Remove(c.dir)
+	}
+	return err
 }
 
 // RemoveStaleCgroups removes the empty topic cgroups a specd that is gone
