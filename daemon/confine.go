@@ -16,6 +16,7 @@ import (
 	"github.com/specd-dev/specd/internal/sandbox"
 	"github.com/specd-dev/specd/jsonl"
 	"github.com/specd-dev/specd/specs"
+	"golang.org/x/sys/unix"
 )
 
 // confine sets up the attempt's job to run in the topic's sandbox
@@ -48,8 +49,11 @@ func (a *attempt) confine(job *runner.Job) (sandbox.Setup, error) {
 func (a *attempt) clean() {
 	root := a.r.d.fsRoot
 	json, md := delivery.ResultPaths(a.r.paths[a.i])
-	nofollow.Remove(root, json)
-	nofollow.Remove(root, md)
+	for _, p := range []string{json, md} {
+		if exists(p) {
+			nofollow.Remove(root, p)
+		}
+	}
 	a.removeOut()
 	if err := nofollow.MkdirAll(root, filepath.Join(a.outDir, specs.ResultsDir)); err != nil {
 		a.log.Warn().Err(err).Msg("the specialist's output directory")
@@ -113,15 +117,40 @@ func (a *attempt) stampModel(model string) {
 // logged). os.RemoveAll follows no link from there: the specialist's
 // sandbox cannot write above the directory to swap one in.
 func (a *attempt) removeOut() {
-	d, _, err := nofollow.OpenParent(a.r.d.fsRoot, a.outDir, false)
+	if !exists(a.outDir) {
+		return
+	}
+	d, base, err := nofollow.OpenParent(a.r.d.fsRoot, a.outDir, false)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			a.log.Warn().Err(err).Msg("the specialist's output directory is left")
 		}
 		return
 	}
-	d.Close()
-	os.RemoveAll(a.outDir)
+	defer d.Close()
+	// Mostly only the empty results directory is left (promote moved the
+	// rest): two rmdirs beside the open parent; else the whole tree.
+	_ = unix.Unlinkat(int(d.Fd()), filepath.Join(base, specs.ResultsDir), unix.AT_REMOVEDIR)
+	if unix.Unlinkat(int(d.Fd()), base, unix.AT_REMOVEDIR) != nil {
+		os.RemoveAll(a.outDir)
+	}
+}
+
+// leftOver reports whether the topic has a report, a structured result
+// or an output directory already: what a specialist of a specd that
+// stopped left, for skip to deliver. Mostly there is none, and the
+// checks of promote and deliver are spared.
+func (a *attempt) leftOver() bool {
+	json, md := delivery.ResultPaths(a.r.paths[a.i])
+	return exists(a.outDir) || exists(a.r.paths[a.i]) || exists(json) || exists(md)
+}
+
+// exists reports whether path names a directory entry (a link is not
+// followed); an error other than "no such file" counts as one, for the
+// caller's checks to name.
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return !errors.Is(err, fs.ErrNotExist)
 }
 
 // sandboxUnavailable logs, once per daemon, that specialists cannot

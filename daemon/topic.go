@@ -303,7 +303,7 @@ func (a *attempt) startAndWait(start, tctx context.Context) next {
 // The runner calls it before Run returns; its check is kept in a.skipped.
 func (a *attempt) skip(rerun bool) func() bool {
 	return func() bool {
-		if rerun {
+		if rerun || !a.leftOver() {
 			return false
 		}
 		a.promote("") // what a specialist of a specd that crashed left

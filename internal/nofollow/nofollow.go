@@ -100,18 +100,35 @@ func OpenParent(root, path string, mkdir bool) (dir *os.File, base string, err e
 	if err != nil {
 		return nil, "", &os.PathError{Op: "open", Path: root, Err: err}
 	}
-	if len(parts) > 1 {
+	dirs := parts[:len(parts)-1]
+	at := root
+	if len(dirs) > 0 {
 		// One openat2(2) that the kernel refuses to resolve through any
-		// link or out of root (Linux 5.6); on any error, the walk below
-		// finds out which component is missing or a link, and names it.
-		dir := filepath.Join(parts[:len(parts)-1]...)
-		if next, err := unix.Openat2(fd, dir, &beneath); err == nil {
+		// link or out of root (Linux 5.6). A missing directory is no
+		// link (resolution stops there): it is made, when asked, from
+		// the deepest one that exists. On any other error the walk below
+		// finds out which component is a link, and names it.
+		dir := filepath.Join(dirs...)
+		next, err := unix.Openat2(fd, dir, &beneath)
+		if err == nil {
 			unix.Close(fd)
 			return os.NewFile(uintptr(next), filepath.Join(root, dir)), parts[len(parts)-1], nil
 		}
+		if errors.Is(err, unix.ENOENT) {
+			if !mkdir {
+				unix.Close(fd)
+				return nil, "", &os.PathError{Op: "open", Path: filepath.Join(root, dir), Err: err}
+			}
+			for k := len(dirs) - 1; k > 0; k-- {
+				if next, err := unix.Openat2(fd, filepath.Join(dirs[:k]...), &beneath); err == nil {
+					unix.Close(fd)
+					fd, at, dirs = next, filepath.Join(root, filepath.Join(dirs[:k]...)), dirs[k:]
+					break
+				}
+			}
+		}
 	}
-	at := root
-	for _, p := range parts[:len(parts)-1] {
+	for _, p := range dirs {
 		at = filepath.Join(at, p)
 		next, err := openDir(fd, p, mkdir)
 		unix.Close(fd)
