@@ -98,6 +98,7 @@ func (r *run) sourceQuality() {
 	scorer := sources.Scorer{Registry: r.d.registry(), Now: r.d.now()}
 	memPath := specs.MemoryFile(r.d.opts.TreeDir)
 	var sums []sources.Summary
+	var gaps []memory.TopicGaps
 	for i := range r.rs.Topics {
 		t := &r.rs.Topics[i]
 		if t.Outcome != specs.OutcomeCompleted {
@@ -112,17 +113,17 @@ func (r *run) sourceQuality() {
 		t.Sources = &sum
 		sums = append(sums, sum)
 		r.researched(memPath, t, sum.Gaps, true)
-		added, err := memory.Record(memPath, t.Topic, sum.Gaps, r.d.now())
-		if err != nil {
-			r.log.Error().Err(err).Str("file", memPath).Msg("cannot record source gaps")
-			continue
-		}
-		for _, row := range added {
-			r.log.Info().Int("topic", t.Index).Str("gap", row.GapType).Str("id", row.ID).Msg("source gap recorded (or reopened)")
-		}
+		gaps = append(gaps, memory.TopicGaps{Topic: t.Topic, Gaps: sum.Gaps})
 	}
 	if len(sums) == 0 {
 		return
+	}
+	added, err := memory.RecordTopics(memPath, gaps, r.d.now())
+	if err != nil {
+		r.log.Error().Err(err).Str("file", memPath).Msg("cannot record source gaps")
+	}
+	for _, row := range added {
+		r.log.Info().Str("topic", row.Topic).Str("gap", row.GapType).Str("id", row.ID).Msg("source gap recorded (or reopened)")
 	}
 	line := sources.LogLine(r.d.now(), sums, time.Since(start))
 	if err := sources.AppendLog(specs.ValidationLogFile(r.d.opts.TreeDir), line); err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/specd-dev/specd/internal/intake"
 	"github.com/specd-dev/specd/internal/liveness"
 	"github.com/specd-dev/specd/internal/nofollow"
+	"github.com/specd-dev/specd/internal/sandbox"
 	"github.com/specd-dev/specd/internal/sources"
 	"github.com/specd-dev/specd/jsonl"
 	"github.com/specd-dev/specd/plans"
@@ -68,6 +69,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return fmt.Errorf("%w (%s is locked; use --standby to wait and take over)", ErrAlreadyRunning, lockPath)
 	}
 	defer lk.Close()
+	defer sandbox.RemoveSpareCgroups()
 
 	log := d.opts.Log
 	tree, err := watch.New(treeDir, log)

@@ -17,6 +17,7 @@ import (
 	"github.com/specd-dev/specd/daemon/barrier"
 	"github.com/specd-dev/specd/daemon/lifecycle"
 	"github.com/specd-dev/specd/internal/intake"
+	"github.com/specd-dev/specd/internal/sandbox"
 	"github.com/specd-dev/specd/jsonl"
 	"github.com/specd-dev/specd/plans"
 	"github.com/specd-dev/specd/specs"
@@ -76,6 +77,7 @@ type run struct {
 // ends the run FAILED with PlanError set.
 func (d *Daemon) RunPlan(ctx context.Context, runDir string) (specs.RunState, error) {
 	defer d.metrics.write() // the caller may exit before a coalesced write
+	defer sandbox.RemoveSpareCgroups()
 	return d.runPlan(ctx, ctx, runDir, 0)
 }
 

@@ -443,28 +443,51 @@ func (d *doc) suppressed(gapType, topic, day string) bool {
 // locking or writing the file, with the table left as it was. It blocks
 // until the lock is free.
 func Record(path, topic string, gaps []sources.Gap, today time.Time) ([]Row, error) {
-	if len(gaps) == 0 {
-		return nil, nil
+	return RecordTopics(path, []TopicGaps{{Topic: topic, Gaps: gaps}}, today)
+}
+
+// TopicGaps are the source gaps of one topic's report.
+type TopicGaps struct {
+	Topic string
+	Gaps  []sources.Gap
+}
+
+// RecordTopics is Record for the topics of one run, in one edit of the
+// file (one lock, one read, at most one write): the rows added or
+// reopened, in topic and gap order (Row.Topic says whose). Errors as
+// Record's; on an error nothing is recorded.
+func RecordTopics(path string, topics []TopicGaps, today time.Time) ([]Row, error) {
+	some := false
+	for _, t := range topics {
+		if len(t.Gaps) == 0 {
+			continue
+		}
+		if strings.TrimSpace(t.Topic) == "" {
+			return nil, errors.New("record source gaps: empty topic")
+		}
+		some = true
 	}
-	if strings.TrimSpace(topic) == "" {
-		return nil, errors.New("record source gaps: empty topic")
+	if !some {
+		return nil, nil
 	}
 	var added []Row
 	day := today.UTC().Format("2006-01-02")
 	err := edit(path, func(d *doc) error {
-		for _, g := range gaps {
-			if d.suppressed(g.Type, topic, day) {
-				continue
+		for _, t := range topics {
+			for _, g := range t.Gaps {
+				if d.suppressed(g.Type, t.Topic, day) {
+					continue
+				}
+				if i := d.find(g.Type, t.Topic, Closed); i >= 0 {
+					d.rows[i].Resolution, d.dirty[i] = Open, true
+					added = append(added, d.rows[i])
+					continue
+				}
+				r := Row{ID: d.nextID(), Date: day, GapType: g.Type, Topic: strings.Join(strings.Fields(t.Topic), " "),
+					Trigger: strings.Join(strings.Fields(g.Trigger), " "), Resolution: Open}
+				d.rows = append(d.rows, r)
+				added = append(added, r)
 			}
-			if i := d.find(g.Type, topic, Closed); i >= 0 {
-				d.rows[i].Resolution, d.dirty[i] = Open, true
-				added = append(added, d.rows[i])
-				continue
-			}
-			r := Row{ID: d.nextID(), Date: day, GapType: g.Type, Topic: strings.Join(strings.Fields(topic), " "),
-				Trigger: strings.Join(strings.Fields(g.Trigger), " "), Resolution: Open}
-			d.rows = append(d.rows, r)
-			added = append(added, r)
 		}
 		return nil
 	})

@@ -27,7 +27,24 @@ import (
 type Cgroup struct {
 	dir string
 	fd  int // the directory, open: runner.Job's SysProcAttr.CgroupFD
+	// empty: Kill found no process in it. killed: cgroup.kill was
+	// written to it. Release keeps an empty cgroup never killed for
+	// another topic: once cgroup.kill was written, Linux 6.18 kills every
+	// process later started into the cgroup with CLONE_INTO_CGROUP (seen
+	// here: SIGKILL within a millisecond), so a killed one is not reused.
+	empty, killed atomic.Bool
 }
+
+// spare holds emptied topic cgroups for the next topics to take, at most
+// maxSpare: making and removing a cgroup costs about as much CPU as a
+// quick specialist's own start (bench/: throughput), and an empty cgroup
+// is as good as a new one.
+var spare struct {
+	sync.Mutex
+	cgroups []*Cgroup
+}
+
+const maxSpare = 16
 
 // CgroupParent returns the cgroup directory specd makes its topics'
 // cgroups in — its own cgroup, read from /proc/self/cgroup under the
@@ -88,14 +105,55 @@ func ownCgroup() string {
 // cgroupSeq numbers the cgroups this specd makes.
 var cgroupSeq atomic.Int64
 
-// NewCgroup makes a topic's cgroup in CgroupParent(), named
-// specd-PID-N. Errors name the directory.
+// NewCgroup returns a cgroup for a topic: a spare one an earlier topic
+// released empty, else a new one in CgroupParent(), named specd-PID-N.
+// Errors name the directory.
 func NewCgroup() (*Cgroup, error) {
 	parent := CgroupParent()
 	if parent == "" {
 		return nil, errors.New("no cgroup specd may make")
 	}
+	spare.Lock()
+	if n := len(spare.cgroups); n > 0 {
+		c := spare.cgroups[n-1]
+		spare.cgroups = spare.cgroups[:n-1]
+		spare.Unlock()
+		c.empty.Store(false)
+		return c, nil
+	}
+	spare.Unlock()
 	return newCgroupIn(parent)
+}
+
+// Release ends the topic's use of the cgroup: one that Kill found empty
+// is kept for another topic (up to maxSpare), any other is removed
+// (Remove).
+func (c *Cgroup) Release() error {
+	if c == nil {
+		return nil
+	}
+	if c.empty.Load() && !c.killed.Load() {
+		spare.Lock()
+		if len(spare.cgroups) < maxSpare {
+			spare.cgroups = append(spare.cgroups, c)
+			spare.Unlock()
+			return nil
+		}
+		spare.Unlock()
+	}
+	return c.Remove()
+}
+
+// RemoveSpareCgroups removes the cgroups Release kept: a daemon or worker
+// calls it as it stops, so that none of its cgroups outlives it.
+func RemoveSpareCgroups() {
+	spare.Lock()
+	cgroups := spare.cgroups
+	spare.cgroups = nil
+	spare.Unlock()
+	for _, c := range cgroups {
+		c.Remove()
+	}
 }
 
 func newCgroupIn(parent string) (*Cgroup, error) {
@@ -125,11 +183,18 @@ func (c *Cgroup) Signal(sig syscall.Signal) {
 }
 
 // Kill sends SIGKILL to every process in the cgroup (cgroup.kill), and
-// waits until none is left, for up to 10 s.
+// waits until none is left, for up to 10 s. A cgroup already empty is
+// left as it is, and may be used again (Release).
 func (c *Cgroup) Kill() {
+	events := filepath.Join(c.dir, "cgroup.events")
+	if b, err := os.ReadFile(events); err == nil && strings.Contains(string(b), "populated 0") {
+		c.empty.Store(true)
+		return
+	}
+	c.killed.Store(true)
 	_ = os.WriteFile(filepath.Join(c.dir, "cgroup.kill"), []byte("1"), 0)
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		b, err := os.ReadFile(filepath.Join(c.dir, "cgroup.events"))
+		b, err := os.ReadFile(events)
 		if err != nil || strings.Contains(string(b), "populated 0") {
 			return
 		}

@@ -28,14 +28,15 @@ type Setup struct {
 	Tmp string
 }
 
-// Release removes the topic's TMPDIR and its cgroup (killing what is left
-// in it): the caller's last step once the specialist has ended, also when
-// Prepare failed.
+// Release removes the topic's TMPDIR and releases its cgroup
+// (Cgroup.Release: kept empty for another topic, or removed, killing what
+// is left in it): the caller's last step once the specialist has ended,
+// also when Prepare failed.
 func (s Setup) Release() {
 	if s.Tmp != "" {
 		os.RemoveAll(s.Tmp)
 	}
-	s.Cgroup.Remove()
+	s.Cgroup.Release()
 }
 
 // Prepare sets up the confinement of one topic's specialist

@@ -63,6 +63,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	if !filepath.IsAbs(w.Root) {
 		return fmt.Errorf("temporal worker: root %q is not absolute", w.Root)
 	}
+	defer sandbox.RemoveSpareCgroups()
 	o := w.Options.withDefaults()
 	if o.Identity == "" {
 		host, _ := os.Hostname()
