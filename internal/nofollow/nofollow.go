@@ -91,14 +91,33 @@ func Anchor(root, path string) string {
 // calls), and path's last component. Errors: *LinkError for a link,
 // ErrOutside, and those of open and mkdir, naming the directory.
 func OpenParent(root, path string, mkdir bool) (dir *os.File, base string, err error) {
-	rel, err := Rel(root, path)
+	p, err := openParent(root, path, mkdir)
 	if err != nil {
 		return nil, "", err
+	}
+	return os.NewFile(uintptr(p.fd), p.name), p.base, nil
+}
+
+// parent is a directory OpenParent opened: its descriptor, which the
+// caller closes, its name, and the last component of the path asked for.
+// The package's own calls use it as it is, sparing an *os.File each.
+type parent struct {
+	fd         int
+	name, base string
+}
+
+func (p parent) close() { unix.Close(p.fd) }
+
+// openParent is OpenParent without the *os.File.
+func openParent(root, path string, mkdir bool) (parent, error) {
+	rel, err := Rel(root, path)
+	if err != nil {
+		return parent{}, err
 	}
 	parts := strings.Split(rel, string(filepath.Separator))
 	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, "", &os.PathError{Op: "open", Path: root, Err: err}
+		return parent{}, &os.PathError{Op: "open", Path: root, Err: err}
 	}
 	dirs := parts[:len(parts)-1]
 	at := root
@@ -112,12 +131,12 @@ func OpenParent(root, path string, mkdir bool) (dir *os.File, base string, err e
 		next, err := unix.Openat2(fd, dir, &beneath)
 		if err == nil {
 			unix.Close(fd)
-			return os.NewFile(uintptr(next), filepath.Join(root, dir)), parts[len(parts)-1], nil
+			return parent{next, filepath.Join(root, dir), parts[len(parts)-1]}, nil
 		}
 		if errors.Is(err, unix.ENOENT) {
 			if !mkdir {
 				unix.Close(fd)
-				return nil, "", &os.PathError{Op: "open", Path: filepath.Join(root, dir), Err: err}
+				return parent{}, &os.PathError{Op: "open", Path: filepath.Join(root, dir), Err: err}
 			}
 			for k := len(dirs) - 1; k > 0; k-- {
 				if next, err := unix.Openat2(fd, filepath.Join(dirs[:k]...), &beneath); err == nil {
@@ -133,11 +152,11 @@ func OpenParent(root, path string, mkdir bool) (dir *os.File, base string, err e
 		next, err := openDir(fd, p, mkdir)
 		unix.Close(fd)
 		if err != nil {
-			return nil, "", pathError(root, at, "open", err)
+			return parent{}, pathError(root, at, "open", err)
 		}
 		fd = next
 	}
-	return os.NewFile(uintptr(fd), at), parts[len(parts)-1], nil
+	return parent{fd, at, parts[len(parts)-1]}, nil
 }
 
 // beneath is how OpenParent opens a directory below the root in one
@@ -186,15 +205,15 @@ func pathError(root, path, op string, err error) error {
 // refused, never written through. Errors: *LinkError, ErrOutside, and
 // os.OpenFile's, naming the path.
 func OpenFile(root, path string, flag int, perm os.FileMode) (*os.File, error) {
-	dir, base, err := OpenParent(root, path, flag&os.O_CREATE != 0)
+	dir, err := openParent(root, path, flag&os.O_CREATE != 0)
 	if err != nil {
 		return nil, err
 	}
-	defer dir.Close()
-	name := filepath.Join(dir.Name(), base)
-	fd, err := unix.Openat(int(dir.Fd()), base, flag|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
+	defer dir.close()
+	name := filepath.Join(dir.name, dir.base)
+	fd, err := unix.Openat(dir.fd, dir.base, flag|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
 	if err != nil {
-		if isLink(int(dir.Fd()), base) {
+		if isLink(dir.fd, dir.base) {
 			err = errLink
 		}
 		return nil, pathError(root, name, "open", err)
@@ -229,14 +248,14 @@ func ReadFile(root, path string, limit int64) ([]byte, error) {
 // MkdirAll makes the directory path (below root) and its missing parents,
 // mode 0755 less the umask, without following a link. Errors as OpenParent.
 func MkdirAll(root, path string) error {
-	dir, base, err := OpenParent(root, path, true)
+	dir, err := openParent(root, path, true)
 	if err != nil {
 		return err
 	}
-	defer dir.Close()
-	fd, err := openDir(int(dir.Fd()), base, true)
+	defer dir.close()
+	fd, err := openDir(dir.fd, dir.base, true)
 	if err != nil {
-		return pathError(root, filepath.Join(dir.Name(), base), "mkdir", err)
+		return pathError(root, filepath.Join(dir.name, dir.base), "mkdir", err)
 	}
 	return unix.Close(fd)
 }
@@ -245,13 +264,13 @@ func MkdirAll(root, path string) error {
 // without following a link. An existing entry is an error satisfying
 // errors.Is(err, fs.ErrExist), as for os.Mkdir.
 func Mkdir(root, path string, perm os.FileMode) error {
-	dir, base, err := OpenParent(root, path, false)
+	dir, err := openParent(root, path, false)
 	if err != nil {
 		return err
 	}
-	defer dir.Close()
-	if err := unix.Mkdirat(int(dir.Fd()), base, uint32(perm.Perm())); err != nil {
-		return &os.PathError{Op: "mkdir", Path: filepath.Join(dir.Name(), base), Err: err}
+	defer dir.close()
+	if err := unix.Mkdirat(dir.fd, dir.base, uint32(perm.Perm())); err != nil {
+		return &os.PathError{Op: "mkdir", Path: filepath.Join(dir.name, dir.base), Err: err}
 	}
 	return nil
 }
@@ -260,17 +279,17 @@ func Mkdir(root, path string, perm os.FileMode) error {
 // its place is removed itself, one on the way is refused. Errors as
 // os.Remove (fs.ErrNotExist when missing).
 func Remove(root, path string) error {
-	dir, base, err := OpenParent(root, path, false)
+	dir, err := openParent(root, path, false)
 	if err != nil {
 		return err
 	}
-	defer dir.Close()
-	err = unix.Unlinkat(int(dir.Fd()), base, 0)
+	defer dir.close()
+	err = unix.Unlinkat(dir.fd, dir.base, 0)
 	if errors.Is(err, unix.EISDIR) {
-		err = unix.Unlinkat(int(dir.Fd()), base, unix.AT_REMOVEDIR)
+		err = unix.Unlinkat(dir.fd, dir.base, unix.AT_REMOVEDIR)
 	}
 	if err != nil {
-		return &os.PathError{Op: "remove", Path: filepath.Join(dir.Name(), base), Err: err}
+		return &os.PathError{Op: "remove", Path: filepath.Join(dir.name, dir.base), Err: err}
 	}
 	return nil
 }
@@ -278,17 +297,17 @@ func Remove(root, path string) error {
 // Rename renames oldpath to newpath (both below root), replacing a file
 // at newpath (a link there is replaced, not followed). Errors as os.Rename.
 func Rename(root, oldpath, newpath string) error {
-	od, ob, err := OpenParent(root, oldpath, false)
+	od, err := openParent(root, oldpath, false)
 	if err != nil {
 		return err
 	}
-	defer od.Close()
-	nd, nb, err := OpenParent(root, newpath, false)
+	defer od.close()
+	nd, err := openParent(root, newpath, false)
 	if err != nil {
 		return err
 	}
-	defer nd.Close()
-	if err := unix.Renameat(int(od.Fd()), ob, int(nd.Fd()), nb); err != nil {
+	defer nd.close()
+	if err := unix.Renameat(od.fd, od.base, nd.fd, nd.base); err != nil {
 		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: err}
 	}
 	return nil

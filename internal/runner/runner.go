@@ -13,8 +13,10 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -208,7 +210,8 @@ func (Process) Run(ctx context.Context, job Job) Result {
 	// wctx is tctx, or ends earlier when the stall watchdog stops the job.
 	wctx, stall := context.WithCancel(tctx)
 	defer stall()
-	cmd := exec.CommandContext(wctx, argv[0], argv[1:]...)
+	cmd := exec.CommandContext(wctx, lookPath(argv[0]), argv[1:]...)
+	cmd.Args[0] = argv[0]
 	cmd.Dir = job.Dir
 	cmd.Env = childEnv(job.Env)
 	if job.Dir != "" {
@@ -304,6 +307,44 @@ func (Process) Run(ctx context.Context, job Job) Result {
 	}
 	return res
 }
+
+// lookPath returns the program name names: exec.LookPath's answer, kept
+// for pathFresh, since a run's topics start the same program one after
+// another (bench/: throughput); name itself when it is a path or is not
+// found, for exec to report.
+func lookPath(name string) string {
+	if strings.Contains(name, "/") {
+		return name
+	}
+	key := os.Getenv("PATH") + "\x00" + name
+	paths.Lock()
+	defer paths.Unlock()
+	if e, ok := paths.m[key]; ok && time.Since(e.at) < pathFresh {
+		return e.path
+	}
+	p, err := exec.LookPath(name)
+	if err != nil || !filepath.IsAbs(p) {
+		return name
+	}
+	if len(paths.m) > 64 {
+		clear(paths.m)
+	}
+	paths.m[key] = pathEntry{p, time.Now()}
+	return p
+}
+
+// paths holds lookPath's answers.
+var paths = struct {
+	sync.Mutex
+	m map[string]pathEntry
+}{m: map[string]pathEntry{}}
+
+type pathEntry struct {
+	path string
+	at   time.Time
+}
+
+const pathFresh = time.Second
 
 // exited returns once the process pid has exited (or at once when that
 // cannot be watched). It waits in the network poller — a pidfd becomes

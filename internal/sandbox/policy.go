@@ -1,11 +1,16 @@
 package sandbox
 
 import (
-	"github.com/specd-dev/specd/internal/specialist/local/index"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
+	"time"
+
+	"github.com/specd-dev/specd/internal/specialist/local/index"
 )
 
 // Topic is what For needs to know of one topic's specialist.
@@ -53,8 +58,13 @@ var systemWrite = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/
 func For(t Topic) Policy {
 	p := Policy{
 		Read:         append(append([]string{}, systemRead...), t.Root),
-		Write:        append(append([]string{}, systemWrite...), t.Out, t.Tmp),
+		Write:        append([]string{}, systemWrite...),
 		ConnectPorts: t.ConnectPorts,
+	}
+	for _, own := range []string{t.Out, t.Tmp} {
+		if own != "" {
+			p.Write = append(p.Write, own)
+		}
 	}
 	for _, prog := range []string{t.Helper, t.Specd} {
 		if prog != "" {
@@ -93,6 +103,43 @@ func For(t Topic) Policy {
 	}
 	p.Read = append(p.Read, abs(t.Readable)...)
 	p.Write = append(p.Write, abs(t.Writable)...)
+	return p
+}
+
+// recent is the policy Prepare made last, for a topic without its own
+// directories (Topic.Out and Tmp), with its paths sorted by kind: a
+// topic whose specialist starts within freshFor of it, with the same
+// inputs, takes it instead of looking its programs up in PATH, resolving
+// their links and asking every path's kind again (bench/: throughput).
+// A path that appears, goes or changes kind is seen at most freshFor
+// later.
+var recent struct {
+	sync.Mutex
+	key    string
+	at     time.Time
+	policy Policy
+}
+
+const freshFor = time.Second
+
+// policy is For(t), the part that is not the topic's own taken from
+// recent when it is fresh.
+func (t Topic) policy() Policy {
+	out, tmp := t.Out, t.Tmp
+	t.Out, t.Tmp = "", ""
+	stateRead, stateWrite := StateDirs(t.Preset, t.lookup)
+	key := strings.Join(slices.Concat([]string{t.Preset, t.Helper, t.Specd, t.Root, os.Getenv("PATH"), fmt.Sprint(t.ConnectPorts)},
+		t.Argv[:min(1, len(t.Argv))], []string{"\x00"}, t.Readable, []string{"\x00"}, t.Writable, []string{"\x00"}, stateRead, []string{"\x00"}, stateWrite), "\x00")
+	recent.Lock()
+	if recent.key != key || time.Since(recent.at) > freshFor {
+		p := For(t)
+		p.sorted = p.sort()
+		recent.key, recent.at, recent.policy = key, time.Now(), p
+	}
+	p := recent.policy
+	recent.Unlock()
+	p.own = []string{out, tmp}
+	p.Write = append(slices.Clip(p.Write), out, tmp)
 	return p
 }
 

@@ -85,7 +85,7 @@ func Prepare(cfg config.Sandbox, specd string, t Topic) (Setup, error) {
 			}
 		}
 	}
-	p := For(t)
+	p := t.policy()
 	s.Policy = &p
 	return s, nil
 }

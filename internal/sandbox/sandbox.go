@@ -32,6 +32,23 @@ type Policy struct {
 	// ConnectPorts, when not empty, are the only TCP ports the tree may
 	// connect to (Landlock ABI 4 or later; an older kernel refuses).
 	ConnectPorts []uint16
+
+	// sorted, when set, is Read and Write but own, sorted into
+	// directories and files as split does (Prepare's policies: see
+	// recent); own are the topic's own directories, written.
+	sorted *sortedPaths
+	own    []string
+}
+
+// sortedPaths are a policy's paths that exist, by kind and right.
+type sortedPaths struct{ roDirs, roFiles, rwDirs, rwFiles []string }
+
+// sort returns p's paths sorted by kind and right (split).
+func (p Policy) sort() *sortedPaths {
+	var s sortedPaths
+	s.roDirs, s.roFiles = split(p.Read)
+	s.rwDirs, s.rwFiles = split(p.Write)
+	return &s
 }
 
 // ErrUnsupported is Start's error on a kernel without Landlock (before
@@ -102,13 +119,15 @@ const fsAll = landlock.AccessFSSet(1<<17 - 1)
 // include refer, so that a file may be renamed from one writable
 // directory into another.
 func (p Policy) rules() []landlock.Rule {
-	roDirs, roFiles := split(p.Read)
-	rwDirs, rwFiles := split(p.Write)
+	s := p.sorted
+	if s == nil {
+		s = p.sort()
+	}
 	rules := []landlock.Rule{
-		landlock.RODirs(roDirs...).IgnoreIfMissing(),
-		landlock.ROFiles(roFiles...).IgnoreIfMissing(),
-		landlock.RWDirs(rwDirs...).WithRefer().IgnoreIfMissing(),
-		landlock.RWFiles(rwFiles...).WithIoctlDev().IgnoreIfMissing(),
+		landlock.RODirs(s.roDirs...).IgnoreIfMissing(),
+		landlock.ROFiles(s.roFiles...).IgnoreIfMissing(),
+		landlock.RWDirs(append(slices.Clip(s.rwDirs), p.own...)...).WithRefer().IgnoreIfMissing(),
+		landlock.RWFiles(s.rwFiles...).WithIoctlDev().IgnoreIfMissing(),
 	}
 	for _, port := range p.ConnectPorts {
 		rules = append(rules, landlock.ConnectTCP(port))
