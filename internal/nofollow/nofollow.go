@@ -210,15 +210,59 @@ func OpenFile(root, path string, flag int, perm os.FileMode) (*os.File, error) {
 		return nil, err
 	}
 	defer dir.close()
-	name := filepath.Join(dir.name, dir.base)
-	fd, err := unix.Openat(dir.fd, dir.base, flag|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
+	return dir.openFile(root, dir.base, flag, perm)
+}
+
+// OpenFiles is OpenFile for several paths, in order, opening the
+// directory they share once (bench/: a topic's log files). On an error
+// none stays open.
+func OpenFiles(root string, paths []string, flag int, perm os.FileMode) ([]*os.File, error) {
+	var files []*os.File
+	var dir parent
+	var dirOf string
+	defer func() {
+		if dirOf != "" {
+			dir.close()
+		}
+	}()
+	for _, path := range paths {
+		if d := filepath.Dir(path); d != dirOf || dirOf == "" {
+			if dirOf != "" {
+				dir.close()
+				dirOf = ""
+			}
+			var err error
+			if dir, err = openParent(root, path, flag&os.O_CREATE != 0); err != nil {
+				for _, f := range files {
+					f.Close()
+				}
+				return nil, err
+			}
+			dirOf = d
+		}
+		f, err := dir.openFile(root, filepath.Base(path), flag, perm)
+		if err != nil {
+			for _, f := range files {
+				f.Close()
+			}
+			return nil, err
+		}
+		files = append(files, f)
+	}
+	return files, nil
+}
+
+// openFile opens the file name in p as OpenFile does.
+func (p parent) openFile(root, name string, flag int, perm os.FileMode) (*os.File, error) {
+	full := filepath.Join(p.name, name)
+	fd, err := unix.Openat(p.fd, name, flag|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
 	if err != nil {
-		if isLink(dir.fd, dir.base) {
+		if isLink(p.fd, name) {
 			err = errLink
 		}
-		return nil, pathError(root, name, "open", err)
+		return nil, pathError(root, full, "open", err)
 	}
-	return os.NewFile(uintptr(fd), name), nil
+	return os.NewFile(uintptr(fd), full), nil
 }
 
 // ReadFile reads the file at path (below root) as OpenFile opens it:

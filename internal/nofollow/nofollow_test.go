@@ -76,6 +76,13 @@ func TestLinksRefused(t *testing.T) {
 			}
 			return err
 		},
+		"open two files, the second through the link": func(p string) error {
+			files, err := nofollow.OpenFiles(root, []string{filepath.Join(filepath.Dir(p), "ok"), p}, os.O_WRONLY|os.O_TRUNC|os.O_CREATE, 0o644)
+			for _, f := range files {
+				f.Close()
+			}
+			return err
+		},
 		"read":  func(p string) error { _, err := nofollow.ReadFile(root, p, 0); return err },
 		"mkdir": func(p string) error { return nofollow.MkdirAll(root, filepath.Join(p, "d")) },
 	}

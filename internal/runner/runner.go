@@ -178,17 +178,14 @@ func (Process) Run(ctx context.Context, job Job) Result {
 			return res
 		}
 	}
-	stdout, err := create(job.Dir, job.Stdout)
+	// Truncated, as os.Create does, without following a link on the way.
+	logs, err := nofollow.OpenFiles(job.Dir, []string{job.Stdout, job.Stderr}, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		res.StartErr = err
 		return res
 	}
+	stdout, stderr := logs[0], logs[1]
 	defer stdout.Close()
-	stderr, err := create(job.Dir, job.Stderr)
-	if err != nil {
-		res.StartErr = err
-		return res
-	}
 	defer stderr.Close()
 
 	argv, grace := job.Argv, job.Grace
@@ -428,12 +425,6 @@ const helperMargin = 2 * time.Second
 // pidfdRecheck is how often exited looks whether the process has exited
 // without a wakeup from the poller.
 const pidfdRecheck = time.Second
-
-// create opens path under dir for writing, truncated, as os.Create does,
-// without following a link on the way (nofollow.OpenFile).
-func create(dir, path string) (*os.File, error) {
-	return nofollow.OpenFile(dir, path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
-}
 
 // Tail returns up to n bytes from the end of the file at path (nil when
 // it cannot be read, or is a symbolic link: a specialist may have put one

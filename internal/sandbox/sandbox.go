@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -43,12 +44,48 @@ type Policy struct {
 // sortedPaths are a policy's paths that exist, by kind and right.
 type sortedPaths struct{ roDirs, roFiles, rwDirs, rwFiles []string }
 
-// sort returns p's paths sorted by kind and right (split).
+// sort returns p's paths sorted by kind and right (split), without
+// those another rule of the same right covers (outermost).
 func (p Policy) sort() *sortedPaths {
 	var s sortedPaths
 	s.roDirs, s.roFiles = split(p.Read)
 	s.rwDirs, s.rwFiles = split(p.Write)
+	s.roFiles = outermost(s.roDirs, s.roFiles)
+	s.roDirs = outermost(s.roDirs, s.roDirs)
+	s.rwDirs = outermost(s.rwDirs, s.rwDirs)
 	return &s
+}
+
+// outermost returns paths without those that lie, links resolved as
+// Landlock resolves them, in or beneath another of dirs: that
+// directory's rule covers them (/bin beside /usr where /bin links to
+// usr/bin). Of two that resolve to the same place, the first stays.
+func outermost(dirs, paths []string) []string {
+	realDirs := make([]string, len(dirs))
+	for i, d := range dirs {
+		realDirs[i] = real(d)
+	}
+	var out []string
+	for i, p := range paths {
+		rp, covered := real(p), false
+		for j, d := range realDirs {
+			if dirs[j] == p {
+				continue // itself
+			}
+			if rp == d {
+				covered = slices.Index(paths, dirs[j]) < i || !slices.Contains(paths, dirs[j])
+			} else {
+				covered = strings.HasPrefix(rp, d+"/") || d == "/"
+			}
+			if covered {
+				break
+			}
+		}
+		if !covered {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // ErrUnsupported is Start's error on a kernel without Landlock (before
