@@ -256,7 +256,7 @@ func (r *run) execute(start, kill context.Context, plan *plans.Plan, prev specs.
 	// its plan). Until it lands, a crash leaves the previous state, from
 	// which the run resumes the same way (the topic locks keep a
 	// specialist still running from being started twice).
-	flushed := r.writeChanges()
+	stopWriter := r.writeChanges()
 
 	t0 = time.Now()
 	for from := 0; ; {
@@ -280,7 +280,7 @@ func (r *run) execute(start, kill context.Context, plan *plans.Plan, prev specs.
 		}
 	}
 	r.d.setActive(r.runDir, nil) // no cancel request reaches the barrier
-	flushed()
+	stopWriter()
 	r.rs.Phases = append(r.rs.Phases, specs.Phase{Name: "specialists", DurationMS: time.Since(t0).Milliseconds()})
 	if c := r.rs.Count(); c.Running+c.Queued > 0 {
 		r.mu.Lock()
@@ -490,11 +490,13 @@ func (r *run) changed() {
 // coalesce is how long the state writer waits after a change before it
 // writes, folding in the changes that come meanwhile: nothing next to
 // topics that take minutes, and far fewer fsyncs when they take
-// milliseconds.
-const coalesce = 50 * time.Millisecond
+// milliseconds and many runs share the slots (each run's .run.json is
+// rewritten at most five times a second; `specd status` reads it).
+const coalesce = 200 * time.Millisecond
 
-// writeChanges starts the writer of changed; the returned func stops it
-// after a last write of pending changes.
+// writeChanges starts the writer of changed; the returned func stops it,
+// dropping a pending write: its caller writes the run's state next
+// (execute: the barrier, or the checkpoint of an interrupted run).
 func (r *run) writeChanges() (stop func()) {
 	dirty := make(chan struct{}, 1)
 	quit := make(chan struct{})
@@ -508,6 +510,7 @@ func (r *run) writeChanges() (stop func()) {
 			select {
 			case <-time.After(coalesce):
 			case <-quit:
+				return
 			}
 			select {
 			case <-dirty: // folded into this write
