@@ -129,8 +129,11 @@ func (a *attempt) removeOut() {
 	}
 	defer d.Close()
 	// Mostly only the empty results directory is left (promote moved the
-	// rest): two rmdirs beside the open parent; else the whole tree.
-	_ = unix.Unlinkat(int(d.Fd()), filepath.Join(base, specs.ResultsDir), unix.AT_REMOVEDIR)
+	// rest): two rmdirs, no link followed; else the whole tree.
+	if out, err := unix.Openat(int(d.Fd()), base, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
+		_ = unix.Unlinkat(out, specs.ResultsDir, unix.AT_REMOVEDIR)
+		unix.Close(out)
+	}
 	if unix.Unlinkat(int(d.Fd()), base, unix.AT_REMOVEDIR) != nil {
 		os.RemoveAll(a.outDir)
 	}

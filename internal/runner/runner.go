@@ -305,10 +305,10 @@ func (Process) Run(ctx context.Context, job Job) Result {
 	return res
 }
 
-// lookPath returns the program name names: exec.LookPath's answer, kept
-// for pathFresh, since a run's topics start the same program one after
-// another (bench/: throughput); name itself when it is a path or is not
-// found, for exec to report.
+// lookPath returns where the program name is: exec.LookPath's answer,
+// kept for pathFresh, since a run's topics start the same program one
+// after another (bench/: throughput); name itself when it is a path or
+// is not found, for exec to look up and report.
 func lookPath(name string) string {
 	if strings.Contains(name, "/") {
 		return name
