@@ -213,33 +213,26 @@ func OpenFile(root, path string, flag int, perm os.FileMode) (*os.File, error) {
 	return dir.openFile(root, dir.base, flag, perm)
 }
 
-// OpenFiles is OpenFile for several paths, in order, opening the
-// directory they share once (bench/: a topic's log files). On an error
-// none stays open.
+// OpenFiles is OpenFile for several files of one directory (paths that
+// differ only in their last component), opening the directory once
+// (bench/: a topic's log files). On an error none stays open; paths in
+// different directories are an error.
 func OpenFiles(root string, paths []string, flag int, perm os.FileMode) ([]*os.File, error) {
-	var files []*os.File
-	var dir parent
-	var dirOf string
-	defer func() {
-		if dirOf != "" {
-			dir.close()
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	for _, p := range paths[1:] {
+		if filepath.Dir(p) != filepath.Dir(paths[0]) {
+			return nil, fmt.Errorf("%s and %s are not in one directory", paths[0], p)
 		}
-	}()
+	}
+	dir, err := openParent(root, paths[0], flag&os.O_CREATE != 0)
+	if err != nil {
+		return nil, err
+	}
+	defer dir.close()
+	files := make([]*os.File, 0, len(paths))
 	for _, path := range paths {
-		if d := filepath.Dir(path); d != dirOf || dirOf == "" {
-			if dirOf != "" {
-				dir.close()
-				dirOf = ""
-			}
-			var err error
-			if dir, err = openParent(root, path, flag&os.O_CREATE != 0); err != nil {
-				for _, f := range files {
-					f.Close()
-				}
-				return nil, err
-			}
-			dirOf = d
-		}
 		f, err := dir.openFile(root, filepath.Base(path), flag, perm)
 		if err != nil {
 			for _, f := range files {
