@@ -110,9 +110,9 @@ func For(t Topic) Policy {
 // directories (Topic.Out and Tmp), with its paths sorted by kind: a
 // topic whose specialist starts within freshFor of it, with the same
 // inputs, takes it instead of looking its programs up in PATH, resolving
-// their links and asking every path's kind again (bench/: throughput).
-// A path that appears, goes or changes kind is seen at most freshFor
-// later.
+// their links, asking every path's kind and opening the paths for their
+// Landlock rules again (bench/: throughput). A path that appears, goes,
+// changes kind or is replaced is seen at most freshFor later.
 var recent struct {
 	sync.Mutex
 	key    string
@@ -132,8 +132,12 @@ func (t Topic) policy() Policy {
 		t.Argv[:min(1, len(t.Argv))], []string{"\x00"}, t.Readable, []string{"\x00"}, t.Writable, []string{"\x00"}, stateRead, []string{"\x00"}, stateWrite), "\x00")
 	recent.Lock()
 	if recent.key != key || time.Since(recent.at) > freshFor {
+		if old := recent.policy.opened; old != nil {
+			old.close()
+		}
 		p := For(t)
 		p.sorted = p.sort()
+		p.opened = openRulesOf(p.sorted)
 		recent.key, recent.at, recent.policy = key, time.Now(), p
 	}
 	p := recent.policy

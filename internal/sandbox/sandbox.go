@@ -16,7 +16,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
@@ -39,6 +38,7 @@ type Policy struct {
 	// recent); own are the topic's own directories, written.
 	sorted *sortedPaths
 	own    []string
+	opened *openRules // sorted's rules, opened
 }
 
 // sortedPaths are a policy's paths that exist, by kind and right.
@@ -114,22 +114,30 @@ func (p Policy) Start(cmd *exec.Cmd) error {
 	if abi < 1 {
 		return ErrUnsupported
 	}
-	cfg := landlock.Config{HandledAccessFS: fsAll}
+	attr := ll.RulesetAttr{HandledAccessFS: handledFS()}
 	if abi >= 6 {
 		// A confined process cannot signal one outside its sandbox (specd).
-		cfg.Scoped = ll.ScopeSignal
+		attr.Scoped = ll.ScopeSignal
 	}
 	if len(p.ConnectPorts) > 0 {
 		if abi < 4 {
 			return fmt.Errorf("sandbox.connect_ports needs Landlock ABI 4 (Linux 6.7), this kernel has ABI %d", abi)
 		}
-		cfg.HandledAccessNet = ll.AccessNetConnectTCP
+		attr.HandledAccessNet = ll.AccessNetConnectTCP
 	}
-	fd, flags, err := cfg.BestEffort().NewRulesetFD(p.rules()...)
+	fd, err := ll.LandlockCreateRuleset(&attr, 0)
 	if err != nil {
-		return fmt.Errorf("landlock ruleset: %w", err)
+		return fmt.Errorf("landlock_create_ruleset: %w", err)
 	}
 	defer unix.Close(fd)
+	if err := p.addRules(fd); err != nil {
+		return err
+	}
+	for _, port := range p.ConnectPorts {
+		if err := ll.LandlockAddNetPortRule(fd, &ll.NetPortAttr{AllowedAccess: ll.AccessNetConnectTCP, Port: uint64(port)}, 0); err != nil {
+			return fmt.Errorf("landlock_add_rule for TCP port %d: %w", port, err)
+		}
+	}
 	errc := make(chan error, 1)
 	go func() {
 		// The thread stays locked and ends with this goroutine: no other
@@ -139,7 +147,7 @@ func (p Policy) Start(cmd *exec.Cmd) error {
 			errc <- fmt.Errorf("no_new_privs: %w", err)
 			return
 		}
-		if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
+		if err := ll.LandlockRestrictSelf(fd, 0); err != nil {
 			errc <- fmt.Errorf("landlock_restrict_self: %w", err)
 			return
 		}
@@ -148,28 +156,144 @@ func (p Policy) Start(cmd *exec.Cmd) error {
 	return <-errc
 }
 
-// fsAll is every file-system right go-landlock knows; BestEffort keeps
-// those the kernel's ABI has.
-const fsAll = landlock.AccessFSSet(1<<17 - 1)
+// fsAll is every file-system right go-landlock knows.
+const fsAll = 1<<17 - 1
 
-// rules returns the Landlock rules of p. The Landlock rights of Write
-// include refer, so that a file may be renamed from one writable
-// directory into another.
-func (p Policy) rules() []landlock.Rule {
+// handledFS returns the file-system rights of fsAll this kernel's
+// Landlock handles (each right asked once, as a ruleset of that right
+// alone): every one of them is denied but where a rule grants it.
+var handledFS = sync.OnceValue(func() uint64 {
+	var handled uint64
+	for right := uint64(1); right <= fsAll; right <<= 1 {
+		if fd, err := ll.LandlockCreateRuleset(&ll.RulesetAttr{HandledAccessFS: right}, 0); err == nil {
+			unix.Close(fd)
+			handled |= right
+		}
+	}
+	return handled
+})
+
+// The rights of a rule, as go-landlock's RODirs, ROFiles, RWDirs and
+// RWFiles give them. Write includes refer, so that a file may be renamed
+// from one writable directory into another, and a written file ioctl on
+// a device (a terminal).
+const (
+	readRights      = ll.AccessFSExecute | ll.AccessFSReadFile | ll.AccessFSReadDir
+	fileRights      = ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSTruncate | ll.AccessFSReadFile
+	writeRights     = ll.AccessFSWriteFile | ll.AccessFSRemoveDir | ll.AccessFSRemoveFile | ll.AccessFSMakeChar | ll.AccessFSMakeDir | ll.AccessFSMakeReg | ll.AccessFSMakeSock | ll.AccessFSMakeFifo | ll.AccessFSMakeBlock | ll.AccessFSMakeSym | ll.AccessFSTruncate
+	dirWriteRights  = readRights | writeRights | ll.AccessFSRefer
+	fileWriteRights = (readRights|writeRights)&fileRights | ll.AccessFSIoctlDev
+)
+
+// rule is one Landlock rule: the rights granted beneath a path.
+type rule struct {
+	path   string
+	rights uint64
+}
+
+// rules returns the Landlock rules of p's paths but its own.
+func (s *sortedPaths) rules() []rule {
+	var out []rule
+	for _, g := range []struct {
+		paths  []string
+		rights uint64
+	}{{s.roDirs, readRights}, {s.roFiles, readRights & fileRights}, {s.rwDirs, dirWriteRights}, {s.rwFiles, fileWriteRights}} {
+		for _, path := range g.paths {
+			out = append(out, rule{path, g.rights})
+		}
+	}
+	return out
+}
+
+// addRules adds p's rules to the ruleset fd, with the rights the kernel
+// handles: those of the paths shared with other topics from their open
+// descriptors when p has them (openRules), the others opened here. A
+// path that does not exist is left out.
+func (p Policy) addRules(fd int) error {
 	s := p.sorted
 	if s == nil {
 		s = p.sort()
 	}
-	rules := []landlock.Rule{
-		landlock.RODirs(s.roDirs...).IgnoreIfMissing(),
-		landlock.ROFiles(s.roFiles...).IgnoreIfMissing(),
-		landlock.RWDirs(append(slices.Clip(s.rwDirs), p.own...)...).WithRefer().IgnoreIfMissing(),
-		landlock.RWFiles(s.rwFiles...).WithIoctlDev().IgnoreIfMissing(),
+	rules := make([]rule, 0, len(p.own))
+	if o := p.opened; o != nil && o.hold() {
+		defer o.RUnlock()
+		for i, pfd := range o.fds {
+			if err := addRule(fd, pfd, o.rules[i]); err != nil {
+				return err
+			}
+		}
+	} else {
+		rules = s.rules()
 	}
-	for _, port := range p.ConnectPorts {
-		rules = append(rules, landlock.ConnectTCP(port))
+	for _, own := range p.own {
+		rules = append(rules, rule{own, dirWriteRights})
 	}
-	return rules
+	for _, r := range rules {
+		pfd, err := unix.Open(r.path, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if errors.Is(err, unix.ENOENT) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("landlock rule for %s: %w", r.path, err)
+		}
+		err = addRule(fd, pfd, r)
+		unix.Close(pfd)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func addRule(fd, pfd int, r rule) error {
+	attr := ll.PathBeneathAttr{ParentFd: pfd, AllowedAccess: r.rights & handledFS()}
+	if attr.AllowedAccess == 0 {
+		return nil
+	}
+	if err := ll.LandlockAddPathBeneathRule(fd, &attr, 0); err != nil {
+		return fmt.Errorf("landlock rule for %s: %w", r.path, err)
+	}
+	return nil
+}
+
+// openRules are the rules of the paths that topics starting within
+// freshFor of each other share (Topic.policy), each path opened once
+// (O_PATH) for all of them rather than once per topic (bench/:
+// throughput). close waits for the topics adding them.
+type openRules struct {
+	sync.RWMutex
+	rules []rule
+	fds   []int // nil once closed
+}
+
+func openRulesOf(s *sortedPaths) *openRules {
+	o := &openRules{}
+	for _, r := range s.rules() {
+		if pfd, err := unix.Open(r.path, unix.O_PATH|unix.O_CLOEXEC, 0); err == nil {
+			o.rules, o.fds = append(o.rules, r), append(o.fds, pfd)
+		}
+	}
+	return o
+}
+
+// hold read-locks o and reports whether its descriptors are open; when
+// not, it is left unlocked.
+func (o *openRules) hold() bool {
+	o.RLock()
+	if o.fds == nil {
+		o.RUnlock()
+		return false
+	}
+	return true
+}
+
+func (o *openRules) close() {
+	o.Lock()
+	defer o.Unlock()
+	for _, fd := range o.fds {
+		unix.Close(fd)
+	}
+	o.fds = nil
 }
 
 // split returns the directories and the other files of paths, sorted
