@@ -130,9 +130,10 @@ func ValidateReportAll(path, wantTopic string) (ReportMeta, []error) {
 		}
 		return ReportMeta{}, []error{err}
 	}
-	meta, problems := CheckReportAll(path, data, wantTopic)
+	c := checkReport(path, data, wantTopic)
+	meta, problems := *c.meta, c.problems
 	if len(problems) == 0 {
-		meta.Sources, meta.SourcesErr = sources.Parse(data)
+		meta.Sources, meta.SourcesErr = sources.FromReport(c.fields["sources"], c.body)
 		return meta, nil
 	}
 	errs := make([]error, len(problems))
@@ -264,25 +265,35 @@ func CheckReport(name string, data []byte, wantTopic string) (ReportMeta, error)
 // section). A UTF-8 byte-order mark and CRLF line ends are accepted. It
 // never panics on any input.
 func CheckReportAll(name string, data []byte, wantTopic string) (ReportMeta, []*ContractError) {
-	meta := ReportMeta{Bytes: int64(len(data))}
+	c := checkReport(name, data, wantTopic)
+	return *c.meta, c.problems
+}
+
+// checkReport is CheckReportAll, with the front matter's fields and the
+// body when they could be read.
+func checkReport(name string, data []byte, wantTopic string) *reportCheck {
+	c := &reportCheck{name: name, meta: &ReportMeta{Bytes: int64(len(data))}, failed: map[string]bool{}}
 	if len(bytes.TrimSpace(data)) == 0 {
-		return meta, []*ContractError{{Path: name, Reason: "empty file"}}
+		c.add(0, "empty file")
+		return c
 	}
 	fm, body, bodyLine, reason := splitFrontMatter(data)
 	if reason != "" {
 		if reason == reasonNoOpening && len(LegacyMetadata(data)) > 0 {
 			reason = reasonLegacy
 		}
-		return meta, []*ContractError{{Path: name, Line: 1, Reason: reason, Err: ErrNoFrontMatter}}
+		c.problems = []*ContractError{{Path: name, Line: 1, Reason: reason, Err: ErrNoFrontMatter}}
+		return c
 	}
 	fields, line, reason := decodeFields(fm)
 	if reason != "" {
-		return meta, []*ContractError{{Path: name, Line: line, Reason: reason}}
+		c.add(line, "%s", reason)
+		return c
 	}
-	c := &reportCheck{name: name, meta: &meta, fields: fields, failed: map[string]bool{}}
+	c.fields, c.body = fields, body
 	c.checkFrontMatter()
 	c.checkBody(string(body), bodyLine, wantTopic)
-	return meta, c.problems
+	return c
 }
 
 // reportCheck collects the problems of one report.
@@ -290,6 +301,7 @@ type reportCheck struct {
 	name     string
 	meta     *ReportMeta
 	fields   map[string]*yaml.Node // the front matter's fields, from decodeFields
+	body     []byte                // the Markdown after the front matter
 	failed   map[string]bool       // fields missing or with a bad value
 	problems []*ContractError
 }

@@ -3,6 +3,7 @@ package specs
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/specd-dev/specd/internal/sources"
 )
 
 const (
@@ -538,6 +541,39 @@ func TestCheckReportAllOrder(t *testing.T) {
 		}
 		if _, err := CheckReport("r.md", []byte(in), ""); err == nil || err.Error() != want[0] {
 			t.Fatalf("CheckReport = %v, want %s", err, want[0])
+		}
+	}
+}
+
+// TestValidateReportSources: a valid report's sources are those
+// sources.Parse finds in the same bytes (ValidateReport reuses the front
+// matter it decoded), with front-matter sources of each shape, none, and
+// a sources: field that is not a list.
+func TestValidateReportSources(t *testing.T) {
+	valid := readValid(t)
+	dir := t.TempDir()
+	for name, field := range map[string]string{
+		"none":     "",
+		"list":     "sources:\n  - url: https://go.dev/doc\n    type: official_docs\n  - https://pkg.go.dev/os\n",
+		"one":      "sources: https://go.dev/doc\n",
+		"empty":    "sources: []\n",
+		"not-list": "sources: {url: [1, 2]}\n",
+	} {
+		path := filepath.Join(dir, name+".md")
+		data := strings.Replace(valid, "status: complete\n", "status: complete\n"+field, 1)
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		meta, err := ValidateReport(path, "")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		want, wantErr := sources.Parse([]byte(data))
+		if !reflect.DeepEqual(meta.Sources, want) || fmt.Sprint(meta.SourcesErr) != fmt.Sprint(wantErr) {
+			t.Errorf("%s: ValidateReport's sources %v (%v), sources.Parse's %v (%v)", name, meta.Sources, meta.SourcesErr, want, wantErr)
+		}
+		if name == "list" && len(want) != 2 || name == "not-list" && wantErr == nil {
+			t.Errorf("%s: sources.Parse gave %v (%v)", name, want, wantErr)
 		}
 	}
 }

@@ -36,31 +36,44 @@ import (
 func Parse(report []byte) ([]Source, error) {
 	report = bytes.TrimPrefix(report, []byte("\xef\xbb\xbf"))
 	fm, body := splitFrontMatter(report)
-	var fmErr error
-	if fm != nil {
-		srcs, err := frontMatterSources(fm)
-		if err != nil {
-			fmErr = fmt.Errorf("front matter sources: %w", err)
-		} else if len(srcs) > 0 {
-			var out []Source
-			seen := map[string]bool{}
-			for _, s := range srcs {
-				add(&out, seen, s)
-			}
-			return out, nil
-		}
+	if fm == nil {
+		return bodySources(body), nil
 	}
-	return bodySources(body), fmErr
-}
-
-func frontMatterSources(fm []byte) ([]Source, error) {
 	var meta struct {
 		Sources yaml.Node `yaml:"sources"`
 	}
 	if err := yaml.Unmarshal(fm, &meta); err != nil {
-		return nil, err
+		return bodySources(body), fmt.Errorf("front matter sources: %w", err)
 	}
-	n := &meta.Sources
+	return FromReport(&meta.Sources, body)
+}
+
+// FromReport is Parse of a report whose front matter its caller has
+// decoded already (specs.ValidateReport): field is the front matter's
+// sources: value (nil when it has none), body the Markdown after the
+// front matter. Outcomes as Parse's.
+func FromReport(field *yaml.Node, body []byte) ([]Source, error) {
+	if field == nil {
+		return bodySources(body), nil
+	}
+	srcs, err := frontMatterSources(field)
+	if err != nil {
+		return bodySources(body), fmt.Errorf("front matter sources: %w", err)
+	}
+	if len(srcs) == 0 {
+		return bodySources(body), nil
+	}
+	var out []Source
+	seen := map[string]bool{}
+	for _, s := range srcs {
+		add(&out, seen, s)
+	}
+	return out, nil
+}
+
+// frontMatterSources returns the sources of the front matter's sources:
+// field n.
+func frontMatterSources(n *yaml.Node) ([]Source, error) {
 	switch n.Kind {
 	case 0:
 		return nil, nil
