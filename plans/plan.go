@@ -255,7 +255,7 @@ func Parse(r io.Reader, name string) (*Plan, error) {
 		return nil, &ParseError{File: name, Line: line, Msg: fmt.Sprintf(format, args...)}
 	}
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	sc.Buffer(make([]byte, 0, 4<<10), maxLine) // grows to maxLine for a long line
 	sc.Split(scanLines)
 	n := 0
 	for sc.Scan() {

@@ -211,8 +211,10 @@ func writeSourceQuality(b *bytes.Buffer, topics []TopicState, reports map[int]Re
 
 // linkTarget escapes a file name for a Markdown link target.
 func linkTarget(name string) string {
-	return strings.NewReplacer(" ", "%20", "(", "%28", ")", "%29").Replace(name)
+	return linkEscaper.Replace(name)
 }
+
+var linkEscaper = strings.NewReplacer(" ", "%20", "(", "%28", ")", "%29")
 
 // executiveSummary writes 3–5 sentences from metadata only.
 func executiveSummary(in OverviewInput) string {

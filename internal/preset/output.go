@@ -76,7 +76,13 @@ func ReadOutput(sp config.Specialist, path string, maxText int) Output {
 		}
 		*out.Usage = out.Usage.Add(u)
 	}
-	rd := bufio.NewReaderSize(f, 64<<10)
+	// A buffer as big as a small file (a quick specialist's output),
+	// else 64 KB; lines longer than it are read in pieces (readLine).
+	size := 64 << 10
+	if fi, err := f.Stat(); err == nil && fi.Size() < int64(size) {
+		size = int(fi.Size()) + 1
+	}
+	rd := bufio.NewReaderSize(f, size)
 	var r Renderer
 	r.only = preset
 	for {

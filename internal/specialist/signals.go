@@ -1,7 +1,6 @@
 package specialist
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"strings"
@@ -30,10 +29,8 @@ type TaskError struct {
 // whole text as the message. Lines longer than 1 MiB are skipped.
 func ParseSignals(stdout []byte) Signals {
 	var s Signals
-	sc := bufio.NewScanner(bytes.NewReader(stdout))
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	for sc.Scan() {
-		line := strings.Trim(strings.TrimSpace(sc.Text()), "`*_ ")
+	for l := range bytes.Lines(stdout) {
+		line := strings.Trim(strings.TrimSpace(string(l)), "`*_ ")
 		if v, ok := strings.CutPrefix(line, "REPORT_CREATED:"); ok {
 			if v = strings.TrimSpace(v); v != "" {
 				s.ReportCreated = append(s.ReportCreated, v)
