@@ -13,6 +13,10 @@
 //   - throughput: -plans plans × 4 quick topics at max_parallel -parallel,
 //     as a ratio to `xargs -P <parallel>` running the same command over the
 //     same tasks in the same round;
+//   - the floor of the throughput case: its commands started from Go's
+//     os/exec, plainly and each in the TMPDIR, cgroup and Landlock sandbox
+//     specd gives a specialist, without specd's own work, as ratios to
+//     xargs in the same round;
 //   - 8 topics whose specialist sleeps 1 s (ideal: 1 s);
 //   - start-up scan of -dirs finished run directories (process start →
 //     READY=1 over NOTIFY_SOCKET), and the idle daemon's RSS and CPU over
@@ -21,7 +25,7 @@
 //     local mode (bench/temporal.go; needs SPECD_TEMPORAL; this checkout only).
 //
 // Usage: go run ./bench [-baseline REV] [-rounds 3] [-plans 60] [-parallel 4]
-// [-dirs 10000] [-idle 15s] [-dir DIR] [-cases latency,throughput,sleepers,idle,temporal]
+// [-dirs 10000] [-idle 15s] [-dir DIR] [-cases latency,throughput,floor,sleepers,idle,temporal]
 //
 // Where the files go matters (-dir, default $TMPDIR): on an ext4 file
 // system without a journal every new file scans past the inodes deleted
@@ -45,6 +49,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/specd-dev/specd/internal/config"
+	"github.com/specd-dev/specd/internal/sandbox"
 	"github.com/specd-dev/specd/plans"
 	"github.com/specd-dev/specd/specs"
 )
@@ -64,7 +70,7 @@ func main() {
 	idle := flag.Duration("idle", 15*time.Second, "how long to watch the idle daemon")
 	nDirs := flag.Int("dirs", 10000, "finished run directories for the scan and idle case")
 	dir := flag.String("dir", os.TempDir(), "directory the projects, the specialists' TMPDIRs and the builds go in (its file system is printed: creating files costs differently on each)")
-	cases := flag.String("cases", "latency,throughput,sleepers,idle,temporal", "comma-separated cases: latency, throughput, sleepers, idle, temporal (needs SPECD_TEMPORAL)")
+	cases := flag.String("cases", "latency,throughput,floor,sleepers,idle,temporal", "comma-separated cases: latency, throughput, floor, sleepers, idle, temporal (needs SPECD_TEMPORAL)")
 	flag.Parse()
 	want := map[string]bool{}
 	for _, c := range strings.Split(*cases, ",") {
@@ -114,6 +120,16 @@ func main() {
 	if want["throughput"] {
 		each([]string{fmt.Sprintf("%d plans x 4 topics, cap %d, / xargs -P %d", *nPlans, *parallel, *parallel)}, "x",
 			func(bin string) []float64 { return []float64{throughput(bin, *nPlans, *parallel)} })
+	}
+	if want["floor"] {
+		var plain, contained []float64
+		for r := 0; r < *rounds; r++ {
+			p, c := floor(*nPlans*4, *parallel, bins[len(bins)-1].path)
+			plain, contained = append(plain, p), append(contained, c)
+		}
+		fmt.Printf("Floor, no specd: the throughput case's %d commands from Go's os/exec, %d at a time: %.2f x xargs;\n"+
+			"  each also in its own TMPDIR, cgroup and Landlock sandbox, as specd starts a specialist: %.2f x xargs\n",
+			*nPlans*4, *parallel, median(plain), median(contained))
 	}
 	if want["sleepers"] {
 		each([]string{"8 topics sleeping 1 s (wall; ideal 1 s)"}, "s", func(bin string) []float64 { return []float64{sleepers(bin)} })
@@ -357,6 +373,85 @@ func throughput(bin string, n, parallel int) float64 {
 	t0 := time.Now()
 	must(cmd.Run())
 	return specd / time.Since(t0).Seconds()
+}
+
+// floor runs the throughput case's n commands (the same script, each
+// writing its own report) from this process with os/exec, at most
+// parallel at once, twice: plainly, and each confined as specd confines
+// a specialist — sandbox.Prepare's TMPDIR, cgroup and Landlock policy for
+// a command specialist, Policy.Start, the cgroup emptied and released
+// after it — and returns both wall times as ratios to `xargs -P
+// parallel` over the same tasks in the same round: what a Go daemon with
+// specd's containment costs at the least, without any of specd's own
+// work (plan, barrier, report check, OVERVIEW). specd is the binary the
+// sandbox lets the commands read, as in a daemon.
+func floor(n, parallel int, specd string) (plain, contained float64) {
+	root, _ := project("")
+	defer os.RemoveAll(root)
+	run := func(name string, start func(i int, out string) (func(), *exec.Cmd)) time.Duration {
+		dir := filepath.Join(root, name)
+		must(os.MkdirAll(dir, 0o755))
+		sem := make(chan struct{}, parallel)
+		errs := make(chan error, n)
+		t0 := time.Now()
+		for i := 0; i < n; i++ {
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem }()
+				out := filepath.Join(dir, fmt.Sprintf("%05d.out", i))
+				if err := os.Mkdir(out, 0o755); err != nil {
+					errs <- err
+					return
+				}
+				release, cmd := start(i, out)
+				errs <- cmd.Wait()
+				release()
+			}()
+		}
+		for i := 0; i < n; i++ {
+			must(<-errs)
+		}
+		return time.Since(t0)
+	}
+	command := func(i int, out string) *exec.Cmd {
+		return exec.Command("sh", "-c", writeReport, "sh", filepath.Join(out, "report.md"), fmt.Sprintf("topic%d", i%4))
+	}
+	xargs := func() time.Duration {
+		var lines strings.Builder
+		out := filepath.Join(root, "xargs")
+		must(os.MkdirAll(out, 0o755))
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(&lines, "%s/%05d.md topic%d\n", out, i, i%4)
+		}
+		cmd := exec.Command("xargs", "-P", strconv.Itoa(parallel), "-L", "1", "sh", "-c", writeReport, "sh")
+		cmd.Stdin = strings.NewReader(lines.String())
+		t0 := time.Now()
+		must(cmd.Run())
+		return time.Since(t0)
+	}
+	x := xargs()
+	p := run("plain", func(i int, out string) (func(), *exec.Cmd) {
+		cmd := command(i, out)
+		must(cmd.Start())
+		return func() {}, cmd
+	})
+	c := run("contained", func(i int, out string) (func(), *exec.Cmd) {
+		cmd := command(i, out)
+		setup, err := sandbox.Prepare(config.Sandbox{}, specd, sandbox.Topic{Preset: config.PresetCommand, Argv: cmd.Args, Root: root, Out: out})
+		must(err)
+		cmd.Env = append(os.Environ(), setup.Env...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if setup.Cgroup != nil {
+			cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, setup.Cgroup.FD()
+		}
+		must(setup.Policy.Start(cmd))
+		return func() {
+			setup.Cgroup.Kill()
+			setup.Release()
+		}, cmd
+	})
+	sandbox.RemoveSpareCgroups()
+	return p.Seconds() / x.Seconds(), c.Seconds() / x.Seconds()
 }
 
 // sleepers returns the wall time of one plan of 8 topics whose specialist
