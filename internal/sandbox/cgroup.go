@@ -186,19 +186,35 @@ func (c *Cgroup) Signal(sig syscall.Signal) {
 // waits until none is left, for up to 10 s. A cgroup already empty is
 // left as it is, and may be used again (Release).
 func (c *Cgroup) Kill() {
-	events := filepath.Join(c.dir, "cgroup.events")
-	if b, err := os.ReadFile(events); err == nil && strings.Contains(string(b), "populated 0") {
+	if populated, err := c.populated(); err == nil && !populated {
 		c.empty.Store(true)
 		return
 	}
 	c.killed.Store(true)
 	_ = os.WriteFile(filepath.Join(c.dir, "cgroup.kill"), []byte("1"), 0)
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		b, err := os.ReadFile(events)
-		if err != nil || strings.Contains(string(b), "populated 0") {
+		if populated, err := c.populated(); err != nil || !populated {
 			return
 		}
 	}
+}
+
+// populated reads the cgroup's cgroup.events: whether a process is in
+// it or below it. It opens the file from the cgroup's open directory and
+// reads it with plain system calls (three), as Kill runs after every
+// topic.
+func (c *Cgroup) populated() (bool, error) {
+	fd, err := unix.Openat(c.fd, "cgroup.events", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false, err
+	}
+	defer unix.Close(fd)
+	var buf [256]byte
+	n, err := unix.Read(fd, buf[:])
+	if err != nil {
+		return false, err
+	}
+	return !strings.Contains(string(buf[:n]), "populated 0"), nil
 }
 
 // Remove removes the cgroup. runner.Process has emptied it when its
