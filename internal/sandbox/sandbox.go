@@ -156,7 +156,8 @@ func (p Policy) Start(cmd *exec.Cmd) error {
 	return <-errc
 }
 
-// fsAll is every file-system right go-landlock knows.
+// fsAll is every file-system right Landlock defines (go-landlock v0.11:
+// those of ABI 9).
 const fsAll = 1<<17 - 1
 
 // handledFS returns the file-system rights of fsAll this kernel's

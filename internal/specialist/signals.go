@@ -26,7 +26,8 @@ type TaskError struct {
 // may carry leading whitespace or Markdown emphasis/backticks (agents print
 // them inside prose); anything else is ignored. It never fails: malformed
 // ERROR_CONTEXT JSON is dropped, a TASK_ERROR line without " - " keeps its
-// whole text as the message. Lines longer than 1 MiB are skipped.
+// whole text as the message. Every line is read, however long: callers
+// pass the part of stdout they keep (maxSignalBytes in daemon/).
 func ParseSignals(stdout []byte) Signals {
 	var s Signals
 	for l := range bytes.Lines(stdout) {
