@@ -47,7 +47,7 @@ type run struct {
 
 	mu      sync.Mutex    // the run's one lock: guards the fields below and the trace file
 	dirty   chan struct{} // a topic's state changed: .run.json is due (writeChanges); nil when no writer runs
-	traced  bool          // the trace file was created or found (trace)
+	traceF  *os.File      // the trace file, open for appending from the run's first line (trace)
 	rs      specs.RunState
 	results []*barrier.Attempt         // how each topic's last attempt ended; nil when it did not run here
 	metas   map[int]specs.ReportMeta   // completed reports' metadata, by topic index
@@ -242,6 +242,7 @@ func (r *run) rejectPlan(perr error) (specs.RunState, error) {
 // topic runs twice. When the run cannot finish (a shutdown), running topics
 // go back to queued, the state is checkpointed and ErrInterrupted returned.
 func (r *run) execute(start, kill context.Context, plan *plans.Plan, prev specs.RunState) (specs.RunState, error) {
+	defer r.closeTrace()
 	t0 := time.Now()
 	r.depth = plan.AnalysisDepth
 	r.addTopics(plan.Topics, prev)
@@ -553,17 +554,33 @@ func (r *run) traceLine(i int, status string) string {
 	return specs.TraceLine(r.d.now(), t.Index, t.Topic, t.Report, status)
 }
 
-// trace appends one line to reports/.invocation-trace.log in one write
-// (specs.AppendTrace). A run's first line is written with the file's
-// header when the file does not exist yet (after the first spawn, off the
-// drop-to-spawn path).
+// trace appends one line to reports/.invocation-trace.log in one write.
+// The run's first line opens the file (specs.OpenTrace: made with its
+// header when it does not exist yet; after the first spawn, off the
+// drop-to-spawn path) and it stays open until the run ends (closeTrace).
 func (r *run) trace(line string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	header := !r.traced
-	r.traced = true
-	if err := specs.AppendTrace(r.runDir, line, header, r.rs.StartedAt.Format(time.RFC3339), len(r.rs.Topics)); err != nil {
+	if r.traceF == nil {
+		f, err := specs.OpenTrace(r.runDir, r.rs.StartedAt.Format(time.RFC3339), len(r.rs.Topics))
+		if err != nil {
+			r.log.Error().Err(err).Msg("trace log")
+			return
+		}
+		r.traceF = f
+	}
+	if _, err := r.traceF.WriteString(line); err != nil {
 		r.log.Error().Err(err).Msg("trace log")
+	}
+}
+
+// closeTrace closes the trace file, when trace opened it.
+func (r *run) closeTrace() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.traceF != nil {
+		r.traceF.Close()
+		r.traceF = nil
 	}
 }
 

@@ -3,7 +3,9 @@ package specs
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -48,31 +50,26 @@ func TraceLine(at time.Time, index int, topic, report, status string) string {
 		at.UTC().Format(time.RFC3339), index, oneLine(topic), report, status)
 }
 
-// AppendTrace appends line (TraceLine) to the trace log of the run
-// directory runDir, reports/.invocation-trace.log, in one write, without
-// following a link below the tree's StateDir (nofollow.OpenFile). With header, the line goes after the file's header, "# Research
-// Coordinator Invocation Trace - <startedAt>" and "# Topics: <n>", when
-// the file does not exist yet (a run's first line); an existing file is
-// appended to as it is.
-func AppendTrace(runDir, line string, header bool, startedAt string, topics int) error {
+// OpenTrace opens the trace log of the run directory runDir,
+// reports/.invocation-trace.log, for appending, without following a link
+// below the tree's StateDir (nofollow.OpenFile): the caller writes each
+// line (TraceLine) in one write and closes the file when the run ends. A
+// file that does not exist yet is made with its header, "# Research
+// Coordinator Invocation Trace - <startedAt>" and "# Topics: <n>"; an
+// existing one is appended to as it is (a resumed run). Errors name the
+// file.
+func OpenTrace(runDir, startedAt string, topics int) (*os.File, error) {
 	root, path := runRoot(runDir), filepath.Join(runDir, ReportsDir, TraceFile)
-	if header {
-		f, err := nofollow.OpenFile(root, path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o644)
-		if err == nil {
-			_, err = f.WriteString(fmt.Sprintf("# Research Coordinator Invocation Trace - %s\n# Topics: %d\n\n", startedAt, topics) + line)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			return err
-		}
+	f, err := nofollow.OpenFile(root, path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return nofollow.OpenFile(root, path, os.O_WRONLY|os.O_APPEND, 0)
 	}
-	f, err := nofollow.OpenFile(root, path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_, err = f.WriteString(line)
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	if _, err := fmt.Fprintf(f, "# Research Coordinator Invocation Trace - %s\n# Topics: %d\n\n", startedAt, topics); err != nil {
+		f.Close()
+		return nil, err
 	}
-	return err
+	return f, nil
 }
