@@ -214,7 +214,10 @@ func linkTarget(name string) string {
 	return linkEscaper.Replace(name)
 }
 
-var linkEscaper = strings.NewReplacer(" ", "%20", "(", "%28", ")", "%29")
+var (
+	linkEscaper   = strings.NewReplacer(" ", "%20", "(", "%28", ")", "%29")
+	linkUnescaper = strings.NewReplacer("%20", " ", "%28", "(", "%29", ")")
+)
 
 // executiveSummary writes 3–5 sentences from metadata only.
 func executiveSummary(in OverviewInput) string {
@@ -357,7 +360,7 @@ func ValidateOverview(path string) error {
 			sections[strings.TrimPrefix(line, "## ")] = true
 		}
 		if m := overviewLinkRE.FindStringSubmatch(line); m != nil {
-			target := strings.NewReplacer("%20", " ", "%28", "(", "%29", ")").Replace(m[1])
+			target := linkUnescaper.Replace(m[1])
 			if filepath.IsAbs(target) || strings.Contains(target, "/") {
 				return fail(n, "report link %q is not a file name beside OVERVIEW.md", m[1])
 			}

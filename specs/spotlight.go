@@ -34,8 +34,10 @@ func SpotlightNotice(mark string) string {
 // bracket characters ⟦ and ⟧ become [ and ], so no text can open or close
 // a block.
 func SpotlightSanitize(s string) string {
-	return strings.NewReplacer("⟦", "[", "⟧", "]").Replace(s)
+	return blockBrackets.Replace(s)
 }
+
+var blockBrackets = strings.NewReplacer("⟦", "[", "⟧", "]")
 
 var (
 	markRE       = regexp.MustCompile(`^[0-9a-f]{12}$`)

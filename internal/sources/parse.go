@@ -246,10 +246,13 @@ func trimURL(u string) string {
 	}
 }
 
+// titleMarkup is the emphasis and the angle brackets cleanTitle drops.
+var titleMarkup = strings.NewReplacer("**", "", "__", "", "<", "", ">", "")
+
 // cleanTitle strips list markers, emphasis, angle brackets and separators
 // from the text around a link.
 func cleanTitle(s string) string {
-	s = strings.NewReplacer("**", "", "__", "", "<", "", ">", "").Replace(s)
+	s = titleMarkup.Replace(s)
 	s = strings.TrimLeft(strings.TrimSpace(s), "-*+ \t")
 	if i := strings.IndexFunc(s, func(r rune) bool { return r < '0' || r > '9' }); i > 0 && (s[i] == '.' || s[i] == ')') {
 		s = s[i+1:] // "1. " ordered list marker
