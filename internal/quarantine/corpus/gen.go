@@ -110,15 +110,6 @@ func writtenRecords(w *Written, public []Record) []Record {
 	return out
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
-}
-
 func hashN(s string, n int) int {
 	h := fnv.New32a()
 	h.Write([]byte(s))

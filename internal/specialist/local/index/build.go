@@ -109,15 +109,6 @@ func (b *shardBuilder) refs(w string) []tokRef {
 	return refs
 }
 
-// weight is the size in bytes of the builder's text files so far.
-func (b *shardBuilder) weight() int64 {
-	var w int64
-	for _, d := range b.docs {
-		w += d.weight
-	}
-	return w
-}
-
 // addSkipped records a file that is not searched (not text, too big,
 // unreadable), so that it is not read again while its stamp holds.
 func (b *shardBuilder) addSkipped(rel string, st stamp) {
