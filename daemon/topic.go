@@ -135,6 +135,7 @@ type attempt struct {
 	skipped barrier.Check // set by skip when the runner asks (an earlier specialist finished the topic)
 	res     barrier.Attempt
 	out     preset.Output // what the process printed on stdout: its text and usage (startAndWait reads it)
+	tails   [2][]byte     // the ends of stderr and stdout of an attempt that exited non-zero (collect), for its error class and a provider's wait
 	wait    time.Duration // the retry delay decide chose
 }
 
@@ -336,10 +337,14 @@ func (a *attempt) spawned(pid int) {
 func (a *attempt) collect(context.Context, context.Context) next {
 	r := a.r
 	var stdout []byte
+	a.tails = [2][]byte{}
 	if a.res.Started { // its output files are this attempt's
 		stdout = a.out.Text
 		a.res.Signals = specialist.ParseSignals(stdout)
-		a.res.Class, a.res.ClassLine = preset.ErrorType(a.res.ExitCode, runner.Tail(a.stem+".stderr", classifyBytes), stdout[max(0, len(stdout)-classifyBytes):])
+		if a.res.ExitCode > 0 { // preset.ErrorType classifies only a failure: a success's stderr is not read
+			a.tails = [2][]byte{runner.Tail(a.stem+".stderr", classifyBytes), stdout[max(0, len(stdout)-classifyBytes):]}
+			a.res.Class, a.res.ClassLine = preset.ErrorType(a.res.ExitCode, a.tails[0], a.tails[1])
+		}
 	}
 	var invalid string
 	a.res.Report, invalid = r.deliver(a.i, stdout)

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/specd-dev/specd/internal/preset"
-	"github.com/specd-dev/specd/internal/runner"
 	"github.com/specd-dev/specd/jsonl"
 	"github.com/specd-dev/specd/specs"
 )
@@ -19,8 +18,7 @@ import (
 // doubled per wait, ±20 %). named says the provider named it. ok is false
 // when the wait would take the topic's waits past specialist.rate_limit_wait.
 func (a *attempt) rateLimitWait() (wait time.Duration, named, ok bool) {
-	stdout := a.out.Text
-	wait, named = preset.RetryWait(time.Now(), runner.Tail(a.stem+".stderr", classifyBytes), stdout[max(0, len(stdout)-classifyBytes):])
+	wait, named = preset.RetryWait(time.Now(), a.tails[0], a.tails[1])
 	if named {
 		wait += time.Duration(rand.Float64() * (0.1*float64(wait) + float64(time.Second)))
 	} else {
