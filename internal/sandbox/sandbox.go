@@ -211,11 +211,7 @@ func (s *sortedPaths) rules() []rule {
 // descriptors when p has them (openRules), the others opened here. A
 // path that does not exist is left out.
 func (p Policy) addRules(fd int) error {
-	s := p.sorted
-	if s == nil {
-		s = p.sort()
-	}
-	rules := make([]rule, 0, len(p.own))
+	var rules []rule
 	if o := p.opened; o != nil && o.hold() {
 		defer o.RUnlock()
 		for i, pfd := range o.fds {
@@ -223,8 +219,10 @@ func (p Policy) addRules(fd int) error {
 				return err
 			}
 		}
+	} else if p.sorted != nil {
+		rules = p.sorted.rules()
 	} else {
-		rules = s.rules()
+		rules = p.sort().rules()
 	}
 	for _, own := range p.own {
 		rules = append(rules, rule{own, dirWriteRights})
