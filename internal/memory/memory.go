@@ -428,34 +428,29 @@ func (d *doc) suppressed(gapType, topic, day string) bool {
 	return false
 }
 
-// Record adds an open row for each gap of topic that is not suppressed: no
-// second row while one for the same gap type and topic is open or being
-// researched, none ever after one was accepted, none while one is deferred
-// to a day after today (from its Deferred Until day on, the gap is
-// recorded again). A gap whose row was closed by research reopens that row
-// (open again, same id) instead of adding one. Gap types and topics
-// compare without case and with runs of blanks as one. Rows are dated
-// today in UTC and take ids in order.
-//
-// It returns the rows added or reopened, in gap order: none (and the file
-// untouched, unless hand-written rows needed ids) when every gap is
-// suppressed or gaps is empty. Errors: an empty topic; and reading,
-// locking or writing the file, with the table left as it was. It blocks
-// until the lock is free.
-func Record(path, topic string, gaps []sources.Gap, today time.Time) ([]Row, error) {
-	return RecordTopics(path, []TopicGaps{{Topic: topic, Gaps: gaps}}, today)
-}
-
 // TopicGaps are the source gaps of one topic's report.
 type TopicGaps struct {
 	Topic string
 	Gaps  []sources.Gap
 }
 
-// RecordTopics is Record for the topics of one run, in one edit of the
-// file (one lock, one read, at most one write): the rows added or
-// reopened, in topic and gap order (Row.Topic says whose). Errors as
-// Record's; on an error nothing is recorded.
+// RecordTopics records the source gaps of the topics of one run in one
+// edit of the file (one lock, one read, at most one write). It adds an
+// open row for each gap of a topic that is not suppressed: no second row
+// while one for the same gap type and topic is open or being researched,
+// none ever after one was accepted, none while one is deferred to a day
+// after today (from its Deferred Until day on, the gap is recorded
+// again). A gap whose row was closed by research reopens that row (open
+// again, same id) instead of adding one. Gap types and topics compare
+// without case and with runs of blanks as one. Rows are dated today in
+// UTC and take ids in order.
+//
+// It returns the rows added or reopened, in topic and gap order
+// (Row.Topic says whose): none (and the file untouched, unless
+// hand-written rows needed ids) when every gap is suppressed or there is
+// none. Errors: an empty topic with gaps; and reading, locking or writing
+// the file, with the table left as it was and nothing recorded. It
+// blocks until the lock is free.
 func RecordTopics(path string, topics []TopicGaps, today time.Time) ([]Row, error) {
 	some := false
 	for _, t := range topics {

@@ -90,7 +90,7 @@ func TestRecordPreservesEveryOtherByte(t *testing.T) {
 			}
 			p := write(t, orig)
 			gaps := []sources.Gap{{Type: sources.GapMissingOfficialDocs, Trigger: "0 of 3 sources are T1"}, {Type: sources.GapInsufficientCoverage, Trigger: "1 source(s),\nwant at least 2"}}
-			added, err := Record(p, "Hard barrier | threshold", gaps, today)
+			added, err := record(p, "Hard barrier | threshold", gaps, today)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -116,7 +116,7 @@ func TestRecordPreservesEveryOtherByte(t *testing.T) {
 
 			// Recording the same gaps again adds nothing and leaves the file alone.
 			st, _ := os.Stat(p)
-			again, err := Record(p, "hard barrier |  threshold", gaps, today.AddDate(0, 0, 1))
+			again, err := record(p, "hard barrier |  threshold", gaps, today.AddDate(0, 0, 1))
 			if err != nil || len(again) != 0 {
 				t.Errorf("duplicate rows for open gaps: %+v %v", again, err)
 			}
@@ -175,7 +175,7 @@ func TestCreatesSectionOrTable(t *testing.T) {
 			if tc.in != "\x00" {
 				p = write(t, tc.in)
 			}
-			if _, err := Record(p, "T", gapsOf(sources.GapLowReliability), today); err != nil {
+			if _, err := record(p, "T", gapsOf(sources.GapLowReliability), today); err != nil {
 				t.Fatal(err)
 			}
 			if got := read(t, p); got != tc.want {
@@ -192,20 +192,20 @@ func TestResolveDeferAcceptResearch(t *testing.T) {
 	p := write(t, realistic)
 	gap := gapsOf(sources.GapOutdatedSources)
 	// G-001 is open: the same gap is not recorded again.
-	if added, _ := Record(p, "Old topic", gap, today); len(added) != 0 {
+	if added, _ := record(p, "Old topic", gap, today); len(added) != 0 {
 		t.Fatalf("open gap duplicated")
 	}
 	r, err := Resolve(p, "g-1", Deferred, 13*24*time.Hour+time.Minute, today) // rounded up to 14 days
 	if err != nil || r.ID != "G-001" || r.DeferredUntil != "2026-12-07" || r.Resolution != Deferred {
 		t.Fatalf("defer: %+v %v", r, err)
 	}
-	if added, _ := Record(p, "Old topic", gap, today.AddDate(0, 0, 13)); len(added) != 0 {
+	if added, _ := record(p, "Old topic", gap, today.AddDate(0, 0, 13)); len(added) != 0 {
 		t.Error("deferred gap came back before its date")
 	}
-	if added, _ := Record(p, "Other topic", gap, today); len(added) != 1 {
+	if added, _ := record(p, "Other topic", gap, today); len(added) != 1 {
 		t.Error("a deferral suppressed another topic")
 	}
-	added, _ := Record(p, "Old topic", gap, today.AddDate(0, 0, 14))
+	added, _ := record(p, "Old topic", gap, today.AddDate(0, 0, 14))
 	if len(added) != 1 || added[0].ID != "G-003" || added[0].Date != "2026-12-07" {
 		t.Fatalf("deferred gap did not come back on its date: %+v", added)
 	}
@@ -213,11 +213,11 @@ func TestResolveDeferAcceptResearch(t *testing.T) {
 		t.Fatalf("accept: %+v %v", r, err)
 	}
 	for _, day := range []time.Time{today, today.AddDate(1, 0, 0), today.AddDate(10, 0, 0)} {
-		if added, _ := Record(p, "OLD  topic", gap, day); len(added) != 0 {
+		if added, _ := record(p, "OLD  topic", gap, day); len(added) != 0 {
 			t.Errorf("accepted gap re-triggered on %s", day.Format("2006-01-02"))
 		}
 	}
-	if added, _ := Record(p, "Old topic", gapsOf(sources.GapLowReliability), today); len(added) != 1 {
+	if added, _ := record(p, "Old topic", gapsOf(sources.GapLowReliability), today); len(added) != 1 {
 		t.Error("accepting one gap type suppressed another")
 	}
 	// Research: while it runs the gap is not recorded again; when it ends
@@ -227,7 +227,7 @@ func TestResolveDeferAcceptResearch(t *testing.T) {
 	if r, err := Resolve(p, "G-002", Researching, 0, today); err != nil || r.Resolution != Researching {
 		t.Fatalf("research: %+v %v", r, err)
 	}
-	if added, _ := Record(p, "Other topic", gap, today); len(added) != 0 {
+	if added, _ := record(p, "Other topic", gap, today); len(added) != 0 {
 		t.Errorf("a gap being researched was recorded again: %+v", added)
 	}
 	for _, tc := range []struct {
@@ -243,7 +243,7 @@ func TestResolveDeferAcceptResearch(t *testing.T) {
 			t.Errorf("research of %v (completed %v) ended: %+v %v, want G-002 %s", tc.gaps, tc.completed, changed, err, tc.want)
 		}
 	}
-	if added, _ := Record(p, "Other topic", gap, today); len(added) != 1 || added[0].ID != "G-002" || added[0].Resolution != Open {
+	if added, _ := record(p, "Other topic", gap, today); len(added) != 1 || added[0].ID != "G-002" || added[0].Resolution != Open {
 		t.Errorf("a closed gap found again did not reopen its row: %+v", added)
 	}
 	if rows, _ := List(p); len(rows) != 4 {
@@ -283,10 +283,10 @@ func TestHandWrittenRows(t *testing.T) {
 		t.Fatalf("rows %+v", rows)
 	}
 	// An empty Resolution is open; a hand-typed "Deferred" counts.
-	if added, err := Record(p, "a", gapsOf(sources.GapMissingOfficialDocs), today); err != nil || len(added) != 0 {
+	if added, err := record(p, "a", gapsOf(sources.GapMissingOfficialDocs), today); err != nil || len(added) != 0 {
 		t.Errorf("empty resolution not read as open: %+v %v", added, err)
 	}
-	if added, _ := Record(p, "B", gapsOf(sources.GapOutdatedSources), today); len(added) != 0 {
+	if added, _ := record(p, "B", gapsOf(sources.GapOutdatedSources), today); len(added) != 0 {
 		t.Error("hand-written deferral ignored")
 	}
 	rows, _ = List(p)
@@ -307,13 +307,13 @@ func TestHandWrittenRows(t *testing.T) {
 
 func TestRecordErrorsAndNoop(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "agent-memory.md")
-	if added, err := Record(p, "T", nil, today); err != nil || added != nil {
+	if added, err := record(p, "T", nil, today); err != nil || added != nil {
 		t.Errorf("no gaps: %v %v", added, err)
 	}
 	if _, err := os.Stat(p); !os.IsNotExist(err) {
 		t.Error("no gaps created the file")
 	}
-	if _, err := Record(p, "  ", gapsOf(sources.GapLowReliability), today); err == nil {
+	if _, err := record(p, "  ", gapsOf(sources.GapLowReliability), today); err == nil {
 		t.Error("empty topic accepted")
 	}
 	if rows, err := List(p); rows != nil || err != nil {
@@ -324,7 +324,7 @@ func TestRecordErrorsAndNoop(t *testing.T) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Record(dir, "T", gapsOf(sources.GapLowReliability), today); err == nil {
+	if _, err := record(dir, "T", gapsOf(sources.GapLowReliability), today); err == nil {
 		t.Error("a directory as the memory file: no error")
 	}
 }
@@ -345,7 +345,7 @@ func TestSymlinkAndMode(t *testing.T) {
 	if err := os.Symlink(outside, link); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Record(link, "T", gapsOf(sources.GapLowReliability), today); !nofollow.IsLink(err) || !strings.Contains(err.Error(), link) {
+	if _, err := record(link, "T", gapsOf(sources.GapLowReliability), today); !nofollow.IsLink(err) || !strings.Contains(err.Error(), link) {
 		t.Errorf("Record through a link: %v, want a link error naming %s", err, link)
 	}
 	if b, _ := os.ReadFile(outside); string(b) != "# M\n" {
@@ -359,7 +359,7 @@ func TestSymlinkAndMode(t *testing.T) {
 	if err := os.WriteFile(real, []byte("# M\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Record(real, "T", gapsOf(sources.GapLowReliability), today); err != nil {
+	if _, err := record(real, "T", gapsOf(sources.GapLowReliability), today); err != nil {
 		t.Fatal(err)
 	}
 	if fi, _ := os.Stat(real); fi.Mode().Perm() != 0o600 {
@@ -401,10 +401,10 @@ func TestConcurrentRecordGoroutines(t *testing.T) {
 			defer wg.Done()
 			// Every writer also records G-001's gap: never a duplicate.
 			gaps := []sources.Gap{{Type: sources.GapLowReliability, Trigger: "x"}}
-			if _, err := Record(p, "topic "+strconv.Itoa(i), gaps, today); err != nil {
+			if _, err := record(p, "topic "+strconv.Itoa(i), gaps, today); err != nil {
 				t.Error(err)
 			}
-			if _, err := Record(p, "Old topic", gapsOf(sources.GapOutdatedSources), today); err != nil {
+			if _, err := record(p, "Old topic", gapsOf(sources.GapOutdatedSources), today); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -419,7 +419,7 @@ func TestConcurrentRecordProcesses(t *testing.T) {
 	if p := os.Getenv("SPECD_MEMORY_HELPER_FILE"); p != "" {
 		for j := range 5 {
 			topic := fmt.Sprintf("process %s gap %d", os.Getenv("SPECD_MEMORY_HELPER_ID"), j)
-			if _, err := Record(p, topic, gapsOf(sources.GapMissingOfficialDocs), today); err != nil {
+			if _, err := record(p, topic, gapsOf(sources.GapMissingOfficialDocs), today); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				os.Exit(1)
 			}
@@ -461,4 +461,9 @@ func TestNormID(t *testing.T) {
 			t.Errorf("normID(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// record is RecordTopics for one topic.
+func record(path, topic string, gaps []sources.Gap, today time.Time) ([]Row, error) {
+	return RecordTopics(path, []TopicGaps{{Topic: topic, Gaps: gaps}}, today)
 }
