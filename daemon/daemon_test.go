@@ -266,7 +266,10 @@ func TestTimeoutKillsGroup(t *testing.T) { eachReaper(t, timeoutKillsGroup) }
 func timeoutKillsGroup(t *testing.T) {
 	tr := newTree(t)
 	c := fakeConfig(t)
-	c.Specialist.Timeout = config.Duration(500 * time.Millisecond)
+	// Long enough for topic b to finish on a loaded machine (CI runs every
+	// package's tests at once, with -race, the step a program start more):
+	// 500 ms once timed it out.
+	c.Specialist.Timeout = config.Duration(2 * time.Second)
 	dir := writePlan(t, tr, "003_timeout", "orphan: a", "ok: b")
 	rs, err := newDaemon(t, tr, c, nil).RunPlan(context.Background(), dir)
 	if err != nil {
