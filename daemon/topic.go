@@ -159,6 +159,7 @@ func (r *run) newAttempt(i int) *attempt {
 	stem := r.logStem(i)
 	outDir := stem + ".out"
 	in.ReportPath = filepath.Join(outDir, filepath.Base(r.paths[i]))
+	in.ReportDir = filepath.Dir(r.paths[i])
 	in.ResultPath, _ = delivery.ResultPaths(in.ReportPath)
 	if p := filepath.Join(r.runDir, specs.RequestFile); fileExists(p) {
 		in.RequestFile = p
