@@ -17,12 +17,12 @@ import (
 // as SPECD_* environment variables (see Env) and as one JSON object on stdin.
 // Paths are absolute.
 type Input struct {
-	ReportPath         string `json:"report_path"`         // where the report must be written (temp + rename)
+	ReportPath string `json:"report_path"` // where the report must be written (temp + rename)
 	// ReportDir is the directory the report is moved to once checked
 	// (the run's reports/): relative links in the report resolve from
 	// there, not from ReportPath's directory (docs/contract.md#output-directory).
 	// "" means ReportPath's directory.
-	ReportDir string `json:"report_dir,omitempty"`
+	ReportDir          string `json:"report_dir,omitempty"`
 	Topic              string `json:"topic"`               // the topic text, verbatim from the plan
 	TopicIndex         int    `json:"topic_index"`         // 0-based index in the plan
 	TopicCount         int    `json:"topic_count"`         // number of topics in the plan
