@@ -1,0 +1,93 @@
+package mcpserver_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/specd-dev/specd/internal/mcpserver"
+)
+
+// rawSession serves a project over LineTransport on pipes and returns a
+// function that sends one line and reads one answer line. The session is
+// initialized first, as a client does.
+func rawSession(t *testing.T) func(line string) map[string]any {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	srv := mcpserver.New(mcpserver.Options{Project: project(t, ""), Log: zerolog.New(zerolog.NewTestWriter(t))})
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(context.Background(), &mcpserver.LineTransport{In: inR, Out: outW}) }()
+	t.Cleanup(func() {
+		inW.Close()
+		if err := <-done; err != nil {
+			t.Logf("server Run: %v", err)
+		}
+		outR.Close()
+	})
+	answers := bufio.NewReader(outR)
+	send := func(line string, answer bool) map[string]any {
+		t.Helper()
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			t.Fatalf("write %.60q: %v (the server stopped reading)", line, err)
+		}
+		if !answer {
+			return nil
+		}
+		got, err := answers.ReadBytes('\n')
+		if err != nil {
+			t.Fatalf("after %.60q: no answer: %v", line, err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(got, &m); err != nil {
+			t.Fatalf("after %.60q: answer %q is not JSON: %v", line, got, err)
+		}
+		return m
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, true)
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, false)
+	return func(line string) map[string]any { return send(line, true) }
+}
+
+// TestBadLines feeds `specd mcp`'s transport each malformed line an
+// attacker or a broken client may send: each gets its JSON-RPC error and
+// the session still answers tools/list (docs/contract.md#mcp-tools).
+func TestBadLines(t *testing.T) {
+	send := rawSession(t)
+	for _, tc := range []struct {
+		name, line string
+		code       float64
+		id         any
+	}{
+		{"not JSON", `{garbage`, -32700, nil},
+		{"empty batch", `[]`, -32600, nil},
+		{"batch", `[{"jsonrpc":"2.0","id":7,"method":"tools/list"},{"jsonrpc":"2.0","id":8,"method":"tools/list"}]`, -32600, nil},
+		{"number", `123`, -32600, nil},
+		{"null", `null`, -32600, nil},
+		{"string", `"tools/list"`, -32600, nil},
+		{"version 1.0", `{"jsonrpc":"1.0","id":3,"method":"tools/list"}`, -32600, float64(3)},
+		{"no version", `{"id":"x","method":"tools/list"}`, -32600, "x"},
+		{"object id", `{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}`, -32600, nil},
+		{"array id", `{"jsonrpc":"2.0","id":[1],"method":"tools/list"}`, -32600, nil},
+		{"over-long frame", `{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"x":"` + strings.Repeat("a", mcpserver.MaxFrameBytes) + `"}}`, -32600, nil},
+		{"bad params", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":"research"}`, -32602, float64(5)},
+		{"unknown tool", `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"nope","arguments":{}}}`, -32602, float64(6)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := send(tc.line)
+			e, _ := got["error"].(map[string]any)
+			if e == nil || e["code"] != tc.code || got["id"] != tc.id || got["jsonrpc"] != "2.0" {
+				t.Errorf("answer %v, want error code %v with id %v", got, tc.code, tc.id)
+			}
+			list := send(`{"jsonrpc":"2.0","id":"list","method":"tools/list"}`)
+			if r, _ := list["result"].(map[string]any); r == nil || len(r["tools"].([]any)) != 6 || list["id"] != "list" {
+				t.Fatalf("tools/list after it: %.300v, want the six tools", list)
+			}
+		})
+	}
+}
