@@ -161,6 +161,10 @@ func (s *Server) research(ctx context.Context, req *mcp.CallToolRequest, in Rese
 	if err != nil {
 		return nil, Run{}, err
 	}
+	// The inbox's checks, before a daemon starts or a byte is written.
+	if err := intake.Check(intake.Request{Text: text, Topics: topics}); err != nil {
+		return nil, Run{}, err
+	}
 	wait, err := s.checkWait("wait_seconds", in.WaitSeconds)
 	if err != nil {
 		return nil, Run{}, err

@@ -5,12 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/specd-dev/specd/internal/mcpserver"
+	"github.com/specd-dev/specd/specs"
 )
 
 // rawSession serves a project over LineTransport on pipes and returns a
@@ -89,5 +93,33 @@ func TestBadLines(t *testing.T) {
 				t.Fatalf("tools/list after it: %.300v, want the six tools", list)
 			}
 		})
+	}
+}
+
+// TestResearchIntake: research applies the inbox's checks (intake.Check)
+// to the question, title and topics; bad text is a tool error and writes
+// no run directory.
+func TestResearchIntake(t *testing.T) {
+	p := project(t, "")
+	cs, _ := session(t, p, time.Minute)
+	for _, tc := range []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{"title": "t", "topics": []string{"a\x00b"}}, "topics[0] holds the control character U+0000"},
+		{map[string]any{"title": "t", "topics": []string{"a", "b\x1b]52;c;eA==\x07"}}, "topics[1] holds the control character U+001B"},
+		{map[string]any{"title": "t", "topics": []string{"evil\u202Etxt.md"}}, "U+202E"},
+		{map[string]any{"question": "why\x00"}, "U+0000"},
+		{map[string]any{"question": strings.Repeat("q", 300<<10)}, "over the limit of 4096"},
+		{map[string]any{"question": strings.Repeat("q", 3<<20)}, "over the limit of 4096"},
+		{map[string]any{"title": strings.Repeat("t", 5000), "topics": []string{"a"}}, "over the limit of 4096"},
+	} {
+		wantError(t, call(t, cs, "research", tc.args, nil), tc.want)
+	}
+	if dirs := runDirs(t, p); len(dirs) != 0 {
+		t.Errorf("run directories %v after bad input, want none", dirs)
+	}
+	if _, err := os.Stat(filepath.Join(p.TreeDir, specs.StatusFile)); err == nil {
+		t.Errorf("a daemon started for bad input")
 	}
 }
