@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/specd-dev/specd/specs"
 )
 
 // The size limits of a request (docs/contract.md#intake). A topic reaches
@@ -52,16 +54,9 @@ func checkText(field, s string, max int, allow string) error {
 		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
 			return fmt.Errorf("%s is not valid UTF-8 (byte %d): write it as UTF-8 text", field, i)
 		case strings.ContainsRune(allow, r):
-		case unicode.IsControl(r) || IsBidiControl(r):
+		case unicode.IsControl(r) || specs.IsBidiControl(r):
 			return fmt.Errorf("%s holds the control character %U at byte %d: write it as plain text", field, r, i)
 		}
 	}
 	return nil
-}
-
-// IsBidiControl reports whether r is a bidirectional embedding, override
-// or isolate control (U+202A–U+202E, U+2066–U+2069), which makes text
-// display in another order than it reads (docs/contract.md#path-safety).
-func IsBidiControl(r rune) bool {
-	return r >= 0x202A && r <= 0x202E || r >= 0x2066 && r <= 0x2069
 }
