@@ -71,7 +71,7 @@ func TestLine(t *testing.T) {
 	for in, want := range map[string]string{
 		"001_fine_three.md":    "001_fine_three.md",
 		"_lead and trail_":     `\_lead and trail\_`,
-		"C# <b> [x](y) a|b *":  `C\# \<b\> \[x\]\(y\) a\|b \*`,
+		"C# <b> [x](y) a|b *!": `C# \<b\> \[x\]\(y\) a\|b \*!`,
 		"OAuth2 token refresh": "OAuth2 token refresh",
 	} {
 		if got := Markdown(in); got != want {
