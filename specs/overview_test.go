@@ -214,7 +214,7 @@ func TestOverviewEdges(t *testing.T) {
 	// Link targets are escaped; the text keeps the name.
 	odd := sampleInput(OutcomeCompleted)
 	odd.Run.Topics[0].Report = "001 a (b).md"
-	if s := string(RenderOverview(odd)); !strings.Contains(s, "- Report: [001 a \\(b\\).md](001%20a%20%28b%29.md)\n") {
+	if s := string(RenderOverview(odd)); !strings.Contains(s, "- Report: [001 a (b).md](001%20a%20%28b%29.md)\n") {
 		t.Errorf("link not escaped:\n%s", s)
 	}
 }

@@ -57,13 +57,14 @@ func isBidi(r rune) bool { return r >= 0x202A && r <= 0x202E || r >= 0x2066 && r
 // markdownSpecial are the characters that can open Markdown or HTML
 // structure inside a line; each is written with a backslash, which
 // CommonMark reads as the character itself. "#" makes a heading only at
-// the start of a line, "!" an image only before "[", and "&" an entity,
-// which is text: they are left as they are, for readers of the raw file.
-const markdownSpecial = "\\`*_[]()<>|~"
+// the start of a line, "(" a link target and "!" an image only after or
+// before a "[", and "&" an entity, which is text: they are left as they
+// are, for readers of the raw file.
+const markdownSpecial = "\\`*_[]<>|~"
 
 // Markdown is Line(s) made inert as Markdown text inside a line, after
 // the line's own start (a heading's text, a list item, a table cell):
-// every character of \ ` * _ [ ] ( ) < > | ~ is backslash-escaped, except an underscore
+// every character of \ ` * _ [ ] < > | ~ is backslash-escaped, except an underscore
 // between two letters or digits (snake_case names), which CommonMark never
 // reads as emphasis. A rendered view shows the text as it is; none of it
 // is a link, an image, HTML, emphasis, a code span or a table cell.

@@ -32,6 +32,8 @@ func markdown(t *testing.T, src string) string {
 	return b.String()
 }
 
+var autolink = regexp.MustCompile(`<a href="([^"]*)">([^<]*)</a>`)
+
 var structure = regexp.MustCompile(`<(a|img|script|h[1-6]|em|strong|del|code|table|td|br)\b`)
 
 func TestMarkdownHoldsNoStructure(t *testing.T) {
@@ -44,6 +46,13 @@ func TestMarkdownHoldsNoStructure(t *testing.T) {
 			html := markdown(t, doc)
 			html = strings.Replace(strings.Replace(html, "<h3>", "", 1), "<table>", "", 1)
 			html = strings.Replace(html, "<td>", "", 1)
+			// A bare URL a viewer links shows itself: nothing is hidden.
+			html = autolink.ReplaceAllStringFunc(html, func(a string) string {
+				if m := autolink.FindStringSubmatch(a); m[1] == m[2] {
+					return m[2]
+				}
+				return a
+			})
 			if s := structure.FindString(html); s != "" {
 				t.Errorf("%q renders %s in %q", p, s, html)
 			}
@@ -71,7 +80,7 @@ func TestLine(t *testing.T) {
 	for in, want := range map[string]string{
 		"001_fine_three.md":    "001_fine_three.md",
 		"_lead and trail_":     `\_lead and trail\_`,
-		"C# <b> [x](y) a|b *!": `C# \<b\> \[x\]\(y\) a\|b \*!`,
+		"C# <b> [x](y) a|b *!": `C# \<b\> \[x\](y) a\|b \*!`,
 		"OAuth2 token refresh": "OAuth2 token refresh",
 	} {
 		if got := Markdown(in); got != want {
