@@ -18,8 +18,9 @@ import (
 )
 
 // rawSession serves a project over LineTransport on pipes and returns a
-// function that sends one line and reads one answer line. The session is
-// initialized first, as a client does.
+// function that sends one line and reads one answer line; a line written
+// "quiet:<line>" is sent without waiting for an answer (nil). The session
+// is initialized first, as a client does.
 func rawSession(t *testing.T) func(line string) map[string]any {
 	t.Helper()
 	inR, inW := io.Pipe()
@@ -37,7 +38,7 @@ func rawSession(t *testing.T) func(line string) map[string]any {
 	answers := bufio.NewReader(outR)
 	send := func(line string, answer bool) map[string]any {
 		t.Helper()
-		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+		if _, err := io.WriteString(inW, strings.TrimPrefix(line, "quiet:")+"\n"); err != nil {
 			t.Fatalf("write %.60q: %v (the server stopped reading)", line, err)
 		}
 		if !answer {
@@ -55,7 +56,7 @@ func rawSession(t *testing.T) func(line string) map[string]any {
 	}
 	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, true)
 	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, false)
-	return func(line string) map[string]any { return send(line, true) }
+	return func(line string) map[string]any { return send(line, !strings.HasPrefix(line, "quiet:")) }
 }
 
 // TestBadLines feeds `specd mcp`'s transport each malformed line an
@@ -81,13 +82,19 @@ func TestBadLines(t *testing.T) {
 		{"over-long frame", `{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"x":"` + strings.Repeat("a", mcpserver.MaxFrameBytes) + `"}}`, -32600, nil},
 		{"bad params", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":"research"}`, -32602, float64(5)},
 		{"unknown tool", `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"nope","arguments":{}}}`, -32602, float64(6)},
+		// Lines that get no answer: a response nobody asked for, a
+		// notification of an unknown method.
+		{"stray response", `quiet:{"jsonrpc":"2.0","id":99,"result":{}}`, 0, nil},
+		{"stray error", `quiet:{"jsonrpc":"2.0","id":98,"error":{"code":1,"message":"x"}}`, 0, nil},
+		{"unknown notification", `quiet:{"jsonrpc":"2.0","method":"notifications/nope"}`, 0, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := send(tc.line)
 			e, _ := got["error"].(map[string]any)
-			if e == nil || e["code"] != tc.code || got["id"] != tc.id || got["jsonrpc"] != "2.0" {
+			if tc.code != 0 && (e == nil || e["code"] != tc.code || got["id"] != tc.id || got["jsonrpc"] != "2.0") {
 				t.Errorf("answer %v, want error code %v with id %v", got, tc.code, tc.id)
 			}
+			send("quiet:") // a blank line: no answer
 			list := send(`{"jsonrpc":"2.0","id":"list","method":"tools/list"}`)
 			if r, _ := list["result"].(map[string]any); r == nil || len(r["tools"].([]any)) != 6 || list["id"] != "list" {
 				t.Fatalf("tools/list after it: %.300v, want the six tools", list)
