@@ -247,10 +247,12 @@ func CheckReport(name string, data []byte, wantTopic string) (ReportMeta, error)
 //     set once (a failure here is the only problem returned; reports
 //     without front matter wrap ErrNoFrontMatter);
 //  2. the front-matter fields, in the order of frontMatterRules:
-//     report_type, topic, findings_count, recommendations_count
-//     (non-negative integers), created_date (a real date, YYYY-MM-DD),
-//     status: complete; then the optional ones (research_complexity 1–4,
-//     workflow_type, the fields of a rendered report); a report with
+//     report_type, topic (one line of text each), findings_count,
+//     recommendations_count (non-negative integers), created_date (a real
+//     date, YYYY-MM-DD), status: complete; then the optional ones
+//     (research_complexity 1–4, workflow_type and model as one line of
+//     text, the fields of a rendered report: result_format, confidence and
+//     analysis_depth one of their words, spotlight a mark); a report with
 //     result_format has spotlight;
 //  3. the body (checkBody): "## Summary", "## Findings" and "## Sources"
 //     headings, "## Recommendations" when recommendations_count > 0, the
@@ -509,11 +511,7 @@ func (c *reportCheck) checkBody(doc string, bodyLine int, wantTopic string) {
 	}
 	if c.ok("spotlight") && m.Spotlight != "" {
 		if at, reason := checkSpotlight(doc, m.Spotlight); reason != "" {
-			line := bodyLine + at
-			if at < 0 {
-				line = c.line("spotlight")
-			}
-			c.add(line, "%s", reason)
+			c.add(bodyLine+at, "%s", reason)
 		}
 	}
 	items := mdsection.Items(doc, "Findings")
