@@ -436,10 +436,10 @@ func (s *Server) runDir(n int) (string, error) {
 // run is r as the tools report it.
 func (s *Server) run(r progress.Run) Run {
 	n, _ := specs.RunNumber(r.Name)
-	out := Run{Run: n, Name: r.Name, Dir: s.opts.Project.Rel(r.Dir), State: "not started", Waiting: r.Waiting}
+	out := Run{Run: n, Name: inert.Line(r.Name), Dir: inert.Line(s.opts.Project.Rel(r.Dir)), State: "not started", Waiting: inert.Line(r.Waiting)}
 	switch {
 	case r.Err != nil:
-		out.State, out.Waiting = "unreadable", r.Err.Error()
+		out.State, out.Waiting = "unreadable", inert.Line(r.Err.Error())
 		return out
 	case r.State == nil:
 		if r.Plan != nil {
@@ -464,7 +464,7 @@ func (s *Server) run(r progress.Run) Run {
 		out.Topics = append(out.Topics, tp)
 	}
 	if rs.PlanError != "" {
-		out.Waiting = "plan rejected: " + rs.PlanError
+		out.Waiting = "plan rejected: " + inert.Line(rs.PlanError)
 	}
 	if rs.State != specs.StateFinished {
 		out.Next = fmt.Sprintf("call wait with run %d", n)
@@ -484,7 +484,7 @@ func (s *Server) run(r progress.Run) Run {
 func (s *Server) runResult(r progress.Run) (*mcp.CallToolResult, Run, error) {
 	run := s.run(r)
 	var b strings.Builder
-	fmt.Fprintf(&b, "Run %d (%s, %s): %s", run.Run, run.Name, run.Dir, run.State)
+	fmt.Fprintf(&b, "Run %d (%s, %s): %s", run.Run, inert.Markdown(run.Name), inert.Markdown(run.Dir), run.State)
 	if run.Verdict != "" {
 		fmt.Fprintf(&b, ", %s", run.Verdict)
 	}
