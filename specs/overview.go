@@ -123,7 +123,7 @@ func RenderOverview(in OverviewInput) []byte {
 		fmt.Fprintf(&b, "### %d. %s\n\n", n, inert.Markdown(t.Topic))
 		fmt.Fprintf(&b, "- Findings: %d | Recommendations: %d\n", m.FindingsCount, m.RecommendationsCount)
 		if t.Sources != nil {
-			fmt.Fprintf(&b, "- Sources: %s\n", t.Sources.Line())
+			fmt.Fprintf(&b, "- Sources: %s\n", inert.Markdown(t.Sources.Line())) // .run.json may be a clone's
 		}
 		if m.Confidence == "NONE" {
 			b.WriteString("- No definitive answer found (confidence NONE); next steps under Recommendations\n")
@@ -201,7 +201,7 @@ func writeSourceQuality(b *bytes.Buffer, topics []TopicState, reports map[int]Re
 				tiers = append(tiers, fmt.Sprintf("%s %s×%d", tier.Badge(), tier, n))
 			}
 		}
-		gaps := strings.Join(q.GapTypes(), ", ")
+		gaps := inert.Markdown(strings.Join(q.GapTypes(), ", "))
 		if gaps == "" {
 			gaps = "none"
 		}
