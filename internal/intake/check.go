@@ -22,8 +22,8 @@ const (
 // each topic and the guidance are at most MaxLineBytes with no control
 // character but newline, carriage return and tab (which the plan collapses
 // to one space) and no bidirectional control (U+202A–U+202E,
-// U+2066–U+2069); the body is at most MaxBodyBytes with no
-// control character but newline, carriage return and tab. The error names
+// U+2066–U+2069); the body is at most MaxBodyBytes, with the same
+// characters refused. The error names
 // the field (request, topics[i], guidance, body), what is wrong and where.
 func Check(r Request) error {
 	if err := checkText("request", r.Text, MaxLineBytes, space); err != nil {
