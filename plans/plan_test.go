@@ -530,6 +530,20 @@ func TestReservedNames(t *testing.T) {
 			t.Errorf("%q: topic [1] refused with %v, want plan.txt:3 and %q", tc.path, r, tc.want)
 		}
 	}
+	for title, want := range map[string]string{
+		"a\x00b":     "the topic holds the control character U+0000 at byte 1",
+		"\x1b]52;c;": "U+001B",
+		"a\u202eb":   "U+202E",
+		"bad\xff":    "not valid UTF-8",
+	} {
+		p, err := Parse(strings.NewReader("[0] ok -> 001_ok.md\n[1] "+title+" -> 002_x.md\n"), "plan.txt")
+		if err != nil || p.Topics[0].Refused != nil || p.Topics[1].Refused == nil || !strings.Contains(p.Topics[1].Refused.Error(), "plan.txt:2: topic [1]: ") || !strings.Contains(p.Topics[1].Refused.Error(), want) {
+			t.Errorf("topic %q: %v, %+v; want only topic [1] refused with %q", title, err, p, want)
+		}
+	}
+	if p, err := Parse(strings.NewReader("[0] tab\tinside -> 001_ok.md\n"), "plan.txt"); err != nil || p.Topics[0].Refused != nil {
+		t.Errorf("a tab in a topic: %v, %v; want it runnable", err, p.Topics[0].Refused)
+	}
 	for _, ok := range []string{"001_overview.md", "OVERVIEW.md.bak", "request_md.md", "été.md"} {
 		p, err := Parse(strings.NewReader("[0] t -> "+ok+"\n"), "plan.txt")
 		if err != nil || p.Topics[0].Refused != nil {
