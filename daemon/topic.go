@@ -137,6 +137,7 @@ type attempt struct {
 	out     preset.Output // what the process printed on stdout: its text and usage (startAndWait reads it)
 	tails   [2][]byte     // the ends of stderr and stdout of an attempt that exited non-zero (collect), for its error class and a provider's wait
 	wait    time.Duration // the retry delay decide chose
+	refused string        // why promote left a file out (not a plain file, too big), or ""
 }
 
 func (r *run) newAttempt(i int) *attempt {
@@ -309,7 +310,7 @@ func (a *attempt) skip(rerun bool) func() bool {
 		}
 		a.promote("") // what a specialist of a specd that crashed left
 		a.skipped, _ = a.r.deliver(a.i, nil)
-		return a.skipped.Err == nil
+		return a.skipped.Err == nil && a.refused == ""
 	}
 }
 
@@ -348,6 +349,9 @@ func (a *attempt) collect(context.Context, context.Context) next {
 	}
 	var invalid string
 	a.res.Report, invalid = r.deliver(a.i, stdout)
+	if a.refused != "" {
+		invalid = a.refused // the file left out would have been the report or result
+	}
 	if invalid != "" {
 		a.res.End, a.res.Reason = barrier.ResultInvalid, invalid
 	}
