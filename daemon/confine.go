@@ -149,6 +149,9 @@ func sandboxState(sb config.Sandbox) string {
 // topic cgroups a killed specd left (sandbox.RemoveStaleCgroups).
 func (d *Daemon) warnSandbox(sb config.Sandbox) {
 	sandbox.RemoveStaleCgroups()
+	if u := sandbox.Unbounded(); u != "" {
+		d.opts.Log.Info().Msg(u + " (docs/operating.md#bounds)")
+	}
 	switch {
 	case sb.Off:
 		d.opts.Log.Warn().Msg("sandbox: off in " + specs.ConfigFile + ": specialists run unconfined and may write anywhere this user can (docs/operating.md#sandbox)")

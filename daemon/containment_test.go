@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/specd-dev/specd/internal/sandbox"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -74,5 +75,53 @@ func TestPromoteOnlyPlainFiles(t *testing.T) {
 	}
 	if found != 2 {
 		t.Errorf("%d errors.jsonl entries name a special file left as a report, want 2", found)
+	}
+}
+
+// grower is a command specialist that, by its topic's first word,
+// allocates far past a small sandbox.memory_max (mem) or starts far more
+// processes than a small sandbox.pids_max (fork); any other runs the fake
+// specialist.
+const grower = `case "$SPECD_TOPIC" in
+mem:*) if command -v python3 >/dev/null; then python3 -c 'b = bytearray(512 << 20); print(len(b))'; else head -c 536870912 /dev/zero | tail -c 1; fi; exit 0 ;;
+fork:*) i=0; while [ $i -lt 200 ]; do sleep 3 & i=$((i+1)); done; wait; exit 0 ;;
+esac
+exec "$0"`
+
+// TestBoundsPerTopic: a topic that allocates past sandbox.memory_max and
+// one that forks past sandbox.pids_max each end alone, crashed with the
+// bound's error_type (memory_limit, pids_limit) and a hint naming the
+// setting, not retried, while a sibling topic completes
+// (docs/operating.md#bounds).
+func TestBoundsPerTopic(t *testing.T) {
+	if u := sandbox.Unbounded(); u != "" {
+		t.Skip(u)
+	}
+	tr := newTree(t)
+	c := fakeConfig(t)
+	c.Specialist.Retries = 1
+	c.Sandbox.MemoryMax, c.Sandbox.PidsMax = 32<<20, 32
+	c.Specialist.Command = []string{"sh", "-c", grower, c.Specialist.Command[0]}
+	dir := writePlan(t, tr, "001_bounds", "mem: a", "fork: b", "ok: c")
+	rs, err := newDaemon(t, tr, c, nil).RunPlan(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"sandbox.memory_max", "sandbox.pids_max"} {
+		if tp := rs.Topics[i]; tp.Outcome != specs.OutcomeCrashed || !strings.Contains(tp.Reason, want) || tp.Attempts != 1 {
+			t.Errorf("topic %d: %s %q after %d attempts, want crashed naming %s after 1", i, tp.Outcome, tp.Reason, tp.Attempts, want)
+		}
+	}
+	if tp := rs.Topics[2]; tp.Outcome != specs.OutcomeCompleted {
+		t.Errorf("topic 2: %s %q, want completed beside the bounded ones", tp.Outcome, tp.Reason)
+	}
+	types := map[string]bool{}
+	for _, e := range readErrors(t, tr) {
+		if strings.Contains(e.RecoveryHint, "sandbox.") {
+			types[e.ErrorType] = true
+		}
+	}
+	if !types[sandbox.MemoryLimit] || !types[sandbox.PidsLimit] {
+		t.Errorf("errors.jsonl error types with a hint naming the setting: %v, want %s and %s", types, sandbox.MemoryLimit, sandbox.PidsLimit)
 	}
 }

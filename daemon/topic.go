@@ -138,6 +138,7 @@ type attempt struct {
 	tails   [2][]byte     // the ends of stderr and stdout of an attempt that exited non-zero (collect), for its error class and a provider's wait
 	wait    time.Duration // the retry delay decide chose
 	refused string        // why promote left a file out (not a plain file, too big), or ""
+	bound   string        // the bound of its cgroup the attempt met (sandbox.MemoryLimit, PidsLimit), or ""
 }
 
 func (r *run) newAttempt(i int) *attempt {
@@ -269,6 +270,7 @@ func (a *attempt) startAndWait(start, tctx context.Context) next {
 		}
 	}
 	a.res.Result = r.d.runner.Run(tctx, job)
+	a.bound = job.Cgroup.Exceeded() // nil in Temporal mode: the worker's cgroup bounds it, and its end is a death by signal here
 	if a.res.Started {
 		a.promote(a.sp.Model)
 	}
@@ -354,6 +356,9 @@ func (a *attempt) collect(context.Context, context.Context) next {
 	}
 	if invalid != "" {
 		a.res.End, a.res.Reason = barrier.ResultInvalid, invalid
+	}
+	if a.bound != "" {
+		a.bounded()
 	}
 	a.log.Info().Int("exit_code", a.res.ExitCode).Str("signal", a.res.Signal).Bool("timed_out", a.res.TimedOut).Bool("stalled", a.res.Stalled).
 		Int64("duration_ms", a.res.Duration.Milliseconds()).Msg("specialist exited")
@@ -513,6 +518,8 @@ func infraFailure(res barrier.Attempt) string {
 		return "" // a decline is an answer, never retried
 	case res.Final:
 		return "" // the runner retried it already (a lost Temporal worker)
+	case res.End == barrier.Bounded:
+		return "" // the same bound would stop it again
 	case res.StartErr != nil:
 		return "could not start: " + res.StartErr.Error()
 	case res.TimedOut:
