@@ -137,7 +137,7 @@ func (f TemporalFlags) Apply(t config.Temporal, root string) (config.Temporal, e
 			return flag, nil
 		}
 		if v := os.Getenv(env); v != "" {
-			return v, nil
+			return strings.Clone(v), nil // Harden overwrites the environment's bytes
 		}
 		if file == "" {
 			return "", nil
@@ -251,6 +251,7 @@ func Run(ctx context.Context, o RunOptions, env Env) error {
 	if tc.Address != "" && env.Temporal == nil {
 		return Exec(env.Args)
 	}
+	harden(log)
 	if err := p.RequireTree(); err != nil {
 		switch {
 		case o.Init:
@@ -407,6 +408,7 @@ func Worker(ctx context.Context, o WorkerOptions, env Env) error {
 	if env.Temporal == nil {
 		return Exec(env.Args)
 	}
+	harden(log)
 	return env.Temporal.Work(ctx, Work{Temporal: tc, Root: p.Root, TreeDir: p.TreeDir, Specialist: cfg.Specialist, Sandbox: cfg.Sandbox, Exe: sibling("specd"),
 		Parallel: o.Parallel, Identity: o.Identity, StopTimeout: o.StopTimeout, Log: log})
 }
@@ -470,6 +472,7 @@ func CodecServer(ctx context.Context, o CodecServerOptions, env Env) error {
 	if env.Temporal == nil {
 		return Exec(env.Args)
 	}
+	harden(zerolog.Nop())
 	return env.Temporal.ServeCodec(ctx, Codec{Keys: tc.CodecKeys, Listen: o.Listen, Origin: o.Origin, Stderr: env.Stderr})
 }
 
