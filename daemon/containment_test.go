@@ -2,13 +2,17 @@ package daemon_test
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/specd-dev/specd/daemon"
+	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/sandbox"
 	"github.com/specd-dev/specd/specs"
 )
@@ -123,5 +127,67 @@ func TestBoundsPerTopic(t *testing.T) {
 	}
 	if !types[sandbox.MemoryLimit] || !types[sandbox.PidsLimit] {
 		t.Errorf("errors.jsonl error types with a hint naming the setting: %v, want %s and %s", types, sandbox.MemoryLimit, sandbox.PidsLimit)
+	}
+}
+
+// TestTrustAtEveryStart: a trusted agent.sh that the config names
+// replaces itself during the run (as a `git pull` would) and fails, so a
+// retry follows: the retry does not run the new bytes, the topic waits
+// for trust with the trust message in errors.jsonl, and once `specd
+// trust` trusts the new bytes it runs and completes
+// (docs/operating.md#security).
+func TestTrustAtEveryStart(t *testing.T) {
+	defer daemon.UseRealTrust()()
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir()) // trust records
+	tr := newTree(t)
+	c := fakeConfig(t)
+	c.Specialist.Retries = 1
+	c.Specialist.RetryBackoff = config.Duration(10 * time.Millisecond)
+	agent := filepath.Join(tr.counts, "agent.sh") // counts/ is writable to the specialist
+	ran := filepath.Join(tr.counts, "new-bytes-ran")
+	swap := "#!/bin/sh\nd=$(dirname \"$0\")\nprintf '#!/bin/sh\\ntouch %s\\nexec %s\\n' > \"$d/.agent.new\"\nchmod +x \"$d/.agent.new\"\nmv \"$d/.agent.new\" \"$d/agent.sh\"\nkill -9 $$\n"
+	if err := os.WriteFile(agent, []byte(fmt.Sprintf(swap, ran, c.Specialist.Command[0])), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c.Specialist.Command = []string{agent}
+	if _, err := config.Trust(tr.root, c); err != nil {
+		t.Fatal(err)
+	}
+	dir := writePlan(t, tr, "001_trust", "ok: a")
+	type result struct {
+		rs  specs.RunState
+		err error
+	}
+	out := make(chan result, 1)
+	go func() {
+		rs, err := newDaemon(t, tr, c, nil).RunPlan(context.Background(), dir)
+		out <- result{rs, err}
+	}()
+	waitFor(t, "the trust message in errors.jsonl, or the run's end", func() bool {
+		if len(out) > 0 {
+			return true // ended without waiting: checked below
+		}
+		for _, e := range readErrors(t, tr) {
+			if e.Source == "trust" && strings.Contains(e.Message, "changed counts/agent.sh") && strings.Contains(e.Message, "specd trust") {
+				return true
+			}
+		}
+		return false
+	})
+	if _, err := os.Stat(ran); err == nil {
+		t.Fatal("the retry ran the replaced agent.sh before it was trusted")
+	}
+	if _, err := config.Trust(tr.root, c); err != nil {
+		t.Fatal(err)
+	}
+	res := <-out
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	if tp := res.rs.Topics[0]; tp.Outcome != specs.OutcomeCompleted || tp.Attempts != 2 {
+		t.Errorf("topic: %s %q after %d attempts, want completed after 2 once trusted", tp.Outcome, tp.Reason, tp.Attempts)
+	}
+	if _, err := os.Stat(ran); err != nil {
+		t.Errorf("the trusted new agent.sh did not run: %v", err)
 	}
 }

@@ -130,15 +130,16 @@ type attempt struct {
 	outDir string // reports/.logs/NNN.out: where the specialist writes its report and result (docs/contract.md#output-directory)
 	log    zerolog.Logger
 
-	sp      config.Specialist // this attempt's settings: one snapshot, so a SIGHUP changes a next attempt whole
-	argv    []string
-	skipped barrier.Check // set by skip when the runner asks (an earlier specialist finished the topic)
-	res     barrier.Attempt
-	out     preset.Output // what the process printed on stdout: its text and usage (startAndWait reads it)
-	tails   [2][]byte     // the ends of stderr and stdout of an attempt that exited non-zero (collect), for its error class and a provider's wait
-	wait    time.Duration // the retry delay decide chose
-	refused string        // why promote left a file out (not a plain file, too big), or ""
-	bound   string        // the bound of its cgroup the attempt met (sandbox.MemoryLimit, PidsLimit), or ""
+	sp        config.Specialist // this attempt's settings: one snapshot, so a SIGHUP changes a next attempt whole
+	argv      []string
+	skipped   barrier.Check // set by skip when the runner asks (an earlier specialist finished the topic)
+	res       barrier.Attempt
+	out       preset.Output // what the process printed on stdout: its text and usage (startAndWait reads it)
+	tails     [2][]byte     // the ends of stderr and stdout of an attempt that exited non-zero (collect), for its error class and a provider's wait
+	wait      time.Duration // the retry delay decide chose
+	refused   string        // why promote left a file out (not a plain file, too big), or ""
+	bound     string        // the bound of its cgroup the attempt met (sandbox.MemoryLimit, PidsLimit), or ""
+	untrusted bool          // waiting for trust (trustGate): logged once per wait
 }
 
 func (r *run) newAttempt(i int) *attempt {
@@ -229,7 +230,7 @@ func (a *attempt) check(start, _ context.Context) next {
 		a.res = notStarted(why)
 		return done
 	}
-	return proceed
+	return a.trustGate()
 }
 
 // startAndWait is the attempt's second step: the start rate, then the
