@@ -186,11 +186,14 @@ type Work struct {
 	TreeDir  string          // the spec tree, absolute: a task's files are those of one run in it
 	// Specialist is Root's own specialist settings, trusted: the only
 	// commands the worker runs (docs/operating.md#security).
-	Specialist  config.Specialist
-	Sandbox     config.Sandbox // Root's own sandbox settings (docs/operating.md#sandbox)
-	Exe         string         // the specd binary that runs the local preset
-	Parallel    int            // ≥ 1
-	Identity    string         // "" = pid@host
+	Specialist config.Specialist
+	Sandbox    config.Sandbox // Root's own sandbox settings (docs/operating.md#sandbox)
+	// Trust is checked before every specialist start: nil while Root's
+	// config and the files it names are as trusted (docs/operating.md#security).
+	Trust       func() error
+	Exe         string // the specd binary that runs the local preset
+	Parallel    int    // ≥ 1
+	Identity    string // "" = pid@host
 	StopTimeout time.Duration
 	Log         zerolog.Logger
 }
@@ -409,7 +412,14 @@ func Worker(ctx context.Context, o WorkerOptions, env Env) error {
 		return Exec(env.Args)
 	}
 	harden(log)
-	return env.Temporal.Work(ctx, Work{Temporal: tc, Root: p.Root, TreeDir: p.TreeDir, Specialist: cfg.Specialist, Sandbox: cfg.Sandbox, Exe: sibling("specd"),
+	trust := func() error {
+		v, err := config.Check(p.Root, cfg)
+		if err == nil && !v.Trusted {
+			err = &config.UntrustedError{Root: p.Root, Changed: v.Changed}
+		}
+		return err
+	}
+	return env.Temporal.Work(ctx, Work{Temporal: tc, Root: p.Root, TreeDir: p.TreeDir, Specialist: cfg.Specialist, Sandbox: cfg.Sandbox, Trust: trust, Exe: sibling("specd"),
 		Parallel: o.Parallel, Identity: o.Identity, StopTimeout: o.StopTimeout, Log: log})
 }
 
