@@ -226,6 +226,9 @@ type Sandbox struct {
 	// ReportMax is the largest report or structured result specd moves
 	// into reports/; 0 is DefaultReportMax.
 	ReportMax Size `yaml:"report_max"`
+	// EnvPass names variables of specd's environment passed on to the
+	// specialists beside those they get by default.
+	EnvPass []string `yaml:"env_pass"`
 }
 
 // Defaults of the per-topic bounds (docs/configuration.md#sandbox).
@@ -303,12 +306,13 @@ func (s *Sandbox) UnmarshalYAML(n *yaml.Node) error {
 		MemoryMax    Size     `yaml:"memory_max"`
 		PidsMax      int64    `yaml:"pids_max"`
 		ReportMax    Size     `yaml:"report_max"`
+		EnvPass      []string `yaml:"env_pass"`
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		switch k := n.Content[i]; k.Value {
-		case "mode", "writable", "readable", "connect_ports", "memory_max", "pids_max", "report_max":
+		case "mode", "writable", "readable", "connect_ports", "memory_max", "pids_max", "report_max", "env_pass":
 		default:
-			return fmt.Errorf("line %d: field %s not found in sandbox (mode, writable, readable, connect_ports, memory_max, pids_max, report_max)", k.Line, k.Value)
+			return fmt.Errorf("line %d: field %s not found in sandbox (mode, writable, readable, connect_ports, memory_max, pids_max, report_max, env_pass)", k.Line, k.Value)
 		}
 	}
 	if err := n.Decode(&m); err != nil {
@@ -319,6 +323,7 @@ func (s *Sandbox) UnmarshalYAML(n *yaml.Node) error {
 		return fmt.Errorf("line %d: sandbox.pids_max %d: want a number of processes, or -1 for no bound", n.Line, m.PidsMax)
 	}
 	s.MemoryMax, s.PidsMax, s.ReportMax = m.MemoryMax, m.PidsMax, m.ReportMax
+	s.EnvPass = m.EnvPass
 	if m.Mode != "" {
 		return mode(m.Mode, n.Line)
 	}
