@@ -20,11 +20,16 @@ import (
 // leaver is a command specialist that leaves what the topic's first word
 // says in its output directory, then runs the fake specialist: a setuid
 // copy of a program as its structured result, a device node (a FIFO where
-// it may not make one) or a FIFO as its report, or a normal report (ok).
+// it may not make one) or a FIFO as its report, its results directory as
+// a link to elsewhere, a report with a second hard link it could keep
+// writing through, or a normal report (ok).
 const leaver = `case "$SPECD_TOPIC" in
 setuid:*) cp "$(command -v ls)" "$SPECD_RESULT_PATH" && chmod 4755 "$SPECD_RESULT_PATH"; exit 0 ;;
 device:*) mknod -m 0666 "$SPECD_REPORT_PATH" b 7 0 2>/dev/null || mkfifo -m 0666 "$SPECD_REPORT_PATH"; exit 0 ;;
 fifo:*) mkfifo -m 0666 "$SPECD_REPORT_PATH"; exit 0 ;;
+link:*) r=$(dirname "$SPECD_RESULT_PATH"); mkdir -p "$FAKE_COUNT_DIR/elsewhere"; echo '{}' > "$FAKE_COUNT_DIR/elsewhere/$(basename "$SPECD_RESULT_PATH")"
+	rmdir "$r" && ln -s "$FAKE_COUNT_DIR/elsewhere" "$r"; exit 0 ;;
+hardlink:*) echo x > "$SPECD_REPORT_PATH" && ln "$SPECD_REPORT_PATH" "$SPECD_REPORT_PATH.kept"; exit 0 ;;
 esac
 exec "$0"`
 
@@ -38,21 +43,21 @@ func TestPromoteOnlyPlainFiles(t *testing.T) {
 	tr := newTree(t)
 	c := fakeConfig(t)
 	c.Specialist.Command = []string{"sh", "-c", leaver, c.Specialist.Command[0]}
-	dir := writePlan(t, tr, "001_promote", "setuid: a", "device: b", "fifo: c", "ok: d")
+	dir := writePlan(t, tr, "001_promote", "setuid: a", "device: b", "fifo: c", "link: e", "hardlink: f", "ok: d")
 	rs, err := newDaemon(t, tr, c, nil).RunPlan(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, want := range []string{"structured result", "not a regular file", "is a FIFO, not a regular file"} {
+	for i, want := range []string{"structured result", "not a regular file", "is a FIFO, not a regular file", ".results is a symbolic link", "has 2 hard links"} {
 		if tp := rs.Topics[i]; tp.Outcome != specs.OutcomeInvalid || !strings.Contains(tp.Reason, want) {
 			t.Errorf("topic %d: %s %q, want invalid naming %q", i, tp.Outcome, tp.Reason, want)
 		}
 	}
-	if tp := rs.Topics[3]; tp.Outcome != specs.OutcomeCompleted {
-		t.Fatalf("topic 3: %s %q, want completed", tp.Outcome, tp.Reason)
+	if tp := rs.Topics[5]; tp.Outcome != specs.OutcomeCompleted {
+		t.Fatalf("topic 5: %s %q, want completed", tp.Outcome, tp.Reason)
 	}
 	var st syscall.Stat_t
-	if err := syscall.Lstat(filepath.Join(dir, "reports", rs.Topics[3].Report), &st); err != nil {
+	if err := syscall.Lstat(filepath.Join(dir, "reports", rs.Topics[5].Report), &st); err != nil {
 		t.Fatal(err)
 	}
 	if st.Mode&^uint32(syscall.S_IFMT) != 0o644 || st.Uid != uint32(os.Geteuid()) {
@@ -73,12 +78,12 @@ func TestPromoteOnlyPlainFiles(t *testing.T) {
 	})
 	found := 0
 	for _, e := range readErrors(t, tr) {
-		if strings.Contains(e.Message, "not a regular file") && strings.Contains(e.Message, "sandbox.report_max") {
+		if strings.Contains(e.Message, "sandbox.report_max") {
 			found++
 		}
 	}
-	if found != 2 {
-		t.Errorf("%d errors.jsonl entries name a special file left as a report, want 2", found)
+	if found != 4 {
+		t.Errorf("%d errors.jsonl entries name a file not moved into reports/, want 4", found)
 	}
 }
 
