@@ -38,7 +38,8 @@ const (
 // children only while it holds no process itself, so where enabling
 // fails with EBUSY specd moves itself into a leaf of its own,
 // specd-PID-0 (RemoveStaleCgroups removes it once this specd is gone),
-// and tries again; other processes there keep the controllers off.
+// and tries again, when it is the only process there (moveSelf); other
+// processes there keep the controllers off.
 var controllers = sync.OnceValue(func() map[string]bool {
 	parent := CgroupParent()
 	on := map[string]bool{}
@@ -63,8 +64,16 @@ var controllers = sync.OnceValue(func() map[string]bool {
 })
 
 // moveSelf moves this process into the leaf cgroup specd-PID-0 below
-// parent, made when missing.
+// parent, made when missing, when it is the only process in parent:
+// moving it leaves others there, which keep the controllers off anyway.
 func moveSelf(parent string) error {
+	procs, err := os.ReadFile(filepath.Join(parent, "cgroup.procs"))
+	if err != nil {
+		return err
+	}
+	if f := strings.Fields(string(procs)); len(f) != 1 || f[0] != strconv.Itoa(os.Getpid()) {
+		return errors.New("other processes share specd's cgroup")
+	}
 	leaf := filepath.Join(parent, fmt.Sprintf("specd-%d-0", os.Getpid()))
 	if err := os.Mkdir(leaf, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return err
