@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/specd-dev/specd/internal/atomicfile"
 	"github.com/specd-dev/specd/internal/gitcmd"
@@ -287,6 +288,7 @@ func (c Covered) walk(root, rel string, b *budget) error {
 // specialist start (docs/operating.md#security) reads a file again only
 // when its size, mtime, ctime, inode or device changed. A change between
 // the stat and the read changes the ctime, so the next check reads again.
+// Only a file last changed over a second ago is kept (hashFile).
 var hashes sync.Map // string -> hashed
 
 type hashed struct {
@@ -320,7 +322,10 @@ func hashFile(p string, fi fs.FileInfo) (string, error) {
 		return "", fmt.Errorf("trust: read %s: %w", p, err)
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
-	if ok {
+	// A file changed within the last second is not kept: the kernel's
+	// coarse clock could give a second same-size write in place the same
+	// times, and the stat could not tell the two apart.
+	if ok && time.Since(time.Unix(0, key.ctime)) > time.Second {
 		hashes.Store(p, hashed{stat: key, sum: sum})
 	}
 	return sum, nil
