@@ -92,7 +92,7 @@ func TestPromoteOnlyPlainFiles(t *testing.T) {
 // processes than a small sandbox.pids_max (fork); any other runs the fake
 // specialist.
 const grower = `case "$SPECD_TOPIC" in
-mem:*) if command -v python3 >/dev/null; then python3 -c 'b = bytearray(512 << 20); print(len(b))'; else head -c 536870912 /dev/zero | tail -c 1; fi; exit 0 ;;
+mem:*) if command -v python3 >/dev/null; then python3 -c 'b = bytearray(512 << 20); print(len(b))'; else head -c 536870912 /dev/zero | tail -n 1 >/dev/null; fi; exit 0 ;;
 fork:*) i=0; while [ $i -lt 200 ]; do sleep 3 & i=$((i+1)); done; wait; exit 0 ;;
 esac
 exec "$0"`
