@@ -140,6 +140,9 @@ func (w *Worker) specialist(ctx context.Context, t Task) (Outcome, error) {
 		log.Warn().Msg("specialist stopped: the attempt was cancelled or this worker is stopping")
 		return Outcome{}, ctx.Err()
 	}
+	if b := job.Cgroup.Exceeded(); b != "" { // the daemon sees a death by signal (docs/operating.md#bounds)
+		log.Warn().Str("error_type", b).Msg("the specialist met a bound of this worker's sandbox (sandbox.memory_max or pids_max)")
+	}
 	out.PID = int(pid.Load())
 	out.ExitCode, out.Signal, out.TimedOut, out.Stalled, out.Duration = res.ExitCode, res.Signal, res.TimedOut, res.Stalled, res.Duration
 	if res.StartErr != nil {
