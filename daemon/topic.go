@@ -130,16 +130,17 @@ type attempt struct {
 	outDir string // reports/.logs/NNN.out: where the specialist writes its report and result (docs/contract.md#output-directory)
 	log    zerolog.Logger
 
-	sp        config.Specialist // this attempt's settings: one snapshot, so a SIGHUP changes a next attempt whole
-	argv      []string
-	skipped   barrier.Check // set by skip when the runner asks (an earlier specialist finished the topic)
-	res       barrier.Attempt
-	out       preset.Output // what the process printed on stdout: its text and usage (startAndWait reads it)
-	tails     [2][]byte     // the ends of stderr and stdout of an attempt that exited non-zero (collect), for its error class and a provider's wait
-	wait      time.Duration // the retry delay decide chose
-	refused   string        // why promote left a file out (not a plain file, too big), or ""
-	bound     string        // the bound of its cgroup the attempt met (sandbox.MemoryLimit, PidsLimit), or ""
-	untrusted bool          // waiting for trust (trustGate): logged once per wait
+	sp      config.Specialist // this attempt's settings: one snapshot, so a SIGHUP changes a next attempt whole
+	argv    []string
+	skipped barrier.Check // set by skip when the runner asks (an earlier specialist finished the topic)
+	res     barrier.Attempt
+	out     preset.Output // what the process printed on stdout: its text and usage (startAndWait reads it)
+	tails   [2][]byte     // the ends of stderr and stdout of an attempt that exited non-zero (collect), for its error class and a provider's wait
+	wait    time.Duration // the retry delay decide chose
+
+	refused   string // why promote left a file out (not a plain file, too big), or ""
+	bound     string // the bound of its cgroup the attempt met (sandbox.MemoryLimit, PidsLimit), or ""
+	untrusted bool   // waiting for trust (trustGate): logged once per wait
 }
 
 func (r *run) newAttempt(i int) *attempt {
