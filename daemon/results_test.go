@@ -243,8 +243,8 @@ func TestResultSymlinkRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "structured result 001_topic.json: invalid: is a symlink, not a regular file"
-	if tp := rs.Topics[0]; tp.Outcome != specs.OutcomeInvalid || tp.Reason != want {
-		t.Errorf("topic: %s %q, want invalid %q", tp.Outcome, tp.Reason, want)
+	want := "reports/.logs/001.out/.results/001_topic.json: is a symbolic link, not a regular file" // promote leaves it out
+	if tp := rs.Topics[0]; tp.Outcome != specs.OutcomeInvalid || !strings.HasPrefix(tp.Reason, want) || strings.Contains(tp.Reason, "hostname") {
+		t.Errorf("topic: %s %q, want invalid %q…", tp.Outcome, tp.Reason, want)
 	}
 }

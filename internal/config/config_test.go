@@ -139,3 +139,22 @@ func TestParseDuration(t *testing.T) {
 		}
 	}
 }
+
+func TestSandboxBounds(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "specd.yaml")
+	os.WriteFile(p, []byte("sandbox:\n  memory_max: 32MiB\n  pids_max: 64\n  report_max: max\n"), 0o644)
+	c, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, n, r := c.Sandbox.Limits(); m != 32<<20 || n != 64 || r != -1 {
+		t.Errorf("Limits() = %d %d %d", m, n, r)
+	}
+	if m, n, r := (Sandbox{}).Limits(); m != DefaultMemoryMax || n != DefaultPidsMax || r != DefaultReportMax {
+		t.Errorf("defaults = %d %d %d", m, n, r)
+	}
+	os.WriteFile(p, []byte("sandbox:\n  memory_max: lots\n"), 0o644)
+	if _, err := Load(p); err == nil || !strings.Contains(err.Error(), `"lots" is not a size`) {
+		t.Errorf("memory_max: lots: %v", err)
+	}
+}

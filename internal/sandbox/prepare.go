@@ -67,6 +67,8 @@ func Prepare(cfg config.Sandbox, specd string, t Topic) (Setup, error) {
 	if s.Cgroup, err = NewCgroup(); err != nil {
 		s.Helper = Helper(specd)
 		t.Helper = s.Helper[0]
+	} else if err := s.Cgroup.Bound(LimitsOf(cfg)); err != nil {
+		return s, fmt.Errorf("the topic's bounds: %w", err)
 	}
 	if cfg.Off {
 		return s, nil
