@@ -217,10 +217,18 @@ type Sandbox struct {
 	// ConnectPorts, when not empty, are the only TCP ports specialists may
 	// connect to (Landlock ABI 4, Linux 6.7, or later).
 	ConnectPorts []uint16 `yaml:"connect_ports"`
+	// EnvPass names variables of specd's environment passed to every
+	// specialist besides those it gets anyway (docs/operating.md#environment):
+	// NAME, or PREFIX* for every name starting with PREFIX; no SPECD_ name.
+	EnvPass []string `yaml:"env_pass"`
 }
 
+// envPassName is a name of sandbox.env_pass: a variable name, or a
+// prefix of one followed by *.
+var envPassName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\*?$`)
+
 // UnmarshalYAML reads `sandbox: on|off`, or a mapping with mode (on or
-// off, default on), writable, readable and connect_ports.
+// off, default on), writable, readable, connect_ports and env_pass.
 func (s *Sandbox) UnmarshalYAML(n *yaml.Node) error {
 	mode := func(v string, line int) error {
 		switch strings.ToLower(v) {
@@ -241,18 +249,25 @@ func (s *Sandbox) UnmarshalYAML(n *yaml.Node) error {
 		Writable     []string `yaml:"writable"`
 		Readable     []string `yaml:"readable"`
 		ConnectPorts []uint16 `yaml:"connect_ports"`
+		EnvPass      []string `yaml:"env_pass"`
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		switch k := n.Content[i]; k.Value {
 		case "mode", "writable", "readable", "connect_ports":
+		case "env_pass":
+			for _, v := range n.Content[i+1].Content {
+				if !envPassName.MatchString(v.Value) || strings.HasPrefix(v.Value, "SPECD_") {
+					return fmt.Errorf("line %d: sandbox.env_pass %q: want a variable name (or a prefix ending in *) that does not start with SPECD_", v.Line, v.Value)
+				}
+			}
 		default:
-			return fmt.Errorf("line %d: field %s not found in sandbox (mode, writable, readable, connect_ports)", k.Line, k.Value)
+			return fmt.Errorf("line %d: field %s not found in sandbox (mode, writable, readable, connect_ports, env_pass)", k.Line, k.Value)
 		}
 	}
 	if err := n.Decode(&m); err != nil {
 		return err
 	}
-	s.Writable, s.Readable, s.ConnectPorts = m.Writable, m.Readable, m.ConnectPorts
+	s.Writable, s.Readable, s.ConnectPorts, s.EnvPass = m.Writable, m.Readable, m.ConnectPorts, m.EnvPass
 	if m.Mode != "" {
 		return mode(m.Mode, n.Line)
 	}
