@@ -166,28 +166,35 @@ func TestCLIHomeContained(t *testing.T) {
 			if rs.Verdict != specs.VerdictSuccess {
 				t.Errorf("verdict %s, want SUCCESS: the CLI must work from its private home (%s; %s)", rs.Verdict, rs.Topics[0].Reason, rs.Topics[1].Reason)
 			}
-			planted, _ := os.ReadFile(filepath.Join(marks, "planted"))
-			if n := bytes.Count(planted, []byte("\n")); n != 2 {
-				t.Errorf("%d topic(s) planted in their home, want both (a private home is the CLI's to write): %q", n, planted)
-			}
-			after := snapshot(t, home)
-			for p, b := range after {
-				if before[p] != b {
-					t.Errorf("the user's %s changed or appeared: %q", p, tail([]byte(b), 300))
-				}
-			}
-			for p := range before {
-				if _, ok := after[p]; !ok {
-					t.Errorf("the user's %s is gone", p)
-				}
-			}
-			if seen, _ := os.ReadFile(filepath.Join(marks, "seen")); len(seen) > 0 {
-				t.Errorf("topic(s) %q found an earlier topic's plant in their home", seen)
-			}
-			if _, err := os.Stat(filepath.Join(marks, "ran")); err == nil {
-				t.Errorf("a plant ran")
-			}
+			checkContained(t, before, snapshot(t, home), marks)
 		})
+	}
+}
+
+// checkContained checks that both topics planted in their CLI's home,
+// that the user's home is as it was (before, after: snapshots), and that
+// no topic found an earlier one's plant and no plant ran.
+func checkContained(t *testing.T, before, after map[string]string, marks string) {
+	t.Helper()
+	planted, _ := os.ReadFile(filepath.Join(marks, "planted"))
+	if n := bytes.Count(planted, []byte("\n")); n != 2 {
+		t.Errorf("%d topic(s) planted in their home, want both (a private home is the CLI's to write): %q", n, planted)
+	}
+	for p, b := range after {
+		if before[p] != b {
+			t.Errorf("the user's %s changed or appeared: %q", p, tail([]byte(b), 300))
+		}
+	}
+	for p := range before {
+		if _, ok := after[p]; !ok {
+			t.Errorf("the user's %s is gone", p)
+		}
+	}
+	if seen, _ := os.ReadFile(filepath.Join(marks, "seen")); len(seen) > 0 {
+		t.Errorf("topic(s) %q found an earlier topic's plant in their home", seen)
+	}
+	if _, err := os.Stat(filepath.Join(marks, "ran")); err == nil {
+		t.Errorf("a plant ran")
 	}
 }
 
