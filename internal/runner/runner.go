@@ -149,14 +149,16 @@ type Process struct{}
 var BaseEnv = []string{"PATH", "HOME", "LANG", "LC_*", "TZ", "USER", "LOGNAME"}
 
 // childEnv is the environment of a specialist, built, not inherited: the
-// variables of specd's own environment that BaseEnv or pass name (never a
-// SPECD_ one: those are specd's, its secrets among them), then extra
-// (NAME=value pairs, overriding them; exec keeps the last of a name).
+// variables of specd's own environment that BaseEnv or pass name, but
+// never specd's own (its SPECD_ variables, its secrets among them, and
+// systemd's notify and socket variables, meant for specd alone), then
+// extra (NAME=value pairs, overriding them; exec keeps the last of a name).
 func childEnv(pass, extra []string) []string {
+	never := []string{"SPECD_*", "NOTIFY_SOCKET", "WATCHDOG_*", "LISTEN_*"}
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if !strings.HasPrefix(name, "SPECD_") && (Passes(BaseEnv, name) || Passes(pass, name)) {
+		if !Passes(never, name) && (Passes(BaseEnv, name) || Passes(pass, name)) {
 			env = append(env, kv)
 		}
 	}

@@ -167,7 +167,7 @@ func TestEnvAllowlist(t *testing.T) {
 		t.Setenv(k, v)
 	}
 	j := job(t, `env`)
-	j.Pass = []string{"ANTHROPIC_*", "MY_TOKEN", "SPECD_*", "*"}
+	j.Pass = []string{"ANTHROPIC_*", "MY_TOKEN", "SPECD_*", "NOTIFY_SOCKET", "*"}
 	j.Env = append(j.Env, "TZ=Europe/Paris")
 	if res := (runner.Process{}).Run(context.Background(), j); res.ExitCode != 0 || res.StartErr != nil {
 		t.Fatalf("result %+v", res)
