@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -180,15 +181,24 @@ func checkContained(t *testing.T, before, after map[string]string, marks string)
 	if n := bytes.Count(planted, []byte("\n")); n != 2 {
 		t.Errorf("%d topic(s) planted in their home, want both (a private home is the CLI's to write): %q", n, planted)
 	}
+	var changed []string
 	for p, b := range after {
-		if before[p] != b {
-			t.Errorf("the user's %s changed or appeared: %q", p, tail([]byte(b), 300))
+		if was, ok := before[p]; !ok || was != b {
+			changed = append(changed, p)
 		}
 	}
 	for p := range before {
 		if _, ok := after[p]; !ok {
-			t.Errorf("the user's %s is gone", p)
+			changed = append(changed, p+" (gone)")
 		}
+	}
+	slices.Sort(changed)
+	for i, p := range changed {
+		if i == 8 {
+			t.Errorf("… and %d more", len(changed)-i)
+			break
+		}
+		t.Errorf("the user's %s changed, appeared or went: %q", p, tail([]byte(after[p]), 200))
 	}
 	if seen, _ := os.ReadFile(filepath.Join(marks, "seen")); len(seen) > 0 {
 		t.Errorf("topic(s) %q found an earlier topic's plant in their home", seen)
