@@ -21,7 +21,9 @@ import (
 
 // confine sets up the attempt's job to run in the topic's sandbox
 // (sandbox.Prepare): in a cgroup of its own or behind the subreaper step,
-// with a private TMPDIR, and — unless sandbox: off — confined by Landlock
+// with a private TMPDIR holding its CLI's private home, the environment
+// its preset and sandbox.env_pass allow, and — unless sandbox: off —
+// confined by Landlock
 // to the policy of its preset. It returns the setup, which the caller
 // releases once the process has ended, and an error when the specialist
 // must not start: the kernel has no Landlock (one errors.jsonl entry per
@@ -38,7 +40,7 @@ func (a *attempt) confine(job *runner.Job) (sandbox.Setup, error) {
 	if err != nil {
 		return s, err
 	}
-	job.Env = append(job.Env, s.Env...)
+	job.Env, job.Pass = append(job.Env, s.Env...), s.Pass
 	job.Helper, job.Cgroup, job.Sandbox = s.Helper, s.Cgroup, s.Policy
 	return s, nil
 }

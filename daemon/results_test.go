@@ -23,6 +23,7 @@ func resultConfig(t *testing.T) config.Config {
 	script, _ := filepath.Abs("testdata/result-specialist.sh")
 	data, _ := filepath.Abs("../internal/results/testdata")
 	t.Setenv("RESULTS_TESTDATA", data)
+	c.Sandbox.EnvPass = append(c.Sandbox.EnvPass, "RESULTS_TESTDATA")
 	c.Specialist.Command = []string{script}
 	c.Specialist.Retries = 2
 	c.Specialist.RetryBackoff = config.Duration(10 * time.Millisecond)

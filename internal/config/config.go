@@ -226,8 +226,9 @@ type Sandbox struct {
 	// ReportMax is the largest report or structured result specd moves
 	// into reports/; 0 is DefaultReportMax.
 	ReportMax Size `yaml:"report_max"`
-	// EnvPass names variables of specd's environment passed on to the
-	// specialists beside those they get by default.
+	// EnvPass names variables of specd's environment passed to every
+	// specialist besides those it gets anyway (docs/operating.md#environment):
+	// NAME, or PREFIX* for every name starting with PREFIX; no SPECD_ name.
 	EnvPass []string `yaml:"env_pass"`
 }
 
@@ -280,9 +281,13 @@ func (z *Size) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
+// envPassName is a name of sandbox.env_pass: a variable name, or a
+// prefix of one followed by *.
+var envPassName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\*?$`)
+
 // UnmarshalYAML reads `sandbox: on|off`, or a mapping with mode (on or
-// off, default on), writable, readable, connect_ports and the bounds
-// memory_max, pids_max and report_max.
+// off, default on), writable, readable, connect_ports, env_pass and the
+// bounds memory_max, pids_max and report_max.
 func (s *Sandbox) UnmarshalYAML(n *yaml.Node) error {
 	mode := func(v string, line int) error {
 		switch strings.ToLower(v) {
@@ -310,7 +315,13 @@ func (s *Sandbox) UnmarshalYAML(n *yaml.Node) error {
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		switch k := n.Content[i]; k.Value {
-		case "mode", "writable", "readable", "connect_ports", "memory_max", "pids_max", "report_max", "env_pass":
+		case "mode", "writable", "readable", "connect_ports", "memory_max", "pids_max", "report_max":
+		case "env_pass":
+			for _, v := range n.Content[i+1].Content {
+				if !envPassName.MatchString(v.Value) || strings.HasPrefix(v.Value, "SPECD_") {
+					return fmt.Errorf("line %d: sandbox.env_pass %q: want a variable name (or a prefix ending in *) that does not start with SPECD_", v.Line, v.Value)
+				}
+			}
 		default:
 			return fmt.Errorf("line %d: field %s not found in sandbox (mode, writable, readable, connect_ports, memory_max, pids_max, report_max, env_pass)", k.Line, k.Value)
 		}

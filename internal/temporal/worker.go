@@ -249,7 +249,7 @@ func (w *Worker) job(t Task) (job runner.Job, s sandbox.Setup, err error) {
 	if err != nil {
 		return runner.Job{}, s, err
 	}
-	job.Env = append(job.Env, s.Env...)
+	job.Env, job.Pass = append(job.Env, s.Env...), s.Pass
 	job.Helper, job.Cgroup, job.Sandbox = s.Helper, s.Cgroup, s.Policy
 	return job, s, nil
 }
