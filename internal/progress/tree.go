@@ -122,7 +122,7 @@ func (s Snapshot) Only(name string) Snapshot {
 // when some run's state says running.
 func (s Snapshot) DaemonLine() string {
 	if s.DaemonErr != nil {
-		return "daemon: unknown (" + s.DaemonErr.Error() + ")"
+		return "daemon: unknown (" + oneLine(s.DaemonErr.Error()) + ")"
 	}
 	line := s.Daemon.String()
 	if !s.Daemon.Running {
@@ -215,7 +215,7 @@ func Waiting(t specs.TopicState, now time.Time) string {
 	if t.Outcome.Final() || t.Outcome == specs.OutcomeRunning || t.WaitingUntil.IsZero() || !t.WaitingUntil.After(now) {
 		return ""
 	}
-	return t.WaitingFor + " until " + t.WaitingUntil.Local().Format("15:04")
+	return oneLine(t.WaitingFor) + " until " + t.WaitingUntil.Local().Format("15:04")
 }
 
 // Completed counts the run's completed topics (RunState.Completed is only
