@@ -155,7 +155,14 @@ func (s *Server) logEvents(w http.ResponseWriter, r *http.Request) {
 		rs := progress.ReadRun(run.Dir).State
 		return rs == nil || rs.State == specs.StateFinished || t.Index < len(rs.Topics) && rs.Topics[t.Index].Outcome.Final()
 	}
-	if err := progress.Follow(r.Context(), chunkWriter{es}, streams, s.opts.Poll, finished); err == nil && r.Context().Err() == nil {
-		es.send("end", nil)
+	err = progress.Follow(r.Context(), chunkWriter{es}, streams, s.opts.Poll, finished)
+	if r.Context().Err() != nil {
+		return
 	}
+	if err != nil { // a link or a FIFO at a log path: say so, and end
+		if es.send("chunk", "\n"+err.Error()+"\n") != nil {
+			return
+		}
+	}
+	es.send("end", nil)
 }

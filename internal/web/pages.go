@@ -21,6 +21,7 @@ import (
 	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/liveness"
 	"github.com/specd-dev/specd/internal/memory"
+	"github.com/specd-dev/specd/internal/nofollow"
 	"github.com/specd-dev/specd/internal/progress"
 	"github.com/specd-dev/specd/jsonl"
 	"github.com/specd-dev/specd/specs"
@@ -59,8 +60,20 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("GET /runs/{run}/topics/{topic}/log/events", s.logEvents)
 	mux.HandleFunc("GET /errors", s.errorsPage)
 	mux.HandleFunc("GET /gaps", s.gapsPage)
-	mux.Handle("GET /static/", http.FileServerFS(staticFS))
+	mux.Handle("GET /static/", noListing(http.FileServerFS(staticFS)))
 	return mux
+}
+
+// noListing answers 404 for a directory (a path ending in "/"), which
+// http.FileServer would list: only the files themselves are served.
+func noListing(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/") {
+			http.NotFound(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // base is what every page shows around its content.
@@ -216,7 +229,7 @@ type runLive struct {
 func (s *Server) runLive(run progress.Run) runLive {
 	v := runLive{Name: run.Name, State: "waiting", Waiting: run.Waiting}
 	reports := filepath.Join(run.Dir, specs.ReportsDir)
-	if b, err := specs.ReadRegular(filepath.Join(run.Dir, specs.RequestFile), 1<<20); err == nil {
+	if b, err := s.read(filepath.Join(run.Dir, specs.RequestFile), 1<<20); err == nil {
 		v.Request = s.md.render(specs.ReportBody(b), "")
 	}
 	switch {
@@ -247,12 +260,12 @@ func (s *Server) runLive(run progress.Run) runLive {
 		if w := progress.Waiting(t, now); w != "" && tv.Reason == "" {
 			tv.Reason = "waiting: " + w // a rate limit waited out
 		}
-		tv.HasReport = safeName(t.Report) && regular(filepath.Join(reports, t.Report))
+		tv.HasReport = safeName(t.Report) && s.regular(filepath.Join(reports, t.Report))
 		tv.HasLog = t.Attempts > 0 || t.Outcome == specs.OutcomeRunning
 		v.Topics = append(v.Topics, tv)
 	}
 	if rs.State == specs.StateFinished {
-		if b, err := specs.ReadRegular(filepath.Join(reports, specs.Overview), specs.MaxReportBytes); err == nil {
+		if b, err := s.read(filepath.Join(reports, specs.Overview), specs.MaxReportBytes); err == nil {
 			v.Overview = s.md.render(b, "")
 		}
 	}
@@ -269,9 +282,21 @@ func safeName(name string) bool {
 	return name != "" && filepath.Base(name) == name && !strings.HasPrefix(name, ".")
 }
 
-func regular(path string) bool {
-	fi, err := os.Lstat(path)
-	return err == nil && fi.Mode().IsRegular()
+// read reads a file of the tree (a report, REQUEST.md, OVERVIEW.md), at
+// most limit bytes, without following a link below the tree and refusing
+// a FIFO or device at once (nofollow.ReadFile), so that a hostile tree
+// can neither show a file outside it nor hold a request.
+func (s *Server) read(path string, limit int64) ([]byte, error) {
+	return nofollow.ReadFile(s.opts.TreeDir, path, limit)
+}
+
+// regular reports whether path is a regular file read would open.
+func (s *Server) regular(path string) bool {
+	f, err := nofollow.Open(s.opts.TreeDir, path)
+	if err == nil {
+		f.Close()
+	}
+	return err == nil
 }
 
 func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
@@ -333,7 +358,7 @@ func (s *Server) reportPage(w http.ResponseWriter, r *http.Request) {
 		show(w, "report", v)
 		return
 	}
-	data, err := specs.ReadRegular(filepath.Join(reports, t.Report), specs.MaxReportBytes)
+	data, err := s.read(filepath.Join(reports, t.Report), specs.MaxReportBytes)
 	if err != nil {
 		v.Missing = err.Error()
 		if errors.Is(err, fs.ErrNotExist) {
@@ -351,7 +376,7 @@ func (s *Server) reportPage(w http.ResponseWriter, r *http.Request) {
 	}
 	v.Body = s.md.render(specs.ReportBody(data), v.Meta.Spotlight)
 	v.QuarantineFile = specs.QuarantineFile(t.Report)
-	if b, err := specs.ReadRegular(filepath.Join(reports, v.QuarantineFile), specs.MaxReportBytes); err == nil {
+	if b, err := s.read(filepath.Join(reports, v.QuarantineFile), specs.MaxReportBytes); err == nil {
 		var q struct {
 			Quarantined []quarantined `json:"quarantined"`
 		}
