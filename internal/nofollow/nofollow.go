@@ -324,14 +324,33 @@ func ReadFile(root, path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	if limit <= 0 {
-		return io.ReadAll(f)
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
 	}
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err == nil && int64(len(b)) > limit {
-		err = fmt.Errorf("%s is larger than %d bytes", f.Name(), limit)
+	tooLarge := func() ([]byte, error) { return nil, fmt.Errorf("%s is larger than %d bytes", f.Name(), limit) }
+	if limit > 0 && fi.Size() > limit {
+		return tooLarge()
 	}
-	return b, err
+	// One buffer of the file's size (and a byte to see its end), as
+	// os.ReadFile: a large report is not copied while it is read.
+	b := make([]byte, 0, fi.Size()+1)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if limit > 0 && int64(len(b)) > limit {
+			return tooLarge() // grew while it was read
+		}
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
 }
 
 // MkdirAll makes the directory path (below root) and its missing parents,

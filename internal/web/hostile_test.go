@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"sync"
@@ -159,5 +160,33 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestHugeReports: a report of 100 KB of ">" (quadratic nesting for
+// goldmark) answers, shown as text; one of 8 MiB of "[" (3.6 GB in
+// goldmark) answers within 64 MiB of allocations for the whole request
+// (runtime.MemStats.TotalAlloc, not a timing).
+func TestHugeReports(t *testing.T) {
+	tree := filepath.Join(t.TempDir(), ".opencode", "specs")
+	finishedRun(t, tree, "001_a", time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC))
+	reports := filepath.Join(tree, "001_a", specs.ReportsDir)
+	must(t, os.WriteFile(filepath.Join(reports, "001_topic.md"), []byte("---\n---\n"+strings.Repeat(">", 100<<10)), 0o644))
+	must(t, os.WriteFile(filepath.Join(reports, "002_topic.md"), []byte("---\n---\n"+strings.Repeat("[", 8<<20-8)), 0o644))
+	h := web.New(web.Options{TreeDir: tree})
+	if code, b := body(t, h, "/runs/001_a/topics/0"); code != 200 || !strings.Contains(b, "Shown as text, not rendered: a line nests 102400 blockquotes") {
+		t.Errorf("100 KB of >: %d %.500s", code, b)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	code, b := body(t, h, "/runs/001_a/topics/1")
+	runtime.ReadMemStats(&after)
+	if code != 200 || !strings.Contains(b, "Shown as text, not rendered: ") || !strings.Contains(b, "bytes are not shown: read the file itself") {
+		t.Errorf("8 MiB of [: %d %.500s", code, b)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
+		t.Errorf("8 MiB of [: the request allocated %d MiB, over 64 MiB", alloc>>20)
+	} else {
+		t.Logf("8 MiB of [: the request allocated %d MiB", alloc>>20)
 	}
 }

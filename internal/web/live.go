@@ -99,7 +99,7 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 			last = v
 			run := progress.ReadRun(dir)
 			var buf bytes.Buffer
-			if err := pages["run"].ExecuteTemplate(&buf, "run-live", s.runLive(run)); err != nil {
+			if err := pages["run"].ExecuteTemplate(&buf, "run-live", s.runLive(r.Context(), run)); err != nil {
 				return
 			}
 			if es.send("update", map[string]string{"html": buf.String()}) != nil {

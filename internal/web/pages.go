@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -226,11 +227,13 @@ type runLive struct {
 	ErrorsNote                                                string
 }
 
-func (s *Server) runLive(run progress.Run) runLive {
+// runLive is the live part of run's page; ctx is the request's, which
+// stops rendering when the client goes.
+func (s *Server) runLive(ctx context.Context, run progress.Run) runLive {
 	v := runLive{Name: run.Name, State: "waiting", Waiting: run.Waiting}
 	reports := filepath.Join(run.Dir, specs.ReportsDir)
 	if b, err := s.read(filepath.Join(run.Dir, specs.RequestFile), 1<<20); err == nil {
-		v.Request = s.md.render(specs.ReportBody(b), "")
+		v.Request = s.md.render(ctx, specs.ReportBody(b), "")
 	}
 	switch {
 	case run.Err != nil:
@@ -266,7 +269,7 @@ func (s *Server) runLive(run progress.Run) runLive {
 	}
 	if rs.State == specs.StateFinished {
 		if b, err := s.read(filepath.Join(reports, specs.Overview), specs.MaxReportBytes); err == nil {
-			v.Overview = s.md.render(b, "")
+			v.Overview = s.md.render(ctx, b, "")
 		}
 	}
 	if rs.WorkflowID != "" {
@@ -308,7 +311,7 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	show(w, "run", struct {
 		base
 		Live runLive
-	}{s.base(run.Name), s.runLive(run)})
+	}{s.base(run.Name), s.runLive(r.Context(), run)})
 }
 
 // topicOf returns the run of r and its topic, or writes a 404 and
@@ -374,7 +377,7 @@ func (s *Server) reportPage(w http.ResponseWriter, r *http.Request) {
 	if c := progress.Confidence(specs.TopicState{Confidence: v.Meta.Confidence, ConfidenceScore: v.Meta.ConfidenceScore}); c != "-" {
 		v.Confidence = c
 	}
-	v.Body = s.md.render(specs.ReportBody(data), v.Meta.Spotlight)
+	v.Body = s.md.render(r.Context(), reportBody(data), v.Meta.Spotlight)
 	v.QuarantineFile = specs.QuarantineFile(t.Report)
 	if b, err := s.read(filepath.Join(reports, v.QuarantineFile), specs.MaxReportBytes); err == nil {
 		var q struct {
@@ -387,6 +390,15 @@ func (s *Server) reportPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	show(w, "report", v)
+}
+
+// reportBody is specs.ReportBody(data) without copying a large report
+// once more: the front matter is looked for in its first 64 KiB (front
+// matter is a few lines; a report whose front matter does not close there
+// is shown whole, as one without front matter).
+func reportBody(data []byte) []byte {
+	head := data[:min(len(data), 64<<10)]
+	return data[len(head)-len(specs.ReportBody(head)):]
 }
 
 func (s *Server) logPage(w http.ResponseWriter, r *http.Request) {

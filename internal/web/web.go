@@ -44,6 +44,10 @@ type Options struct {
 	Poll time.Duration
 	// Now is the clock of elapsed times; nil is time.Now.
 	Now func() time.Time
+	// MaxMarkdown is the most bytes of a report, OVERVIEW.md or
+	// REQUEST.md rendered as Markdown; the rest is shown as text
+	// (docs/web.md#limits). 0 is DefaultMaxMarkdown (1 MiB).
+	MaxMarkdown int
 }
 
 // Server is the web view's HTTP handler. It is safe for concurrent use.
@@ -62,7 +66,7 @@ func New(opts Options) *Server {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	s := &Server{opts: opts, index: newRunIndex(opts.TreeDir), md: newMarkdown()}
+	s := &Server{opts: opts, index: newRunIndex(opts.TreeDir), md: newMarkdown(opts.MaxMarkdown)}
 	s.mux = s.routes()
 	return s
 }
