@@ -151,7 +151,7 @@ const (
 	maxDepth = 32
 	// maxWeight bounds the nodes goldmark makes: the lines, plus the
 	// nesting of each, plus the markup characters ([ ] ( ! < ` | * _ ~).
-	maxWeight = 80_000
+	maxWeight = 60_000
 	// maxDelims is the most emphasis delimiters (* _ ~) in a paragraph
 	// (lines between blank lines).
 	maxDelims = 4_000
