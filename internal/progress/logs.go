@@ -93,7 +93,8 @@ func Streams(r Run, only int) ([]Stream, error) {
 // WriteLogs writes each stream after its header line
 // "==> [0] <topic>: stdout (reports/.logs/001.stdout) <==", followed by
 // "(empty)" when it is. A topic with neither file gets the one line
-// "==> [0] <topic>: no output (no specialist has run) <==".
+// "==> [0] <topic>: no output (no specialist has run) <==". A log path
+// that is a link, or a FIFO, socket or device, is an error naming it.
 func WriteLogs(w io.Writer, streams []Stream) error {
 	t := tailer{w: w, atLineStart: true}
 	for i, s := range streams {
@@ -154,6 +155,8 @@ func (s Stream) open() (*os.File, int64, error) {
 // `tail -f` does), until finished reports true (what the streams hold by
 // then is written first) or ctx ends (nil error). A stream that shrinks
 // was started again by a new attempt; it is read again from its start.
+// A log path that is a link, or a FIFO, socket or device, ends it with
+// that error (nofollow.Open), which names the file.
 func Follow(ctx context.Context, w io.Writer, streams []Stream, poll time.Duration, finished func() bool) error {
 	t := tailer{w: w, atLineStart: true}
 	off := make([]int64, len(streams))
