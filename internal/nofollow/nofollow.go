@@ -10,7 +10,9 @@
 //
 // Every file specd writes under a project goes through this package:
 // directly (OpenFile, MkdirAll, Rename, Remove, Flock) or through
-// atomicfile.WriteIn and lockedappend.
+// atomicfile.WriteIn and lockedappend. So does every file the views read
+// from a spec tree (Open, ReadFile: progress, the web view, errors.jsonl,
+// memory), which also refuse a FIFO, socket or device at once.
 //
 // Limits: Linux (openat2 since 5.6; openat, O_NOFOLLOW before); hard
 // links and bind mounts are not links here and are not detected.
