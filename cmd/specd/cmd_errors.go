@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/specd-dev/specd/internal/config"
-	"github.com/specd-dev/specd/internal/progress"
+	"github.com/specd-dev/specd/internal/visible"
 	"github.com/specd-dev/specd/jsonl"
 	"github.com/specd-dev/specd/specs"
 )
@@ -77,8 +77,8 @@ func runErrors(cmd *cobra.Command, g *globalOptions, o errorsOptions) error {
 		}
 		matched++
 		if o.asJSON {
-			b, _ := json.Marshal(e) // JSON escapes C0; Visible the rest, as \u escapes that keep its meaning
-			fmt.Fprintf(out, "%s\n", progress.Visible(string(b)))
+			b, _ := json.Marshal(e) // JSON escapes C0; visible.String the rest, as \u escapes that keep its meaning
+			fmt.Fprintf(out, "%s\n", visible.String(string(b)))
 			continue
 		}
 		fmt.Fprintf(out, "%s %-7s %-16s %s %s\n", oneLine(e.Timestamp), oneLine(e.Severity), oneLine(e.ErrorType), oneLine(e.WorkflowID), oneLine(e.Message))

@@ -11,7 +11,7 @@ import (
 	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/intake"
 	"github.com/specd-dev/specd/internal/memory"
-	"github.com/specd-dev/specd/internal/progress"
+	"github.com/specd-dev/specd/internal/visible"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -54,7 +54,7 @@ func runGaps(cmd *cobra.Command, g *globalOptions, asJSON bool) error {
 		fmt.Fprintln(cmd.OutOrStdout(), "no open gaps")
 		return nil
 	}
-	tw := tabwriter.NewWriter(progress.VisibleWriter(cmd.OutOrStdout()), 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(visible.Writer(cmd.OutOrStdout()), 0, 4, 2, ' ', 0)
 	for _, r := range rows {
 		res := r.Resolution
 		if r.DeferredUntil != "" {

@@ -17,6 +17,7 @@ import (
 	"github.com/specd-dev/specd/internal/await"
 	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/progress"
+	"github.com/specd-dev/specd/internal/visible"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -197,7 +198,7 @@ func awaitRun(cmd *cobra.Command, g *globalOptions, p project, dir string) error
 
 // writeJSON writes v as indented JSON, with the characters JSON leaves
 // as they are but a terminal would act on (C1, bidi controls) written as
-// \u escapes (progress.Visible), which keep the JSON's meaning.
+// \u escapes (visible.String), which keep the JSON's meaning.
 func writeJSON(w io.Writer, v any) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -205,15 +206,15 @@ func writeJSON(w io.Writer, v any) error {
 	if err := enc.Encode(v); err != nil {
 		return err
 	}
-	_, err := io.WriteString(w, progress.Visible(buf.String()))
+	_, err := io.WriteString(w, visible.String(buf.String()))
 	return err
 }
 
 // oneLine is untrusted text (a title, a message) made safe to print on
 // one line of a terminal: line breaks and tabs become spaces and other
-// control characters are made visible (progress.Visible).
+// control characters are made visible (visible.String).
 func oneLine(s string) string {
-	return progress.Visible(strings.Join(strings.Fields(s), " "))
+	return visible.String(strings.Join(strings.Fields(s), " "))
 }
 
 // printSummary prints the 4-section summary, its untrusted text (titles,
@@ -223,7 +224,7 @@ func printSummary(cmd *cobra.Command, rs specs.RunState) error {
 	if err := specs.RenderSummary(&buf, rs); err != nil {
 		return err
 	}
-	if _, err := io.WriteString(cmd.OutOrStdout(), progress.Visible(buf.String())); err != nil {
+	if _, err := io.WriteString(cmd.OutOrStdout(), visible.String(buf.String())); err != nil {
 		return err
 	}
 	if rs.Verdict == specs.VerdictFailed {

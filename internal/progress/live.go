@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/muesli/termenv"
 
+	"github.com/specd-dev/specd/internal/visible"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -279,9 +280,9 @@ func pad(s string, w int) string {
 func cut(s string, w int) string { return ansi.Truncate(s, w, "…") }
 
 // oneLine replaces tabs and line breaks with spaces and makes other
-// control characters visible (Visible): untrusted text on one line.
+// control characters visible (visible.String): untrusted text on one line.
 func oneLine(s string) string {
-	return Visible(strings.Map(func(r rune) rune {
+	return visible.String(strings.Map(func(r rune) rune {
 		if r == '\t' || r == '\n' || r == '\r' {
 			return ' '
 		}

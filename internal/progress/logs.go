@@ -14,6 +14,7 @@ import (
 
 	"github.com/specd-dev/specd/internal/nofollow"
 	"github.com/specd-dev/specd/internal/preset"
+	"github.com/specd-dev/specd/internal/visible"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -34,7 +35,7 @@ type Stream struct {
 	// stream-json) are printed as the text they carry (preset.Renderer):
 	// what the agent said and the tools it called
 	// (docs/operating.md#logs); and control characters are made visible
-	// (Visible), so that a log cannot send escapes to the terminal.
+	// (visible.String), so that a log cannot send escapes to the terminal.
 	Raw bool
 }
 
@@ -275,10 +276,10 @@ func (t *tailer) copyFrom(s Stream, f *os.File, size, off int64, header, last bo
 		chunk, out := buf[:k], buf[:k]
 		if carry = 0; !s.Raw {
 			if !eof || !last {
-				carry = incomplete(chunk) // read again with what follows
+				carry = visible.Incomplete(chunk) // read again with what follows
 			}
 			chunk = chunk[:k-carry]
-			esc = AppendVisible(esc[:0], chunk)
+			esc = visible.Append(esc[:0], chunk)
 			out = esc
 		}
 		if len(chunk) > 0 {
@@ -326,7 +327,7 @@ func (t *tailer) render(s Stream, r io.Reader, header, last bool) (int64, error)
 			return n, err
 		}
 	}
-	out = AppendVisible(nil, out)
+	out = visible.Append(nil, out)
 	if header || len(out) > 0 {
 		t.switchTo(s)
 	}

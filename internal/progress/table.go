@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/specd-dev/specd/internal/visible"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -26,7 +27,7 @@ func WriteRuns(w io.Writer, s Snapshot) error {
 		_, err := fmt.Fprintln(w, "no runs yet")
 		return err
 	}
-	tw := tabwriter.NewWriter(visibleWriter{w}, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(visible.Writer(w), 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tSTATE\tVERDICT\tCOMPLETED\tDONE\tRUNNING\tQUEUED\tFAILED\tSTARTED\tTIME\tCOST")
 	for _, r := range s.Runs {
 		fmt.Fprintln(tw, runRow(r, s.Now))
@@ -74,7 +75,7 @@ func WriteTopics(w io.Writer, rs *specs.RunState, now time.Time) error {
 		_, err := fmt.Fprintln(w, "no topics")
 		return err
 	}
-	tw := tabwriter.NewWriter(visibleWriter{w}, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(visible.Writer(w), 0, 4, 2, ' ', 0)
 	// Temporal mode adds where each topic runs (or ran): the worker.
 	remote := slices.ContainsFunc(rs.Topics, func(t specs.TopicState) bool { return t.Worker != "" })
 	worker := func(t specs.TopicState) string { return "" }

@@ -1,4 +1,8 @@
-package progress
+// Package visible makes untrusted text safe to print to a terminal
+// (docs/operating.md#terminal-output): every command of specd prints
+// text from the spec tree (titles, messages, log lines, stderr tails)
+// through it.
+package visible
 
 import (
 	"fmt"
@@ -7,7 +11,7 @@ import (
 	"unicode/utf8"
 )
 
-// Visible returns s, text from the spec tree (a topic title, a message
+// String returns s, text from the spec tree (a topic title, a message
 // of errors.jsonl, a log line, a stderr tail), safe to print to a
 // terminal: every control character but tab and line feed is written as
 // an escape a person can read, so that no escape sequence reaches the
@@ -18,17 +22,17 @@ import (
 // U+061C, U+200E, U+200F, U+202A–U+202E and U+2066–U+2069 become \uHHHH
 // (so text that is JSON keeps its meaning). A carriage return before a
 // line feed is kept. Text without such characters is returned as it is.
-func Visible(s string) string {
+func String(s string) string {
 	i := strings.IndexFunc(s, func(r rune) bool { return r == utf8.RuneError || unsafeRune(r) })
 	if i < 0 {
 		return s
 	}
-	return string(AppendVisible([]byte(s[:i]), []byte(s[i:])))
+	return string(Append([]byte(s[:i]), []byte(s[i:])))
 }
 
-// AppendVisible appends b to dst as Visible writes it, and returns the
+// Append appends b to dst as String writes it, and returns the
 // extended slice.
-func AppendVisible(dst, b []byte) []byte {
+func Append(dst, b []byte) []byte {
 	for len(b) > 0 {
 		r, n := utf8.DecodeRune(b)
 		switch {
@@ -48,7 +52,7 @@ func AppendVisible(dst, b []byte) []byte {
 	return dst
 }
 
-// unsafeRune reports whether r is a character Visible escapes.
+// unsafeRune reports whether r is a character String escapes.
 func unsafeRune(r rune) bool {
 	switch {
 	case r == '\t' || r == '\n':
@@ -61,10 +65,10 @@ func unsafeRune(r rune) bool {
 	return false
 }
 
-// incomplete returns how many bytes at the end of b are the start of a
+// Incomplete returns how many bytes at the end of b are the start of a
 // UTF-8 character that is cut off (0 to 3), so that a reader of a file
 // that is still being written does not escape half a character.
-func incomplete(b []byte) int {
+func Incomplete(b []byte) int {
 	for k := 1; k <= 3 && k <= len(b); k++ {
 		c := b[len(b)-k]
 		if c < 0x80 {
@@ -80,16 +84,16 @@ func incomplete(b []byte) int {
 	return 0
 }
 
-// VisibleWriter returns a writer that writes to w what it is given as
-// Visible makes it (for tables and summaries built of untrusted text).
+// Writer returns a writer that writes to w what it is given as String
+// makes it (for tables and summaries built of untrusted text).
 // Each write must end on a whole character: a character cut between two
 // writes is shown as its bytes.
-func VisibleWriter(w io.Writer) io.Writer { return visibleWriter{w} }
+func Writer(w io.Writer) io.Writer { return writer{w} }
 
-type visibleWriter struct{ w io.Writer }
+type writer struct{ w io.Writer }
 
-func (v visibleWriter) Write(p []byte) (int, error) {
-	if _, err := v.w.Write(AppendVisible(nil, p)); err != nil {
+func (v writer) Write(p []byte) (int, error) {
+	if _, err := v.w.Write(Append(nil, p)); err != nil {
 		return 0, err
 	}
 	return len(p), nil

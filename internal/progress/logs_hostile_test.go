@@ -14,25 +14,6 @@ import (
 	"github.com/specd-dev/specd/specs"
 )
 
-func TestVisible(t *testing.T) {
-	for in, want := range map[string]string{
-		"plain text, tab\tand\nline":      "plain text, tab\tand\nline",
-		"osc 52 \x1b]52;c;ZXZpbA==\a":     `osc 52 \x1b]52;c;ZXZpbA==\x07`,
-		"csi \x1b[2J del \x7f nul \x00":   `csi \x1b[2J del \x7f nul \x00`,
-		"c1 \u009b31m bidi \u202egnp.exe": `c1 \u009b31m bidi \u202egnp.exe`,
-		"crlf\r\nlone\rcr":                "crlf\r\nlone\\x0dcr",
-		"bad utf-8 \xff\xfe é ü":          `bad utf-8 \xff\xfe é ü`,
-		"U+FFFD \ufffd stays":             "U+FFFD \ufffd stays",
-	} {
-		if got := Visible(in); got != want {
-			t.Errorf("Visible(%q) = %q, want %q", in, got, want)
-		}
-	}
-	if got := oneLine("title\x1b]0;x\a\nnext"); got != `title\x1b]0;x\x07 next` {
-		t.Errorf("oneLine: %q", got)
-	}
-}
-
 // TestLogsVisible: log lines reach the writer with their control
 // characters made visible, a character cut between two reads of a file
 // being written is not (it is read whole at the next poll), and Raw
@@ -96,5 +77,11 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestOneLine(t *testing.T) {
+	if got := oneLine("title\x1b]0;x\a\nnext"); got != `title\x1b]0;x\x07 next` {
+		t.Errorf("oneLine: %q", got)
 	}
 }
