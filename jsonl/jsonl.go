@@ -226,7 +226,9 @@ func rotate(root, path string, maxBytes int64, keep int) error {
 // fs.ErrNotExist when there is no log yet) or reading the file; entries
 // and skipped then hold what was read before it.
 func Read(path string) (entries []Entry, skipped int, err error) {
-	f, err := os.Open(path)
+	// A link in its place is refused and a FIFO is not waited on
+	// (docs/operating.md#links).
+	f, err := nofollow.Open(filepath.Dir(path), path)
 	if err != nil {
 		return nil, 0, fmt.Errorf("errors log %s: %w", path, err)
 	}

@@ -105,7 +105,7 @@ func runCancel(cmd *cobra.Command, g *globalOptions, o cancelOptions, arg string
 		}
 		for _, i := range o.topics {
 			t := rs.Topics[i]
-			fmt.Fprintf(cmd.OutOrStdout(), "topic [%d] %s: %s\n", i, t.Outcome, t.Reason)
+			fmt.Fprintf(cmd.OutOrStdout(), "topic [%d] %s: %s\n", i, oneLine(string(t.Outcome)), oneLine(t.Reason))
 		}
 		return nil
 	}

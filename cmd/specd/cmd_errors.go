@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/specd-dev/specd/internal/config"
+	"github.com/specd-dev/specd/internal/visible"
 	"github.com/specd-dev/specd/jsonl"
 	"github.com/specd-dev/specd/specs"
 )
@@ -76,13 +77,13 @@ func runErrors(cmd *cobra.Command, g *globalOptions, o errorsOptions) error {
 		}
 		matched++
 		if o.asJSON {
-			b, _ := json.Marshal(e)
-			fmt.Fprintf(out, "%s\n", b)
+			b, _ := json.Marshal(e) // JSON escapes C0; visible.String the rest, as \u escapes that keep its meaning
+			fmt.Fprintf(out, "%s\n", visible.String(string(b)))
 			continue
 		}
-		fmt.Fprintf(out, "%s %-7s %-16s %s %s\n", e.Timestamp, e.Severity, e.ErrorType, e.WorkflowID, e.Message)
+		fmt.Fprintf(out, "%s %-7s %-16s %s %s\n", oneLine(e.Timestamp), oneLine(e.Severity), oneLine(e.ErrorType), oneLine(e.WorkflowID), oneLine(e.Message))
 		if e.RecoveryHint != "" {
-			fmt.Fprintf(out, "    hint: %s\n", e.RecoveryHint)
+			fmt.Fprintf(out, "    hint: %s\n", oneLine(e.RecoveryHint))
 		}
 	}
 	if skipped > 0 {

@@ -11,6 +11,7 @@ import (
 	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/intake"
 	"github.com/specd-dev/specd/internal/memory"
+	"github.com/specd-dev/specd/internal/visible"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -53,13 +54,13 @@ func runGaps(cmd *cobra.Command, g *globalOptions, asJSON bool) error {
 		fmt.Fprintln(cmd.OutOrStdout(), "no open gaps")
 		return nil
 	}
-	tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(visible.Writer(cmd.OutOrStdout()), 0, 4, 2, ' ', 0)
 	for _, r := range rows {
 		res := r.Resolution
 		if r.DeferredUntil != "" {
 			res += " until " + r.DeferredUntil
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Date, r.GapType, res, r.Topic)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", oneLine(r.ID), oneLine(r.Date), oneLine(r.GapType), oneLine(res), oneLine(r.Topic))
 	}
 	return tw.Flush()
 }
@@ -126,9 +127,9 @@ func runGapsResolve(cmd *cobra.Command, g *globalOptions, o resolveOptions, id s
 		return err
 	}
 	out := cmd.OutOrStdout()
-	fmt.Fprintf(out, "%s %s: %s", row.ID, row.GapType, row.Resolution)
+	fmt.Fprintf(out, "%s %s: %s", oneLine(row.ID), oneLine(row.GapType), oneLine(row.Resolution))
 	if row.DeferredUntil != "" {
-		fmt.Fprintf(out, " until %s", row.DeferredUntil)
+		fmt.Fprintf(out, " until %s", oneLine(row.DeferredUntil))
 	}
 	fmt.Fprintln(out)
 	if !o.research {

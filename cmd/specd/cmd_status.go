@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"github.com/specd-dev/specd/internal/await"
 	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/progress"
+	"github.com/specd-dev/specd/internal/visible"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -194,15 +196,35 @@ func awaitRun(cmd *cobra.Command, g *globalOptions, p project, dir string) error
 	return printSummary(cmd, rs)
 }
 
+// writeJSON writes v as indented JSON, with the characters JSON leaves
+// as they are but a terminal would act on (C1, bidi controls) written as
+// \u escapes (visible.String), which keep the JSON's meaning.
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, visible.String(buf.String()))
+	return err
 }
 
-// printSummary prints the 4-section summary; a FAILED run exits 1.
+// oneLine is untrusted text (a title, a message) made safe to print on
+// one line of a terminal: line breaks and tabs become spaces and other
+// control characters are made visible (visible.String).
+func oneLine(s string) string {
+	return visible.String(strings.Join(strings.Fields(s), " "))
+}
+
+// printSummary prints the 4-section summary, its untrusted text (titles,
+// reasons) with control characters made visible; a FAILED run exits 1.
 func printSummary(cmd *cobra.Command, rs specs.RunState) error {
-	if err := specs.RenderSummary(cmd.OutOrStdout(), rs); err != nil {
+	var buf bytes.Buffer
+	if err := specs.RenderSummary(&buf, rs); err != nil {
+		return err
+	}
+	if _, err := io.WriteString(cmd.OutOrStdout(), visible.String(buf.String())); err != nil {
 		return err
 	}
 	if rs.Verdict == specs.VerdictFailed {

@@ -23,6 +23,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/specd-dev/specd/internal/service"
+	"github.com/specd-dev/specd/internal/visible"
 )
 
 // Exit statuses, listed in every command's help.
@@ -83,9 +84,9 @@ func execute(args []string, stdout, stderr io.Writer) int {
 		if cmd != nil {
 			path = cmd.CommandPath()
 		}
-		fmt.Fprintf(stderr, "specd: %v\nRun '%s --help' for usage.\n", err, path)
+		fmt.Fprintf(stderr, "specd: %s\nRun '%s --help' for usage.\n", visible.String(err.Error()), path)
 	default:
-		fmt.Fprintf(stderr, "specd: %v\n", err)
+		fmt.Fprintf(stderr, "specd: %s\n", visible.String(err.Error())) // errors quote files of the tree
 	}
 	return service.Status(err)
 }

@@ -543,7 +543,8 @@ func Researched(path, topic string, gaps []sources.Gap, completed bool) ([]Row, 
 // table has none (nil, nil). Rows written by hand and not yet numbered
 // have ID "". It takes no lock: the file is only ever replaced whole.
 func List(path string) ([]Row, error) {
-	data, err := os.ReadFile(path)
+	// As edit reads it: no link followed below .opencode/, no FIFO waited on.
+	data, err := nofollow.ReadFile(filepath.Dir(filepath.Dir(path)), path, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

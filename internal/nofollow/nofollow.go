@@ -10,7 +10,9 @@
 //
 // Every file specd writes under a project goes through this package:
 // directly (OpenFile, MkdirAll, Rename, Remove, Flock) or through
-// atomicfile.WriteIn and lockedappend.
+// atomicfile.WriteIn and lockedappend. So does every file the views read
+// from a spec tree (Open, ReadFile: progress, the web view, errors.jsonl,
+// memory), which also refuse a FIFO, socket or device at once.
 //
 // Limits: Linux (openat2 since 5.6; openat, O_NOFOLLOW before); hard
 // links and bind mounts are not links here and are not detected.
@@ -21,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -258,28 +261,98 @@ func (p parent) openFile(root, name string, flag int, perm os.FileMode) (*os.Fil
 	return os.NewFile(uintptr(fd), full), nil
 }
 
-// ReadFile reads the file at path (below root) as OpenFile opens it:
-// a link is refused, not read. At most limit bytes are read (limit ≤ 0:
-// no limit); a larger file is an error naming it.
+// ErrNotRegular is returned (wrapped, naming the file and its kind) by
+// Open and ReadFile for a directory, FIFO, socket or device.
+var ErrNotRegular = errors.New("not a regular file")
+
+// Open opens the regular file at path (below root) for reading, reached
+// as OpenFile reaches it: a link on the way or in its place is refused
+// (*LinkError). It opens with O_NONBLOCK and O_NOCTTY and checks the
+// opened file (fstat), so that a FIFO, socket or device is refused at once
+// (an error wrapping ErrNotRegular), never waited on, and a file swapped
+// after a check cannot pass; docs/operating.md#links. Every reader of a
+// file under a spec tree that a specialist or a clone may have put there
+// goes through it. Other errors are open's, naming the path (fs.ErrNotExist
+// for a missing file).
+func Open(root, path string) (*os.File, error) {
+	f, err := OpenFile(root, path, os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	if errors.Is(err, unix.ENXIO) { // a socket (or a device with no driver): nothing to read
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return nil, notRegular(pe.Path, fs.ModeSocket)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, notRegular(f.Name(), fi.Mode())
+	}
+	return f, nil
+}
+
+func notRegular(path string, m fs.FileMode) error {
+	return fmt.Errorf("%s is %s, %w: specd reads only regular files there (docs/operating.md#links)", path, kind(m), ErrNotRegular)
+}
+
+// kind names a file's type: "a directory", "a FIFO", ...
+func kind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
+}
+
+// ReadFile reads the regular file at path (below root) as Open opens it:
+// a link is refused, not read; a FIFO, socket or device is refused at
+// once. At most limit bytes are read (limit ≤ 0: no limit); a larger file
+// is an error naming it.
 func ReadFile(root, path string, limit int64) ([]byte, error) {
-	f, err := OpenFile(root, path, os.O_RDONLY, 0)
+	f, err := Open(root, path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil {
+	fi, err := f.Stat()
+	if err != nil {
 		return nil, err
-	} else if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", f.Name())
 	}
-	if limit <= 0 {
-		return io.ReadAll(f)
+	tooLarge := func() ([]byte, error) { return nil, fmt.Errorf("%s is larger than %d bytes", f.Name(), limit) }
+	if limit > 0 && fi.Size() > limit {
+		return tooLarge()
 	}
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err == nil && int64(len(b)) > limit {
-		err = fmt.Errorf("%s is larger than %d bytes", f.Name(), limit)
+	// One buffer of the file's size (and a byte to see its end), as
+	// os.ReadFile: a large report is not copied while it is read.
+	b := make([]byte, 0, fi.Size()+1)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if limit > 0 && int64(len(b)) > limit {
+			return tooLarge() // grew while it was read
+		}
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
 	}
-	return b, err
 }
 
 // MkdirAll makes the directory path (below root) and its missing parents,

@@ -3,11 +3,16 @@ package nofollow_test
 import (
 	"context"
 	"errors"
+	"io"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/specd-dev/specd/internal/atomicfile"
 	"github.com/specd-dev/specd/internal/nofollow"
@@ -170,5 +175,45 @@ func TestRelativePaths(t *testing.T) {
 	must(t, atomicfile.WriteFile("z", []byte("3"), 0o644))
 	if b, err := os.ReadFile(filepath.Join(root, "z")); err != nil || string(b) != "3" {
 		t.Errorf("WriteFile of a relative path: %q, %v", b, err)
+	}
+}
+
+// TestOpenRefusesWhatIsNotRegular: readers open a FIFO, a socket and a
+// directory and get an error wrapping ErrNotRegular at once (a FIFO with
+// no writer would block a plain open forever); links on the way or in
+// place of the file are refused and their target is not read.
+func TestOpenRefusesWhatIsNotRegular(t *testing.T) {
+	root, _ := tree(t)
+	must(t, unix.Mkfifo(filepath.Join(root, "fifo"), 0o644))
+	must(t, os.Mkdir(filepath.Join(root, "dir"), 0o755))
+	ln, err := net.Listen("unix", filepath.Join(root, "sock"))
+	must(t, err)
+	defer ln.Close()
+	for name, want := range map[string]string{"fifo": "a FIFO", "sock": "a socket", "dir": "a directory"} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := nofollow.ReadFile(root, filepath.Join(root, name), 0)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if !errors.Is(err, nofollow.ErrNotRegular) || !strings.Contains(err.Error(), want) {
+				t.Errorf("ReadFile of %s: %v, want %s refused", name, err, want)
+			}
+		case <-time.After(30 * time.Second): // not a timing assertion: a hang
+			t.Fatalf("ReadFile of %s blocked", name)
+		}
+	}
+	for _, p := range []string{"filelink", "dirlink/victim", "dangling"} {
+		if b, err := nofollow.ReadFile(root, filepath.Join(root, p), 0); !nofollow.IsLink(err) {
+			t.Errorf("ReadFile of %s: %q, %v, want a *LinkError", p, b, err)
+		}
+	}
+	must(t, os.WriteFile(filepath.Join(root, "real", "f"), []byte("ok"), 0o644))
+	f, err := nofollow.Open(root, filepath.Join(root, "real", "f"))
+	must(t, err)
+	defer f.Close()
+	if b, err := io.ReadAll(f); err != nil || string(b) != "ok" {
+		t.Errorf("read %q, %v", b, err)
 	}
 }

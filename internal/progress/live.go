@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/muesli/termenv"
 
+	"github.com/specd-dev/specd/internal/visible"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -122,7 +123,7 @@ func render(s Snapshot, l look, plain bool, width int) string {
 	}
 	nameW := 0
 	for _, r := range append(slices.Clone(active), waiting...) {
-		nameW = max(nameW, ansi.StringWidth(r.Name))
+		nameW = max(nameW, ansi.StringWidth(oneLine(r.Name)))
 	}
 	switch {
 	case len(s.Runs) == 0:
@@ -136,7 +137,7 @@ func render(s Snapshot, l look, plain bool, width int) string {
 		}
 		if last.Finished() {
 			rs := last.State
-			line("no active runs; the last one: %s %s %s %d/%d, %s%s", last.Name, rs.State, rs.Verdict, Completed(rs), Total(rs), RunTime(rs, s.Now), cost(rs.Usage, ", "))
+			line("no active runs; the last one: %s %s %s %d/%d, %s%s", oneLine(last.Name), oneLine(string(rs.State)), oneLine(string(rs.Verdict)), Completed(rs), Total(rs), RunTime(rs, s.Now), cost(rs.Usage, ", "))
 		} else {
 			line("no active runs")
 		}
@@ -150,16 +151,16 @@ func render(s Snapshot, l look, plain bool, width int) string {
 		if width > 0 { // leave room for the counts, down to a bar of minBar cells
 			bar.Width = min(barWidth, max(minBar, width-nameW-ansi.StringWidth(counts)-4))
 		}
-		line("%s  %s  %s", pad(r.Name, nameW), barView(bar, c.Done, Total(rs), plain), counts)
+		line("%s  %s  %s", pad(oneLine(r.Name), nameW), barView(bar, c.Done, Total(rs), plain), counts)
 	}
 	for _, r := range waiting {
 		switch {
 		case r.Err != nil:
-			line("%s  %s", pad(r.Name, nameW), l.bad.Render("unreadable: "+r.Err.Error()))
+			line("%s  %s", pad(oneLine(r.Name), nameW), l.bad.Render("unreadable: "+oneLine(r.Err.Error())))
 		case r.Waiting != "":
-			line("%s  waiting: %s", pad(r.Name, nameW), r.Waiting)
+			line("%s  waiting: %s", pad(oneLine(r.Name), nameW), oneLine(r.Waiting))
 		default:
-			line("%s  not started yet (%s)", pad(r.Name, nameW), plural(len(r.Plan.Topics), "topic"))
+			line("%s  not started yet (%s)", pad(oneLine(r.Name), nameW), plural(len(r.Plan.Topics), "topic"))
 		}
 	}
 
@@ -215,7 +216,7 @@ func render(s Snapshot, l look, plain bool, width int) string {
 				pid = fmt.Sprintf("  pid %d", it.t.PID)
 			}
 			if it.t.Worker != "" {
-				pid += "  on " + it.t.Worker
+				pid += "  on " + oneLine(it.t.Worker)
 			}
 			line("  %s  attempt %d%s  %s", pad(label(it), labelW), it.t.Attempts, pid, TopicTime(it.t, s.Now))
 		}
@@ -278,14 +279,15 @@ func pad(s string, w int) string {
 // cut shortens s to at most w cells, ending in "…" when cut.
 func cut(s string, w int) string { return ansi.Truncate(s, w, "…") }
 
-// oneLine replaces tabs and line breaks with spaces.
+// oneLine replaces tabs and line breaks with spaces and makes other
+// control characters visible (visible.String): untrusted text on one line.
 func oneLine(s string) string {
-	return strings.Map(func(r rune) rune {
+	return visible.String(strings.Map(func(r rune) rune {
 		if r == '\t' || r == '\n' || r == '\r' {
 			return ' '
 		}
 		return r
-	}, s)
+	}, s))
 }
 
 // WritePlain writes one frame of the live view as plain text (no colors,

@@ -12,7 +12,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/specd-dev/specd/internal/nofollow"
 	"github.com/specd-dev/specd/internal/preset"
+	"github.com/specd-dev/specd/internal/visible"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -25,10 +27,15 @@ type Stream struct {
 	Topic string // the topic
 	Name  string // "stdout" or "stderr"
 	Path  string // the file
-	// Raw prints a stdout file as written. Otherwise the JSON events of
-	// an agent CLI (opencode's --format json, claude's stream-json) are
-	// printed as the text they carry (preset.Renderer): what the agent
-	// said and the tools it called (docs/operating.md#logs).
+	// Root is the directory below which no link is followed on the way
+	// to Path (nofollow.Open): the spec tree.
+	Root string
+	// Raw prints the file as written. Otherwise the JSON events of an
+	// agent CLI on stdout (opencode's --format json, claude's
+	// stream-json) are printed as the text they carry (preset.Renderer):
+	// what the agent said and the tools it called
+	// (docs/operating.md#logs); and control characters are made visible
+	// (visible.String), so that a log cannot send escapes to the terminal.
 	Raw bool
 }
 
@@ -77,7 +84,7 @@ func Streams(r Run, only int) ([]Stream, error) {
 			continue
 		}
 		for _, name := range []string{"stdout", "stderr"} {
-			out = append(out, Stream{Index: t.index, Topic: t.title, Name: name,
+			out = append(out, Stream{Index: t.index, Topic: t.title, Name: name, Root: filepath.Dir(r.Dir),
 				Path: filepath.Join(r.Dir, specs.ReportsDir, specs.LogsDir, fmt.Sprintf("%03d.%s", t.index+1, name))})
 		}
 	}
@@ -87,23 +94,29 @@ func Streams(r Run, only int) ([]Stream, error) {
 // WriteLogs writes each stream after its header line
 // "==> [0] <topic>: stdout (reports/.logs/001.stdout) <==", followed by
 // "(empty)" when it is. A topic with neither file gets the one line
-// "==> [0] <topic>: no output (no specialist has run) <==".
+// "==> [0] <topic>: no output (no specialist has run) <==". A log path
+// that is a link, or a FIFO, socket or device, is an error naming it.
 func WriteLogs(w io.Writer, streams []Stream) error {
 	t := tailer{w: w, atLineStart: true}
 	for i, s := range streams {
 		sameTopic := func(j int) bool { return j >= 0 && j < len(streams) && streams[j].Index == s.Index }
-		if !exists(s.Path) && (!sameTopic(i-1) || !exists(streams[i-1].Path)) && (!sameTopic(i+1) || !exists(streams[i+1].Path)) {
+		if !exists(s) && (!sameTopic(i-1) || !exists(streams[i-1])) && (!sameTopic(i+1) || !exists(streams[i+1])) {
 			if !sameTopic(i - 1) { // no file of this topic: one line for the topic
 				t.line(fmt.Sprintf("==> [%d] %s: no output (no specialist has run) <==", s.Index, oneLine(s.Topic)))
 				t.compact = true
 			}
 			continue
 		}
-		n, err := t.copyFrom(s, 0, true, true)
+		f, size, err := s.open()
 		if errors.Is(err, fs.ErrNotExist) {
 			t.note(s, "(none)")
 			continue
 		}
+		if err != nil {
+			return err
+		}
+		n, err := t.copyFrom(s, f, size, 0, true, true)
+		f.Close()
 		if err != nil {
 			return err
 		}
@@ -114,9 +127,28 @@ func WriteLogs(w io.Writer, streams []Stream) error {
 	return nil
 }
 
-func exists(path string) bool {
-	_, err := os.Stat(path)
+// exists reports whether the stream's file is there (a link or other
+// entry in its place counts: open then says what is wrong with it).
+func exists(s Stream) bool {
+	_, err := os.Lstat(s.Path)
 	return err == nil
+}
+
+// open opens the stream's file without following a link, and refuses a
+// FIFO, socket or device at once (nofollow.Open), so that a hostile
+// tree can neither show a file outside it nor hang the reader. It
+// returns the file and its size.
+func (s Stream) open() (*os.File, int64, error) {
+	f, err := nofollow.Open(s.Root, s.Path)
+	if err != nil {
+		return nil, 0, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, fi.Size(), nil
 }
 
 // Follow writes what the streams hold, then, every poll, what they gain,
@@ -124,29 +156,19 @@ func exists(path string) bool {
 // `tail -f` does), until finished reports true (what the streams hold by
 // then is written first) or ctx ends (nil error). A stream that shrinks
 // was started again by a new attempt; it is read again from its start.
+// A log path that is a link, or a FIFO, socket or device, ends it with
+// that error (nofollow.Open), which names the file.
 func Follow(ctx context.Context, w io.Writer, streams []Stream, poll time.Duration, finished func() bool) error {
 	t := tailer{w: w, atLineStart: true}
 	off := make([]int64, len(streams))
 	for {
 		done := finished() // before the last read, so that nothing written before it is lost
 		for i, s := range streams {
-			fi, err := os.Stat(s.Path)
+			n, err := t.follow(s, off[i], done)
 			if err != nil {
-				continue // not started yet
-			}
-			if fi.Size() < off[i] {
-				off[i] = 0
-				delete(t.renderers, s.Path)
-				t.note(s, "(started again: a new attempt)")
-			}
-			if fi.Size() == off[i] {
-				continue
-			}
-			n, err := t.copyFrom(s, off[i], false, done)
-			if err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}
-			off[i] += n
+			off[i] = n
 		}
 		if done {
 			return nil
@@ -157,6 +179,30 @@ func Follow(ctx context.Context, w io.Writer, streams []Stream, poll time.Durati
 		case <-time.After(poll):
 		}
 	}
+}
+
+// follow writes what stream s holds past offset off (from its start when
+// it shrank) and returns the new offset. A missing file is not started
+// yet; a link or a file that is not regular is an error.
+func (t *tailer) follow(s Stream, off int64, last bool) (int64, error) {
+	f, size, err := s.open()
+	if errors.Is(err, fs.ErrNotExist) {
+		return off, nil
+	}
+	if err != nil {
+		return off, err
+	}
+	defer f.Close()
+	if size < off {
+		off = 0
+		delete(t.renderers, s.Path)
+		t.note(s, "(started again: a new attempt)")
+	}
+	if size == off {
+		return off, nil
+	}
+	n, err := t.copyFrom(s, f, size, off, false, last)
+	return off + n, err
 }
 
 // tailer writes streams with headers, keeping lines whole.
@@ -199,23 +245,13 @@ func (t *tailer) note(s Stream, text string) {
 	t.atLineStart = true
 }
 
-// copyFrom writes the stream's bytes from offset off to its current end,
-// after its header (always when header is set, else when it wrote
-// something), and returns how many it read. A rendered stream
-// (Stream.renders) is read line by line, each line rendered; an
+// copyFrom writes the bytes of f, stream s's open file of size bytes,
+// from offset off to size, after its header (always when header is set,
+// else when it wrote something), and returns how many it read. A rendered
+// stream (Stream.renders) is read line by line, each line rendered; an
 // unfinished last line that may be a JSON event waits for its end unless
 // last is set.
-func (t *tailer) copyFrom(s Stream, off int64, header, last bool) (int64, error) {
-	f, err := os.Open(s.Path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return 0, err
-	}
-	size := fi.Size()
+func (t *tailer) copyFrom(s Stream, f *os.File, size, off int64, header, last bool) (int64, error) {
 	if s.renders() {
 		return t.render(s, io.NewSectionReader(f, off, max(0, size-off)), header, last)
 	}
@@ -226,23 +262,37 @@ func (t *tailer) copyFrom(s Stream, off int64, header, last bool) (int64, error)
 		return 0, nil
 	}
 	buf := make([]byte, 32<<10)
+	var esc []byte
 	var n int64
+	carry := 0 // bytes of a character cut off at the end of the last read
 	r := io.NewSectionReader(f, off, size-off)
 	for {
-		k, err := r.Read(buf)
-		if k > 0 {
-			if _, werr := t.w.Write(buf[:k]); werr != nil {
-				return n, werr
-			}
-			n += int64(k)
-			t.atLineStart = buf[k-1] == '\n'
-		}
-		if err == io.EOF {
-			return n, nil
-		}
-		if err != nil {
+		k, err := r.Read(buf[carry:])
+		k += carry
+		eof := err == io.EOF
+		if err != nil && !eof {
 			return n, err
 		}
+		chunk, out := buf[:k], buf[:k]
+		if carry = 0; !s.Raw {
+			if !eof || !last {
+				carry = visible.Incomplete(chunk) // read again with what follows
+			}
+			chunk = chunk[:k-carry]
+			esc = visible.Append(esc[:0], chunk)
+			out = esc
+		}
+		if len(chunk) > 0 {
+			if _, werr := t.w.Write(out); werr != nil {
+				return n, werr
+			}
+			n += int64(len(chunk))
+			t.atLineStart = chunk[len(chunk)-1] == '\n'
+		}
+		if eof {
+			return n, nil
+		}
+		copy(buf, buf[k-carry:k])
 	}
 }
 
@@ -277,6 +327,7 @@ func (t *tailer) render(s Stream, r io.Reader, header, last bool) (int64, error)
 			return n, err
 		}
 	}
+	out = visible.Append(nil, out)
 	if header || len(out) > 0 {
 		t.switchTo(s)
 	}

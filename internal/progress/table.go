@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/specd-dev/specd/internal/visible"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -26,7 +27,7 @@ func WriteRuns(w io.Writer, s Snapshot) error {
 		_, err := fmt.Fprintln(w, "no runs yet")
 		return err
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(visible.Writer(w), 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tSTATE\tVERDICT\tCOMPLETED\tDONE\tRUNNING\tQUEUED\tFAILED\tSTARTED\tTIME\tCOST")
 	for _, r := range s.Runs {
 		fmt.Fprintln(tw, runRow(r, s.Now))
@@ -39,11 +40,11 @@ func WriteRuns(w io.Writer, s Snapshot) error {
 func runRow(r Run, now time.Time) string {
 	switch {
 	case r.Err != nil:
-		return r.Name + "\tunreadable: " + r.Err.Error()
+		return oneLine(r.Name) + "\tunreadable: " + oneLine(r.Err.Error())
 	case r.State == nil && r.Waiting != "":
-		return r.Name + "\twaiting: " + r.Waiting
+		return oneLine(r.Name) + "\twaiting: " + oneLine(r.Waiting)
 	case r.State == nil:
-		return r.Name + "\tnot run"
+		return oneLine(r.Name) + "\tnot run"
 	}
 	rs := r.State
 	c := rs.Count()
@@ -52,10 +53,10 @@ func runRow(r Run, now time.Time) string {
 		verdict = "-"
 	}
 	row := fmt.Sprintf("%s\t%s\t%s\t%d/%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t",
-		r.Name, rs.State, verdict, Completed(rs), Total(rs), c.Done, c.Running, c.Queued, c.Failed,
+		oneLine(r.Name), oneLine(string(rs.State)), oneLine(verdict), Completed(rs), Total(rs), c.Done, c.Running, c.Queued, c.Failed,
 		clock(rs.StartedAt, now), RunTime(rs, now), rs.Usage.Cost())
 	if rs.PlanError != "" {
-		return row + "plan rejected: " + rs.PlanError
+		return row + "plan rejected: " + oneLine(rs.PlanError)
 	}
 	return strings.TrimSuffix(row, "\t")
 }
@@ -74,12 +75,12 @@ func WriteTopics(w io.Writer, rs *specs.RunState, now time.Time) error {
 		_, err := fmt.Fprintln(w, "no topics")
 		return err
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(visible.Writer(w), 0, 4, 2, ' ', 0)
 	// Temporal mode adds where each topic runs (or ran): the worker.
 	remote := slices.ContainsFunc(rs.Topics, func(t specs.TopicState) bool { return t.Worker != "" })
 	worker := func(t specs.TopicState) string { return "" }
 	if remote {
-		worker = func(t specs.TopicState) string { return cmp.Or(t.Worker, "-") + "\t" }
+		worker = func(t specs.TopicState) string { return cmp.Or(oneLine(t.Worker), "-") + "\t" }
 	}
 	// A report's confidence, when some report gives one
 	// (docs/local-specialist.md#confidence): "low 0.23", "high", "-".
@@ -100,7 +101,7 @@ func WriteTopics(w io.Writer, rs *specs.RunState, now time.Time) error {
 			outcome = "waiting: " + w
 		}
 		fmt.Fprintf(tw, "[%d]\t%s\t%d\t%s\t%s%s\t%s\t%s\t%s%s\t%s\n", t.Index, outcome, t.Attempts, pid, worker(t),
-			clock(t.StartedAt, now), TopicTime(t, now), t.Usage.Cost(), conf(t), t.Report, oneLine(t.Topic))
+			clock(t.StartedAt, now), TopicTime(t, now), t.Usage.Cost(), conf(t), oneLine(t.Report), oneLine(t.Topic))
 	}
 	return tw.Flush()
 }

@@ -6,6 +6,7 @@
 package progress
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/specd-dev/specd/internal/liveness"
+	"github.com/specd-dev/specd/internal/nofollow"
 	"github.com/specd-dev/specd/plans"
 	"github.com/specd-dev/specd/specs"
 )
@@ -44,10 +46,13 @@ func (r Run) Running() bool { return r.State != nil && r.State.State == specs.St
 func (r Run) Finished() bool { return r.State != nil && r.State.State == specs.StateFinished }
 
 // ReadRun reads the run of the run directory dir. A missing .run.json is
-// not an error: the run's plan then says whether and why it waits.
+// not an error: the run's plan then says whether and why it waits. Its
+// files are read without following a link below the spec tree, and a
+// FIFO or device in their place is refused at once (nofollow.Open).
 func ReadRun(dir string) Run {
 	r := Run{Name: filepath.Base(dir), Dir: dir}
-	rs, err := specs.LoadRun(dir)
+	tree := filepath.Dir(dir)
+	rs, err := loadRun(tree, dir)
 	switch {
 	case err == nil:
 		r.State = &rs
@@ -61,7 +66,7 @@ func ReadRun(dir string) Run {
 		r.Waiting, r.Stuck, r.NoPlan = "no plan ("+filepath.Join(specs.ReportsDir, specs.PlanFile)+" is missing)", true, true
 		return r
 	}
-	p, err := plans.ParseFile(path)
+	p, err := parsePlan(tree, path)
 	if err != nil {
 		r.Waiting, r.Stuck = "plan error: "+err.Error(), true
 		return r
@@ -70,6 +75,30 @@ func ReadRun(dir string) Run {
 	r.Waiting = p.Waiting()
 	r.Stuck = p.HasStatus && plans.CheckStatus(p.Status) != nil
 	return r
+}
+
+// loadRun is specs.LoadRun through nofollow.ReadFile.
+func loadRun(tree, dir string) (specs.RunState, error) {
+	var rs specs.RunState
+	p := filepath.Join(dir, specs.ReportsDir, specs.RunStateFile)
+	b, err := nofollow.ReadFile(tree, p, specs.MaxRunStateBytes)
+	if err != nil {
+		return rs, err
+	}
+	if err := json.Unmarshal(b, &rs); err != nil {
+		return rs, fmt.Errorf("%s: %w", p, err)
+	}
+	return rs, nil
+}
+
+// parsePlan is plans.ParseFile through nofollow.Open.
+func parsePlan(tree, path string) (*plans.Plan, error) {
+	f, err := nofollow.Open(tree, path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return plans.Parse(f, path)
 }
 
 // Snapshot is a spec tree at one moment: the daemon's liveness and every
@@ -122,7 +151,7 @@ func (s Snapshot) Only(name string) Snapshot {
 // when some run's state says running.
 func (s Snapshot) DaemonLine() string {
 	if s.DaemonErr != nil {
-		return "daemon: unknown (" + s.DaemonErr.Error() + ")"
+		return "daemon: unknown (" + oneLine(s.DaemonErr.Error()) + ")"
 	}
 	line := s.Daemon.String()
 	if !s.Daemon.Running {
@@ -215,7 +244,7 @@ func Waiting(t specs.TopicState, now time.Time) string {
 	if t.Outcome.Final() || t.Outcome == specs.OutcomeRunning || t.WaitingUntil.IsZero() || !t.WaitingUntil.After(now) {
 		return ""
 	}
-	return t.WaitingFor + " until " + t.WaitingUntil.Local().Format("15:04")
+	return oneLine(t.WaitingFor) + " until " + t.WaitingUntil.Local().Format("15:04")
 }
 
 // Completed counts the run's completed topics (RunState.Completed is only

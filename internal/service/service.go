@@ -24,6 +24,7 @@ import (
 
 	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/nofollow"
+	"github.com/specd-dev/specd/internal/visible"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -188,10 +189,22 @@ func (g Global) Logger(w io.Writer) (zerolog.Logger, error) {
 		return zerolog.Nop(), UsageError{errors.New("--log-level: want debug, info, warn or error")}
 	}
 	if f, ok := w.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
-		w = zerolog.ConsoleWriter{Out: w, TimeFormat: "15:04:05"}
+		// A terminal: log fields quote titles, reasons and stderr lines,
+		// whose escape sequences are made visible (JSON escapes them itself).
+		w = zerolog.ConsoleWriter{Out: w, TimeFormat: "15:04:05", FormatPrepare: visibleFields}
 	} else if f == os.Stderr && os.Getenv("JOURNAL_STREAM") != "" && journal.Enabled() {
 		w = journald.NewJournalDWriter()
 	}
 	zerolog.TimeFieldFormat = "2006-01-02T15:04:05.000Z07:00" // milliseconds: a daemon's events are close together
 	return zerolog.New(w).Level(lvl).With().Timestamp().Logger(), nil
+}
+
+// visibleFields makes the control characters of an event's message
+// visible before zerolog.ConsoleWriter prints it
+// (docs/operating.md#terminal-output); it quotes the fields itself.
+func visibleFields(evt map[string]any) error {
+	if s, ok := evt[zerolog.MessageFieldName].(string); ok {
+		evt[zerolog.MessageFieldName] = visible.String(s)
+	}
+	return nil
 }

@@ -99,7 +99,7 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 			last = v
 			run := progress.ReadRun(dir)
 			var buf bytes.Buffer
-			if err := pages["run"].ExecuteTemplate(&buf, "run-live", s.runLive(run)); err != nil {
+			if err := pages["run"].ExecuteTemplate(&buf, "run-live", s.runLive(r.Context(), run)); err != nil {
 				return
 			}
 			if es.send("update", map[string]string{"html": buf.String()}) != nil {
@@ -155,7 +155,14 @@ func (s *Server) logEvents(w http.ResponseWriter, r *http.Request) {
 		rs := progress.ReadRun(run.Dir).State
 		return rs == nil || rs.State == specs.StateFinished || t.Index < len(rs.Topics) && rs.Topics[t.Index].Outcome.Final()
 	}
-	if err := progress.Follow(r.Context(), chunkWriter{es}, streams, s.opts.Poll, finished); err == nil && r.Context().Err() == nil {
-		es.send("end", nil)
+	err = progress.Follow(r.Context(), chunkWriter{es}, streams, s.opts.Poll, finished)
+	if r.Context().Err() != nil {
+		return
 	}
+	if err != nil { // a link or a FIFO at a log path: say so, and end
+		if es.send("chunk", "\n"+err.Error()+"\n") != nil {
+			return
+		}
+	}
+	es.send("end", nil)
 }

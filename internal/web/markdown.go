@@ -2,6 +2,8 @@ package web
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"html/template"
 	"regexp"
 	"strings"
@@ -26,9 +28,15 @@ import (
 type markdown struct {
 	md     goldmark.Markdown
 	policy *bluemonday.Policy
+	limit  int // bytes rendered at most; the rest is shown as text
 }
 
-func newMarkdown() *markdown {
+// newMarkdown renders at most limit bytes of Markdown (≤ 0:
+// DefaultMaxMarkdown).
+func newMarkdown(limit int) *markdown {
+	if limit <= 0 {
+		limit = DefaultMaxMarkdown
+	}
 	md := goldmark.New(
 		goldmark.WithExtensions(
 			extension.NewTable(extension.WithTableCellAlignMethod(extension.TableCellAlignAttribute)),
@@ -52,14 +60,44 @@ func newMarkdown() *markdown {
 	p.RequireNoFollowOnLinks(true)
 	p.RequireNoReferrerOnLinks(true)
 	p.AddTargetBlankToFullyQualifiedLinks(true)
-	return &markdown{md: md, policy: p}
+	return &markdown{md: md, policy: p, limit: limit}
 }
 
 // render returns src as sanitised HTML. With mark (a report's spotlight
 // mark, twelve hex digits) the spotlight markers ⟦mark⟧ and ⟦/mark⟧ are
 // set off so that they stay visible (docs/contract.md#spotlighting), and
 // code spans that cite path:line are marked as citations.
-func (m *markdown) render(src []byte, mark string) template.HTML {
+//
+// Rendering is bounded (docs/web.md#limits): at most m.limit bytes are
+// rendered, cut at a line end, and the rest is shown as escaped text
+// after a note; Markdown that goldmark would take quadratic time or much
+// memory on (bounds) is shown whole as escaped text, with a note saying
+// which bound it passed. Nothing is rendered once ctx has ended (the
+// client went away): "" is returned.
+func (m *markdown) render(ctx context.Context, src []byte, mark string) template.HTML {
+	if ctx.Err() != nil {
+		return ""
+	}
+	head, rest := src, []byte(nil)
+	if len(src) > m.limit {
+		cut := bytes.LastIndexByte(src[:m.limit], '\n') + 1
+		if cut == 0 {
+			cut = m.limit
+		}
+		head, rest = src[:cut], src[cut:]
+	}
+	if why := tooHard(head); why != "" {
+		return asText(src, fmt.Sprintf("Shown as text, not rendered: %s (docs/web.md#limits).", why))
+	}
+	out := m.markdown(head, mark)
+	if len(rest) > 0 {
+		out += asText(rest, fmt.Sprintf("Only the first %d bytes are rendered; the other %d follow as text (docs/web.md#limits).", len(head), len(rest)))
+	}
+	return out
+}
+
+// markdown renders src, which tooHard passed, as render does.
+func (m *markdown) markdown(src []byte, mark string) template.HTML {
 	var buf bytes.Buffer
 	if err := m.md.Convert(src, &buf); err != nil {
 		// goldmark fails only when writing fails, which a buffer does not.
@@ -73,6 +111,127 @@ func (m *markdown) render(src []byte, mark string) template.HTML {
 		}
 	}
 	return template.HTML(out) // sanitised above; the replacements add only fixed markup around fixed text
+}
+
+// asText is src as escaped preformatted text after a note; past
+// maxText bytes (cut at a line end) the note says how many are left out.
+func asText(src []byte, note string) template.HTML {
+	if len(src) > maxText {
+		cut := bytes.LastIndexByte(src[:maxText], '\n') + 1
+		if cut == 0 {
+			cut = maxText
+		}
+		note += fmt.Sprintf(" The last %d bytes are not shown: read the file itself.", len(src)-cut)
+		src = src[:cut]
+	}
+	var b strings.Builder
+	b.Grow(len(src) + len(src)/8 + 256)
+	b.WriteString(`<p class="md-limit">`)
+	template.HTMLEscape(&b, []byte(note))
+	b.WriteString(`</p><pre class="md-text">`)
+	template.HTMLEscape(&b, src)
+	b.WriteString(`</pre>`)
+	return template.HTML(b.String())
+}
+
+// Bounds of the Markdown rendered (docs/web.md#limits), measured with
+// BenchmarkRender: goldmark takes time quadratic in the nesting of
+// blockquotes and lists, in a paragraph's emphasis delimiters that do not
+// pair, and in a paragraph's length times its unclosed link destinations
+// and titles; and 150 to 650 bytes of memory per nesting level, markup
+// character and line. Reports stay far within these bounds.
+const (
+	// DefaultMaxMarkdown is Options.MaxMarkdown's default: 1 MiB.
+	DefaultMaxMarkdown = 1 << 20
+	// maxText is the most bytes shown as text instead of Markdown, so
+	// that the page of an 8 MiB report of "<" (32 MiB escaped) stays small.
+	maxText = 2 << 20
+	// maxDepth is the most blockquote and list markers, and pairs of
+	// indenting spaces, that open a line.
+	maxDepth = 32
+	// maxWeight bounds the nodes goldmark makes: the lines, plus the
+	// nesting of each, plus the markup characters ([ ] ( ! < ` | * _ ~).
+	maxWeight = 60_000
+	// maxDelims is the most emphasis delimiters (* _ ~) in a paragraph
+	// (lines between blank lines).
+	maxDelims = 4_000
+	// maxLinkScan bounds a paragraph's length times its "](" and "][":
+	// goldmark may scan the rest of the paragraph for each.
+	maxLinkScan = 1 << 26
+)
+
+// tooHard says why src passes one of the bounds above, or "". It reads
+// src once.
+func tooHard(src []byte) string {
+	weight, delims, para, links := 0, 0, 0, 0
+	for line := range bytes.Lines(src) {
+		d := depth(line)
+		if d > maxDepth {
+			return fmt.Sprintf("a line nests %d blockquotes, lists or indents, over %d", d, maxDepth)
+		}
+		weight += 1 + d
+		if len(bytes.TrimSpace(line)) == 0 {
+			delims, para, links = 0, 0, 0
+			continue
+		}
+		for _, c := range line {
+			switch c {
+			case '*', '_', '~':
+				delims++
+				weight++
+			case '[', ']', '(', '!', '<', '`', '|':
+				weight++
+			}
+		}
+		if delims > maxDelims {
+			return fmt.Sprintf("a paragraph holds %d emphasis delimiters (* _ ~), over %d", delims, maxDelims)
+		}
+		para += len(line)
+		links += bytes.Count(line, []byte("](")) + bytes.Count(line, []byte("]["))
+		if para*links > maxLinkScan {
+			return fmt.Sprintf("a paragraph of %d bytes holds %d link openings, over %d bytes × openings", para, links, maxLinkScan)
+		}
+	}
+	if weight > maxWeight {
+		return fmt.Sprintf("%d lines, nesting levels and markup characters, over %d", weight, maxWeight)
+	}
+	return ""
+}
+
+// depth counts the container markers (>, list markers) that open line,
+// and its indenting spaces in pairs (a tab is four spaces).
+func depth(line []byte) int {
+	markers, spaces := 0, 0
+	for i := 0; i < len(line); {
+		c := line[i]
+		switch {
+		case c == ' ':
+			spaces++
+			i++
+		case c == '\t':
+			spaces += 4
+			i++
+		case c == '>':
+			markers++
+			i++
+		case (c == '-' || c == '*' || c == '+') && i+1 < len(line) && (line[i+1] == ' ' || line[i+1] == '\t'):
+			markers++
+			i++
+		case c >= '0' && c <= '9':
+			j := i
+			for j < len(line) && line[j] >= '0' && line[j] <= '9' {
+				j++
+			}
+			if j+1 >= len(line) || line[j] != '.' && line[j] != ')' || line[j+1] != ' ' && line[j+1] != '\t' {
+				return markers + spaces/2
+			}
+			markers++
+			i = j + 1
+		default:
+			return markers + spaces/2
+		}
+	}
+	return markers + spaces/2
 }
 
 var (

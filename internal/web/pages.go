@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -21,6 +22,7 @@ import (
 	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/liveness"
 	"github.com/specd-dev/specd/internal/memory"
+	"github.com/specd-dev/specd/internal/nofollow"
 	"github.com/specd-dev/specd/internal/progress"
 	"github.com/specd-dev/specd/jsonl"
 	"github.com/specd-dev/specd/specs"
@@ -59,8 +61,20 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("GET /runs/{run}/topics/{topic}/log/events", s.logEvents)
 	mux.HandleFunc("GET /errors", s.errorsPage)
 	mux.HandleFunc("GET /gaps", s.gapsPage)
-	mux.Handle("GET /static/", http.FileServerFS(staticFS))
+	mux.Handle("GET /static/", noListing(http.FileServerFS(staticFS)))
 	return mux
+}
+
+// noListing answers 404 for a directory (a path ending in "/"), which
+// http.FileServer would list: only the files themselves are served.
+func noListing(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/") {
+			http.NotFound(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // base is what every page shows around its content.
@@ -213,11 +227,13 @@ type runLive struct {
 	ErrorsNote                                                string
 }
 
-func (s *Server) runLive(run progress.Run) runLive {
+// runLive is the live part of run's page; ctx is the request's, which
+// stops rendering when the client goes.
+func (s *Server) runLive(ctx context.Context, run progress.Run) runLive {
 	v := runLive{Name: run.Name, State: "waiting", Waiting: run.Waiting}
 	reports := filepath.Join(run.Dir, specs.ReportsDir)
-	if b, err := specs.ReadRegular(filepath.Join(run.Dir, specs.RequestFile), 1<<20); err == nil {
-		v.Request = s.md.render(specs.ReportBody(b), "")
+	if b, err := s.read(filepath.Join(run.Dir, specs.RequestFile), 1<<20); err == nil {
+		v.Request = s.md.render(ctx, specs.ReportBody(b), "")
 	}
 	switch {
 	case run.Err != nil:
@@ -247,13 +263,13 @@ func (s *Server) runLive(run progress.Run) runLive {
 		if w := progress.Waiting(t, now); w != "" && tv.Reason == "" {
 			tv.Reason = "waiting: " + w // a rate limit waited out
 		}
-		tv.HasReport = safeName(t.Report) && regular(filepath.Join(reports, t.Report))
+		tv.HasReport = safeName(t.Report) && s.regular(filepath.Join(reports, t.Report))
 		tv.HasLog = t.Attempts > 0 || t.Outcome == specs.OutcomeRunning
 		v.Topics = append(v.Topics, tv)
 	}
 	if rs.State == specs.StateFinished {
-		if b, err := specs.ReadRegular(filepath.Join(reports, specs.Overview), specs.MaxReportBytes); err == nil {
-			v.Overview = s.md.render(b, "")
+		if b, err := s.read(filepath.Join(reports, specs.Overview), specs.MaxReportBytes); err == nil {
+			v.Overview = s.md.render(ctx, b, "")
 		}
 	}
 	if rs.WorkflowID != "" {
@@ -269,9 +285,21 @@ func safeName(name string) bool {
 	return name != "" && filepath.Base(name) == name && !strings.HasPrefix(name, ".")
 }
 
-func regular(path string) bool {
-	fi, err := os.Lstat(path)
-	return err == nil && fi.Mode().IsRegular()
+// read reads a file of the tree (a report, REQUEST.md, OVERVIEW.md), at
+// most limit bytes, without following a link below the tree and refusing
+// a FIFO or device at once (nofollow.ReadFile), so that a hostile tree
+// can neither show a file outside it nor hold a request.
+func (s *Server) read(path string, limit int64) ([]byte, error) {
+	return nofollow.ReadFile(s.opts.TreeDir, path, limit)
+}
+
+// regular reports whether path is a regular file read would open.
+func (s *Server) regular(path string) bool {
+	f, err := nofollow.Open(s.opts.TreeDir, path)
+	if err == nil {
+		f.Close()
+	}
+	return err == nil
 }
 
 func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
@@ -283,7 +311,7 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	show(w, "run", struct {
 		base
 		Live runLive
-	}{s.base(run.Name), s.runLive(run)})
+	}{s.base(run.Name), s.runLive(r.Context(), run)})
 }
 
 // topicOf returns the run of r and its topic, or writes a 404 and
@@ -333,7 +361,7 @@ func (s *Server) reportPage(w http.ResponseWriter, r *http.Request) {
 		show(w, "report", v)
 		return
 	}
-	data, err := specs.ReadRegular(filepath.Join(reports, t.Report), specs.MaxReportBytes)
+	data, err := s.read(filepath.Join(reports, t.Report), specs.MaxReportBytes)
 	if err != nil {
 		v.Missing = err.Error()
 		if errors.Is(err, fs.ErrNotExist) {
@@ -349,9 +377,9 @@ func (s *Server) reportPage(w http.ResponseWriter, r *http.Request) {
 	if c := progress.Confidence(specs.TopicState{Confidence: v.Meta.Confidence, ConfidenceScore: v.Meta.ConfidenceScore}); c != "-" {
 		v.Confidence = c
 	}
-	v.Body = s.md.render(specs.ReportBody(data), v.Meta.Spotlight)
+	v.Body = s.md.render(r.Context(), reportBody(data), v.Meta.Spotlight)
 	v.QuarantineFile = specs.QuarantineFile(t.Report)
-	if b, err := specs.ReadRegular(filepath.Join(reports, v.QuarantineFile), specs.MaxReportBytes); err == nil {
+	if b, err := s.read(filepath.Join(reports, v.QuarantineFile), specs.MaxReportBytes); err == nil {
 		var q struct {
 			Quarantined []quarantined `json:"quarantined"`
 		}
@@ -362,6 +390,15 @@ func (s *Server) reportPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	show(w, "report", v)
+}
+
+// reportBody is specs.ReportBody(data) without copying a large report
+// once more: the front matter is looked for in its first 64 KiB (front
+// matter is a few lines; a report whose front matter does not close there
+// is shown whole, as one without front matter).
+func reportBody(data []byte) []byte {
+	head := data[:min(len(data), 64<<10)]
+	return data[len(head)-len(specs.ReportBody(head)):]
 }
 
 func (s *Server) logPage(w http.ResponseWriter, r *http.Request) {

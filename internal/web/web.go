@@ -17,6 +17,7 @@ package web
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -43,6 +44,10 @@ type Options struct {
 	Poll time.Duration
 	// Now is the clock of elapsed times; nil is time.Now.
 	Now func() time.Time
+	// MaxMarkdown is the most bytes of a report, OVERVIEW.md or
+	// REQUEST.md rendered as Markdown; the rest is shown as text
+	// (docs/web.md#limits). 0 is DefaultMaxMarkdown (1 MiB).
+	MaxMarkdown int
 }
 
 // Server is the web view's HTTP handler. It is safe for concurrent use.
@@ -61,7 +66,7 @@ func New(opts Options) *Server {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	s := &Server{opts: opts, index: newRunIndex(opts.TreeDir), md: newMarkdown()}
+	s := &Server{opts: opts, index: newRunIndex(opts.TreeDir), md: newMarkdown(opts.MaxMarkdown)}
 	s.mux = s.routes()
 	return s
 }
@@ -115,8 +120,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, u.String(), http.StatusSeeOther)
 		return
 	}
-	given := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if c, err := r.Cookie(tokenCookie); err == nil && given == "" {
+	given, ok := bearer(r.Header.Get("Authorization"))
+	if c, err := r.Cookie(tokenCookie); err == nil && ok && given == "" {
 		given = c.Value
 	}
 	if !s.tokenOK(given) {
@@ -126,8 +131,28 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
+// bearer returns the token of an Authorization header, which must be
+// "Bearer <token>" (the scheme in any case, RFC 6750), and ok; "" and ok
+// for no header; ok false for another form (a bare token, Basic), which
+// is refused rather than taken as the token.
+func bearer(h string) (token string, ok bool) {
+	if h == "" {
+		return "", true
+	}
+	scheme, tok, found := strings.Cut(h, " ")
+	if !found || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
+		return "", false
+	}
+	return strings.TrimSpace(tok), true
+}
+
+// tokenOK compares given with the token in constant time. It compares
+// their SHA-256 sums, which have one length, so that neither the time
+// nor an early return tells the token's length
+// (subtle.ConstantTimeCompare returns at once on different lengths).
 func (s *Server) tokenOK(given string) bool {
-	return given != "" && subtle.ConstantTimeCompare([]byte(given), []byte(s.opts.Token)) == 1
+	a, b := sha256.Sum256([]byte(given)), sha256.Sum256([]byte(s.opts.Token))
+	return given != "" && subtle.ConstantTimeCompare(a[:], b[:]) == 1
 }
 
 // loopbackAddr reports whether a request's remote address (ip:port) is a
