@@ -8,51 +8,21 @@
 package inert
 
 import (
-	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/specd-dev/specd/internal/visible"
 )
 
 // Line returns s on one line: runs of white space (newlines included)
 // become one space, the ends are trimmed, and every other control
-// character, bidirectional control (U+202A–U+202E, U+2066–U+2069) and
-// byte of invalid UTF-8 is shown as its Go escape (\x1b, \u202e, \xff),
-// so it reads as what it is and acts as nothing.
+// character, bidirectional control and byte of invalid UTF-8 is shown as
+// its escape (\x1b, \u202e, \xff) as the terminal output shows it
+// (visible.String), so it reads as what it is and acts as nothing.
 func Line(s string) string {
-	var b strings.Builder
-	space := false
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case unicode.IsSpace(r):
-			space = b.Len() > 0
-		case unicode.IsControl(r) || isBidi(r):
-			writeSpace(&b, &space)
-			if r < 0x100 {
-				fmt.Fprintf(&b, `\x%02x`, r)
-			} else {
-				fmt.Fprintf(&b, `\u%04x`, r)
-			}
-		default:
-			writeSpace(&b, &space)
-			b.WriteRune(r)
-		}
-		i += n
-	}
-	return b.String()
+	return visible.String(strings.Join(strings.Fields(s), " "))
 }
-
-func writeSpace(b *strings.Builder, pending *bool) {
-	if *pending {
-		b.WriteByte(' ')
-		*pending = false
-	}
-}
-
-func isBidi(r rune) bool { return r >= 0x202A && r <= 0x202E || r >= 0x2066 && r <= 0x2069 }
 
 // markdownSpecial are the characters that can open Markdown or HTML
 // structure inside a line; each is written with a backslash, which

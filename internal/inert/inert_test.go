@@ -70,7 +70,7 @@ func TestLine(t *testing.T) {
 		"a\u202eb\u2066":   `a\u202eb\u2066`,
 		"bad\xffutf8":      `bad\xffutf8`,
 		"nul\x00":          `nul\x00`,
-		"c1\u009b":         `c1\x9b`,
+		"c1\u009b":         `c1\u009b`,
 		"ok é ⟦x⟧":         "ok é ⟦x⟧",
 	} {
 		if got := Line(in); got != want {
