@@ -12,6 +12,7 @@ import (
 	"math"
 	"net"
 	"os"
+	"reflect"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -426,6 +427,9 @@ func Load(path string) (Config, error) {
 		return c, fmt.Errorf("config %s: %w", path, err)
 	}
 	c.file, c.raw = path, data
+	if err := checkFile(path, data); err != nil {
+		return c, err
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) { // io.EOF: empty file
@@ -436,6 +440,32 @@ func Load(path string) (Config, error) {
 		return c, fmt.Errorf("config %s: %w", path, err)
 	}
 	return c, nil
+}
+
+// checkFile reports every unknown key and every value of the wrong type
+// in data, the config file at path, as "config PATH:LINE: KEY: want …,
+// got …" joined by "; " (checkNode), or a YAML syntax error as
+// yamlError words it; nil when data decodes into a Config.
+func checkFile(path string, data []byte) error {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return fmt.Errorf("config %s", yamlError(path, err))
+	}
+	if len(root.Content) == 0 {
+		return nil // an empty file, or only comments
+	}
+	var msgs []string
+	for _, p := range checkNode(&root, reflect.TypeFor[Config](), "") {
+		m := fmt.Sprintf("%s:%d: ", path, p.line)
+		if p.key != "" {
+			m += p.key + ": "
+		}
+		msgs = append(msgs, m+p.msg)
+	}
+	if len(msgs) > 0 {
+		return errors.New("config " + strings.Join(msgs, "; "))
+	}
+	return nil
 }
 
 var yamlLineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
