@@ -14,12 +14,67 @@ import (
 	"github.com/specd-dev/specd/internal/yamlerr"
 )
 
-// problem is one error of a config file: the line, the key path
-// ("specialist.timeout") and what is wrong with the value there.
+// FileError is a config file that cannot be used, with every problem
+// found in it (docs/configuration.md#errors). Load returns its config
+// errors as a *FileError.
+type FileError struct {
+	Path     string    // the file, as given to Load
+	Problems []Problem // at least one, in file order
+}
+
+// Problem is one error of a config file.
+type Problem struct {
+	Line int    // 1-based; 0 when no line shows it
+	Msg  string // e.g. `max_parallel: want an integer, got "two"`
+}
+
+// Error returns "config PATH:LINE: MSG", one per problem joined by "; ",
+// without ":LINE" when it is 0.
+func (e *FileError) Error() string {
+	ms := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		ms[i] = e.Path
+		if p.Line > 0 {
+			ms[i] += ":" + strconv.Itoa(p.Line)
+		}
+		ms[i] += ": " + p.Msg
+	}
+	return "config " + strings.Join(ms, "; ")
+}
+
+// problem is one error found by checkNode: the line, the key path
+// ("specialist.timeout"; "" for none) and what is wrong there.
 type problem struct {
 	line int
 	key  string
 	msg  string
+}
+
+// lineOf returns the line of the key path key ("specialist.timeout",
+// "specialist.command[0]") in the document root, 0 when it is not there.
+func lineOf(root *yaml.Node, key string) int {
+	n := root
+	for n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+		n = n.Content[0]
+	}
+	line := 0
+	for _, part := range strings.Split(key, ".") {
+		name, _, _ := strings.Cut(part, "[")
+		if n.Kind != yaml.MappingNode {
+			return line
+		}
+		found := false
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == name {
+				line, n, found = n.Content[i].Line, n.Content[i+1], true
+				break
+			}
+		}
+		if !found {
+			return line
+		}
+	}
+	return line
 }
 
 var (
