@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"github.com/specd-dev/specd/internal/await"
 	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/progress"
+	"github.com/specd-dev/specd/plans"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -127,6 +129,29 @@ func costCapNote(out io.Writer, p project) {
 		specs.USD(cfg.Specialist.MaxCostUSD))
 }
 
+// planWarnings prints the warnings of the plan of run dir as it is now
+// (an unknown header field: plans.Plan.Warnings), one a line, its path
+// relative to the project root; nothing when it has none or does not parse.
+func planWarnings(out io.Writer, p project, dir string) {
+	path, ok := specs.FindPlan(dir)
+	if !ok {
+		return
+	}
+	name := path
+	if rel, err := filepath.Rel(p.Root, path); err == nil {
+		name = filepath.ToSlash(rel)
+	}
+	data, err := specs.ReadRegular(path, plans.MaxBytes)
+	if err != nil {
+		return
+	}
+	if plan, err := plans.Parse(bytes.NewReader(data), name); err == nil {
+		for _, w := range plan.Warnings {
+			fmt.Fprintf(out, "plan warning: %s\n", w)
+		}
+	}
+}
+
 // statusOne prints run arg: its line and topics then its summary, or with
 // asJSON its run state; with wait it first waits for a daemon to finish
 // it (await.ByDaemon).
@@ -165,6 +190,7 @@ func statusOne(cmd *cobra.Command, p project, arg string, wait, asJSON bool) err
 		return err
 	}
 	costCapNote(out, p)
+	planWarnings(out, p, dir)
 	fmt.Fprintln(out)
 	if err := progress.WriteTopics(out, r.State, s.Now); err != nil {
 		return err
