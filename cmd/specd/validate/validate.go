@@ -109,8 +109,12 @@ func File(path, topic string) (string, error) {
 // (docs/configuration.md): "config, preset P" or one "FILE:LINE: invalid:
 // reason" per problem.
 func validateConfig(path string) (string, error) {
-	if _, err := os.Stat(path); err != nil {
+	st, err := os.Stat(path)
+	if err != nil {
 		return "", err // no config is the defaults to the daemon, but here a mistake
+	}
+	if st.Size() > maxConfigBytes {
+		return "", fileLineError(path, 0, fmt.Sprintf("%d bytes, larger than a config may be (%d)", st.Size(), maxConfigBytes))
 	}
 	c, err := config.Load(path)
 	var fe *config.FileError
@@ -126,6 +130,10 @@ func validateConfig(path string) (string, error) {
 	}
 	return "config, preset " + c.Specialist.Preset, nil
 }
+
+// maxConfigBytes bounds the config validate reads (1 MiB), so that a
+// sparse file named specd.yaml is refused from its size.
+const maxConfigBytes = 1 << 20
 
 // fileLineError is "FILE:LINE: invalid: msg", without LINE when it is 0.
 func fileLineError(path string, line int, msg string) error {
