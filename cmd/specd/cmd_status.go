@@ -110,11 +110,20 @@ func runStatus(cmd *cobra.Command, g *globalOptions, o statusOptions, args []str
 		return writeJSON(out, all)
 	}
 	fmt.Fprintln(out, s.DaemonLine())
+	configLine(out, s)
 	if err := progress.WriteRuns(out, s); err != nil {
 		return err
 	}
 	costCapNote(out, p)
 	return nil
+}
+
+// configLine prints which config the daemon has in force and a reload
+// of it that failed (liveness.Daemon.ConfigLine), when a daemon runs.
+func configLine(out io.Writer, s progress.Snapshot) {
+	if l := s.Daemon.ConfigLine(); l != "" {
+		fmt.Fprintln(out, l)
+	}
 }
 
 // costCapNote prints, when the project's config sets a cost cap, that it
@@ -186,6 +195,7 @@ func statusOne(cmd *cobra.Command, p project, arg string, wait, asJSON bool) err
 	}
 	s.Runs = []progress.Run{r}
 	fmt.Fprintln(out, s.DaemonLine())
+	configLine(out, s)
 	if err := progress.WriteRuns(out, s); err != nil {
 		return err
 	}

@@ -5,6 +5,8 @@ package config
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -492,6 +494,17 @@ func yamlError(path string, err error) *FileError {
 		fe.Problems = append(fe.Problems, p)
 	}
 	return fe
+}
+
+// Source returns the config file Load read, as given to it ("" when
+// there was none: the defaults), and the sha256 of the bytes it used, in
+// hex ("" with no file).
+func (c Config) Source() (file, sha256Hex string) {
+	if c.file == "" {
+		return "", ""
+	}
+	h := sha256.Sum256(c.raw)
+	return c.file, hex.EncodeToString(h[:])
 }
 
 // Validate checks every field and returns an error naming the field path,
