@@ -156,6 +156,7 @@ func checkMapping(n *yaml.Node, t reflect.Type, key string, extra []string) []pr
 		k, v := n.Content[i], n.Content[i+1]
 		f, ok := fieldOf(t, k.Value)
 		switch {
+		case k.ShortTag() == "!!merge": // "<<: *defaults": the decoder checks the merged keys
 		case ok:
 			ps = append(ps, checkNode(v, f.Type, join(key, k.Value))...)
 		case !slices.Contains(extra, k.Value):

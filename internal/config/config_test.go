@@ -146,7 +146,7 @@ func TestLoadTypeErrors(t *testing.T) {
 			t.Errorf("%q: err = %v, want %q", body, err, want)
 		}
 	}
-	for _, body := range []string{"", "# only a comment\n", "max_parallel:\n", "sandbox: off\nspecialist:\n  retries: 3\n  env: {A: 1}\n"} {
+	for _, body := range []string{"", "# only a comment\n", "max_parallel:\n", "sandbox: off\nspecialist:\n  retries: 3\n  env: {A: 1}\n", "specialist:\n  <<: {timeout: 5m}\n  grace: 1s\n"} {
 		os.WriteFile(p, []byte(body), 0o644)
 		if _, err := Load(p); err != nil {
 			t.Errorf("%q: %v", body, err)
