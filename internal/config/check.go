@@ -109,8 +109,8 @@ func checkNode(n *yaml.Node, t reflect.Type, key string) []problem {
 		return nil
 	case t == sandboxType:
 		if n.Kind == yaml.ScalarNode {
-			if n.Decode(new(Sandbox)) != nil {
-				return []problem{{n.Line, key, "want on or off, or a mapping (mode, " + strings.Join(keysOf(t), ", ") + "), got " + got(n)}}
+			if err := n.Decode(new(Sandbox)); err != nil { // its error names the key: `sandbox "x": want on or off`
+				return []problem{{n.Line, "", yamlLineRE.ReplaceAllString(err.Error(), "$2")}}
 			}
 			return nil
 		}

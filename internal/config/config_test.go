@@ -135,7 +135,7 @@ func TestLoadTypeErrors(t *testing.T) {
 		"specialist:\n  start_rate: fast\n":         `specd.yaml:2: specialist.start_rate: want a number, got "fast"`,
 		"sandbox:\n  connect_ports: [443, 70000]\n": `specd.yaml:2: sandbox.connect_ports[1]: want an integer from 0 to 65535, got "70000"`,
 		"sandbox:\n  mode: on\n  writeable: [x]\n":  `specd.yaml:3: unknown key "sandbox.writeable" (did you mean sandbox.writable?)`,
-		"sandbox: maybe\n":                          `specd.yaml:1: sandbox: want on or off, or a mapping (mode, `,
+		"sandbox: maybe\n":                          `specd.yaml:1: sandbox "maybe": want on or off`,
 		"max_paralel: 2\n":                          `specd.yaml:1: unknown key "max_paralel" (did you mean max_parallel?)`,
 		"specialist: local\n":                       `specd.yaml:1: specialist: want a mapping, got "local"`,
 		"max_parallel: two\ndebounce: soon\n":       `specd.yaml:1: max_parallel: want an integer, got "two"; ` + p + `:2: debounce: want a duration`,
