@@ -32,14 +32,16 @@ func newStatusCommand(g *globalOptions) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "status [NNN]",
 		Short: "Show runs: one line each, or the topics and summary of one run",
-		Long: `Without an argument, print whether a daemon is running on this tree, then one line
+		Long: `Without an argument, print whether a daemon is running on this tree and, when one
+is, the config it has in force (its sha256, when it was loaded, and a reload that
+failed, with the key and line: docs/configuration.md#errors), then one line
 per run: state, verdict, completed/expected, the done, running, queued and failed topic
 counts, when it started, and how long it has run (elapsed) or took. A run whose plan is
 not ready says "waiting: <why>"; one that has not started, "not run". When the config
 sets specialist.max_cost_usd, a last line says it is a soft cap.
 
 With NNN (the number, e.g. 7 or 007, or the directory name), print that run's line,
-then one line per topic (outcome, attempt, pid of a running specialist, started,
+its plan's warnings (a header field specd does not know), then one line per topic (outcome, attempt, pid of a running specialist, started,
 elapsed or took, report file), then the 4-section summary (Summary, Phases,
 Artifacts, Next Steps). A FAILED run exits 1.
 

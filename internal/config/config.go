@@ -442,6 +442,7 @@ func Load(path string) (Config, error) {
 	if err := c.Validate(); err != nil {
 		key, _, _ := strings.Cut(err.Error(), ":")
 		key, _, _ = strings.Cut(key, " ") // "web.token and web.token_file"
+		key = strings.TrimSuffix(key, ",")
 		return c, &FileError{Path: path, Problems: []Problem{{Line: lineOf(root, key), Msg: err.Error()}}}
 	}
 	return c, nil
