@@ -18,6 +18,7 @@ import (
 
 	"github.com/specd-dev/specd/daemon/lifecycle"
 	"github.com/specd-dev/specd/daemon/watch"
+	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/intake"
 	"github.com/specd-dev/specd/internal/liveness"
 	"github.com/specd-dev/specd/internal/nofollow"
@@ -93,6 +94,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	cfg := d.config()
 	up := liveness.Status{PID: os.Getpid(), StartedAt: time.Now().UTC(), State: liveness.StateReady, MaxParallel: cfg.MaxParallel, Preset: cfg.Specialist.Preset,
 		Sandbox: sandboxState(cfg.Sandbox)}
+	d.inForce(&up, cfg)
 	if err := liveness.Write(treeDir, up); err != nil {
 		log.Warn().Err(err).Msg("cannot write the daemon status file; specd status cannot show uptime")
 	}
@@ -136,7 +138,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 				d.notify.Notify(state)
 			}
 		case <-hup:
-			d.reload()
+			up = d.reload(up)
 		case resume := <-d.pause:
 			<-resume
 		case ev, ok := <-tree.Events():
@@ -217,8 +219,10 @@ func (l *loop) drain(up liveness.Status, heart <-chan time.Time, pingWatchdog bo
 
 // reload re-reads the config on SIGHUP (docs/operating.md#daemon): RELOADING=1,
 // then READY=1; a bad config keeps the old one. Runs in progress go on;
-// max_parallel keeps its start-up value until the next start.
-func (d *Daemon) reload() {
+// max_parallel keeps its start-up value until the next start. It returns
+// up with the config in force or the failed reload, also written to the
+// status file for `specd status`.
+func (d *Daemon) reload(up liveness.Status) liveness.Status {
 	d.notify.Notify("RELOADING=1\nMONOTONIC_USEC=" + systemd.MonotonicUsec())
 	defer d.notify.Notify("READY=1")
 	cfg, err := d.opts.Reload()
@@ -228,12 +232,29 @@ func (d *Daemon) reload() {
 	}
 	if err != nil {
 		d.opts.Log.Error().Err(err).Msg("reload failed; keeping the running config")
-		return
+		up.ReloadError, up.ReloadFailedAt = err.Error(), time.Now().UTC()
+	} else {
+		d.mu.Lock()
+		d.cfg, d.reg = cfg, reg
+		d.mu.Unlock()
+		d.opts.Log.Info().Str("preset", cfg.Specialist.Preset).Msg("config reloaded")
+		d.inForce(&up, cfg)
 	}
-	d.mu.Lock()
-	d.cfg, d.reg = cfg, reg
-	d.mu.Unlock()
-	d.opts.Log.Info().Str("preset", cfg.Specialist.Preset).Msg("config reloaded")
+	if err := liveness.Write(d.opts.TreeDir, up); err != nil {
+		d.opts.Log.Warn().Err(err).Msg("cannot write the daemon status file; specd status cannot show the reload")
+	}
+	return up
+}
+
+// inForce records cfg in up as the config in force, loaded now, its file
+// relative to the project root.
+func (d *Daemon) inForce(up *liveness.Status, cfg config.Config) {
+	file, sum := cfg.Source()
+	if rel, err := filepath.Rel(d.opts.Root, file); err == nil && filepath.IsAbs(file) {
+		file = filepath.ToSlash(rel)
+	}
+	up.Config, up.ConfigSHA256, up.ConfigLoadedAt = file, sum, time.Now().UTC()
+	up.ReloadError, up.ReloadFailedAt = "", time.Time{}
 }
 
 // loop is the state of Run's event loop; only its goroutine touches it.

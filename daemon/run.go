@@ -167,6 +167,7 @@ func (d *Daemon) runPlan(start, kill context.Context, runDir string, settle time
 		return r.rejectPlan(fmt.Errorf("%s: %d topics, more than max_topics (%d): each topic is one specialist run; split the plan, or raise max_topics in %s if you mean it",
 			r.rs.Plan, len(plan.Topics), max, specs.ConfigFile))
 	}
+	r.planWarnings(plan)
 	return r.execute(start, kill, plan, prev)
 }
 
@@ -212,6 +213,20 @@ func (r *run) notReady(plan *plans.Plan, hash string) {
 	})
 }
 
+// planWarnings puts each of the plan's warnings (an unknown header
+// field: plans.Plan.Warnings) in the log and errors.jsonl; the run goes on.
+func (r *run) planWarnings(plan *plans.Plan) {
+	for _, w := range plan.Warnings {
+		r.log.Warn().Msg(w.Error())
+		r.d.logError(jsonl.Entry{
+			WorkflowID: r.rs.WorkflowID, ErrorType: jsonl.TypeParse, Source: "plans", Severity: "warning",
+			Message:      w.Error(),
+			Details:      map[string]any{"spec_dir": r.rel, "plan": r.rs.Plan, "line": w.Line},
+			RecoveryHint: "Correct the field's name or remove it (docs/contract.md#plan-format); the run goes on without it.",
+		})
+	}
+}
+
 // rejectPlan ends the run FAILED because the plan cannot be read:
 // a malformed plan gets a clear error and harms nothing else.
 func (r *run) rejectPlan(perr error) (specs.RunState, error) {
@@ -220,13 +235,17 @@ func (r *run) rejectPlan(perr error) (specs.RunState, error) {
 	r.rs.Verdict = specs.VerdictFailed
 	r.rs.FinishedAt = specs.Stamp(r.d.now())
 	r.log.Error().Err(perr).Msg("plan rejected")
+	hint := "Fix the plan file as the message says; specd reads it again when it changes."
+	if pe := (*plans.ParseError)(nil); errors.As(perr, &pe) && pe.Line > 0 {
+		hint = fmt.Sprintf("Fix line %d of the plan file; specd reads it again when it changes.", pe.Line)
+	}
 	r.d.logError(jsonl.Entry{
 		WorkflowID:   r.rs.WorkflowID,
 		ErrorType:    jsonl.TypeParse,
 		Message:      "plan rejected: " + perr.Error(),
 		Source:       "plans",
 		Details:      map[string]any{"spec_dir": r.rel, "plan": r.rs.Plan},
-		RecoveryHint: "Fix the plan file at the line named in the message; specd reads it again when it changes.",
+		RecoveryHint: hint,
 	})
 	if err := specs.SaveRun(r.runDir, &r.rs); err != nil {
 		return r.rs, err

@@ -28,9 +28,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/specd-dev/specd/internal/yamlerr"
 	"github.com/specd-dev/specd/specs"
-
-	"github.com/hbollon/go-edlib"
 )
 
 // MaxBytes bounds the size of a plan file readers accept (64 MiB).
@@ -78,7 +77,16 @@ type Plan struct {
 	// (docs/contract.md#structured-results):
 	// execution_only, focused or comprehensive; "" when absent.
 	AnalysisDepth string
+	// Warnings are problems that do not stop the plan, each naming its
+	// line: a header field (a "Name: value" line before the first entry)
+	// that specd does not know, with the nearest known one
+	// (docs/contract.md#plan-format). specd ignores such a field.
+	Warnings []*ParseError
 }
+
+// HeaderFields are the "Name: value" lines a plan's header may hold
+// (docs/contract.md#plan-format); another one is a warning.
+var HeaderFields = []string{"Generated", "Expected Invocations", "Analysis Depth", "Status", "Agent", "Report Path", "Topics", "Topic Assignments"}
 
 // The analysis depths a plan may name (docs/contract.md#structured-results).
 var AnalysisDepths = []string{"execution_only", "focused", "comprehensive"}
@@ -178,12 +186,7 @@ func CheckStatus(status string) error {
 	if status == StatusComplete || status == StatusCreated {
 		return nil
 	}
-	closest, best := StatusComplete, -1
-	for _, k := range []string{StatusCreated, StatusComplete} {
-		if d := edlib.OSADamerauLevenshteinDistance(strings.ToUpper(status), k); best < 0 || d < best {
-			closest, best = k, d
-		}
-	}
+	closest := yamlerr.Closest(status, []string{StatusCreated, StatusComplete})
 	shown := abbrev(status)
 	if shown == "" {
 		shown = `""`
@@ -199,6 +202,9 @@ var (
 	generatedRE = regexp.MustCompile(`^#?\s*Generated:(.*)$`)
 	topicsHdrRE = regexp.MustCompile(`^(?i)(?:topics|topic assignments):$`)
 	depthRE     = regexp.MustCompile(`^(?i)analysis[ _]depth\s*[:=]\s*(.*)$`)
+	// fieldRE is a header field: one to three words, a colon, then a
+	// space or the line's end (so "https://…" is prose).
+	fieldRE = regexp.MustCompile(`^([A-Za-z][A-Za-z_-]*(?: [A-Za-z][A-Za-z_-]*){0,2})\s*:(?:\s|$)`)
 )
 
 const (
@@ -362,6 +368,9 @@ func Parse(r io.Reader, name string) (*Plan, error) {
 			cur.agent = strings.TrimSpace(v)
 			continue
 		}
+		if m := fieldRE.FindStringSubmatch(line); m != nil && len(p.Topics) == 0 && !knownField(m[1]) {
+			p.Warnings = append(p.Warnings, unknownField(name0, n, m[1]))
+		}
 		// Anything else is prose that some writers add: ignored.
 	}
 	if err := sc.Err(); err == bufio.ErrTooLong {
@@ -371,7 +380,10 @@ func Parse(r io.Reader, name string) (*Plan, error) {
 	}
 
 	if len(p.Topics) == 0 {
-		return fail(0, "no topics: want lines such as \"[0] topic -> 001_topic.md\"")
+		if n == 0 {
+			return fail(0, "no topics: the plan is empty; want lines such as \"[0] topic -> 001_topic.md\"")
+		}
+		return fail(0, "no topics: none of its %d lines is an entry such as \"[0] topic -> 001_topic.md\"", n)
 	}
 	sort.Slice(p.Topics, func(i, j int) bool { return p.Topics[i].Index < p.Topics[j].Index })
 	base := p.Topics[0].Index
@@ -427,6 +439,20 @@ func Parse(r io.Reader, name string) (*Plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// unknownField is the warning for a header field specd does not know,
+// on line n, with the nearest known one.
+func unknownField(name string, n int, field string) *ParseError {
+	return &ParseError{File: name, Line: n, Msg: fmt.Sprintf("unknown header field %q (did you mean %s?): specd ignores it",
+		field, yamlerr.Closest(field, HeaderFields))}
+}
+
+// knownField reports whether field is one of HeaderFields, ignoring
+// case and reading "_" as a space (EXPECTED_INVOCATIONS).
+func knownField(field string) bool {
+	f := strings.ReplaceAll(field, "_", " ")
+	return slices.ContainsFunc(HeaderFields, func(k string) bool { return strings.EqualFold(k, f) })
 }
 
 // checkTitle is why a topic cannot reach its specialist, or "": the

@@ -189,6 +189,31 @@ func TestVariants(t *testing.T) {
 	}
 }
 
+// A header field specd does not know is a warning naming its line and the
+// nearest known field; the plan still parses. Known fields in any case,
+// prose, URLs and lines after the first entry are no warning.
+func TestUnknownHeaderField(t *testing.T) {
+	in := "# Plan\nModel: gpt-9\nexpected invocations: 1\nANALYSIS_DEPTH: focused\nSee https://example.com/x\nAnalysis Dept: focused\nTopics:\n[0] A -> 001_a.md\nNote: prose after the entries\nStatus: PLAN_COMPLETE\n"
+	p, err := Parse(strings.NewReader(in), "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, w := range p.Warnings {
+		got = append(got, w.Error())
+	}
+	want := []string{
+		`p:2: unknown header field "Model" (did you mean Agent?): specd ignores it`,
+		`p:6: unknown header field "Analysis Dept" (did you mean Analysis Depth?): specd ignores it`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("warnings\n got %q\nwant %q", got, want)
+	}
+	if len(p.Topics) != 1 || !p.Ready() {
+		t.Errorf("plan = %+v, want one topic, ready", p)
+	}
+}
+
 // Every plan error is a *ParseError that names the line that shows it.
 func TestErrors(t *testing.T) {
 	tests := []struct {
@@ -197,9 +222,9 @@ func TestErrors(t *testing.T) {
 		want     string // the whole Error()
 	}{
 		{"no topics", "# Research Coordinator Invocation Plan\nExpected Invocations: 0\nStatus: PLAN_COMPLETE\n", 0,
-			`p: no topics: want lines such as "[0] topic -> 001_topic.md"`},
+			`p: no topics: none of its 3 lines is an entry such as "[0] topic -> 001_topic.md"`},
 		{"empty file", "", 0,
-			`p: no topics: want lines such as "[0] topic -> 001_topic.md"`},
+			`p: no topics: the plan is empty; want lines such as "[0] topic -> 001_topic.md"`},
 		{"count above the entries", "# h\nExpected Invocations: 3\n\nTopics:\n[0] A -> a.md\n", 2,
 			"p:2: expected invocations is 3 but the plan lists 1 topics"},
 		{"count below the entries", "[0] A -> a.md\n[1] B -> b.md\nEXPECTED_INVOCATIONS=1\n", 3,

@@ -16,8 +16,10 @@ import (
 	"github.com/specd-dev/specd/daemon"
 	"github.com/specd-dev/specd/internal/await"
 	"github.com/specd-dev/specd/internal/config"
+	"github.com/specd-dev/specd/internal/inert"
 	"github.com/specd-dev/specd/internal/progress"
 	"github.com/specd-dev/specd/internal/visible"
+	"github.com/specd-dev/specd/plans"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -32,14 +34,16 @@ func newStatusCommand(g *globalOptions) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "status [NNN]",
 		Short: "Show runs: one line each, or the topics and summary of one run",
-		Long: `Without an argument, print whether a daemon is running on this tree, then one line
+		Long: `Without an argument, print whether a daemon is running on this tree and, when one
+is, the config it has in force (its sha256, when it was loaded, and a reload that
+failed, with the key and line: docs/configuration.md#errors), then one line
 per run: state, verdict, completed/expected, the done, running, queued and failed topic
 counts, when it started, and how long it has run (elapsed) or took. A run whose plan is
 not ready says "waiting: <why>"; one that has not started, "not run". When the config
 sets specialist.max_cost_usd, a last line says it is a soft cap.
 
 With NNN (the number, e.g. 7 or 007, or the directory name), print that run's line,
-then one line per topic (outcome, attempt, pid of a running specialist, started,
+its plan's warnings (a header field specd does not know), then one line per topic (outcome, attempt, pid of a running specialist, started,
 elapsed or took, report file), then the 4-section summary (Summary, Phases,
 Artifacts, Next Steps). A FAILED run exits 1.
 
@@ -110,11 +114,20 @@ func runStatus(cmd *cobra.Command, g *globalOptions, o statusOptions, args []str
 		return writeJSON(out, all)
 	}
 	fmt.Fprintln(out, s.DaemonLine())
+	configLine(out, s)
 	if err := progress.WriteRuns(out, s); err != nil {
 		return err
 	}
 	costCapNote(out, p)
 	return nil
+}
+
+// configLine prints which config the daemon has in force and a reload
+// of it that failed (liveness.Daemon.ConfigLine), when a daemon runs.
+func configLine(out io.Writer, s progress.Snapshot) {
+	if l := s.Daemon.ConfigLine(); l != "" {
+		fmt.Fprintln(out, visible.String(l))
+	}
 }
 
 // costCapNote prints, when the project's config sets a cost cap, that it
@@ -127,6 +140,29 @@ func costCapNote(out io.Writer, p project) {
 	}
 	fmt.Fprintf(out, "cost cap: %s per run (specialist.max_cost_usd), a soft cap: no topic starts once a run has spent it, but running topics finish, so a run can spend more\n",
 		specs.USD(cfg.Specialist.MaxCostUSD))
+}
+
+// planWarnings prints the warnings of the plan of run dir as it is now
+// (an unknown header field: plans.Plan.Warnings), one a line, its path
+// relative to the project root; nothing when it has none or does not parse.
+func planWarnings(out io.Writer, p project, dir string) {
+	path, ok := specs.FindPlan(dir)
+	if !ok {
+		return
+	}
+	name := path
+	if rel, err := filepath.Rel(p.Root, path); err == nil {
+		name = filepath.ToSlash(rel)
+	}
+	data, err := specs.ReadRegular(path, plans.MaxBytes)
+	if err != nil {
+		return
+	}
+	if plan, err := plans.Parse(bytes.NewReader(data), name); err == nil {
+		for _, w := range plan.Warnings {
+			fmt.Fprintf(out, "plan warning: %s\n", oneLine(w.Error()))
+		}
+	}
 }
 
 // statusOne prints run arg: its line and topics then its summary, or with
@@ -163,10 +199,12 @@ func statusOne(cmd *cobra.Command, p project, arg string, wait, asJSON bool) err
 	}
 	s.Runs = []progress.Run{r}
 	fmt.Fprintln(out, s.DaemonLine())
+	configLine(out, s)
 	if err := progress.WriteRuns(out, s); err != nil {
 		return err
 	}
 	costCapNote(out, p)
+	planWarnings(out, p, dir)
 	fmt.Fprintln(out)
 	if err := progress.WriteTopics(out, r.State, s.Now); err != nil {
 		return err
@@ -211,11 +249,8 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 // oneLine is untrusted text (a title, a message) made safe to print on
-// one line of a terminal: line breaks and tabs become spaces and other
-// control characters are made visible (visible.String).
-func oneLine(s string) string {
-	return visible.String(strings.Join(strings.Fields(s), " "))
-}
+// one line of a terminal (inert.Line).
+func oneLine(s string) string { return inert.Line(s) }
 
 // printSummary prints the 4-section summary, its untrusted text (titles,
 // reasons) with control characters made visible; a FAILED run exits 1.

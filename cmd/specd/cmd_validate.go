@@ -13,12 +13,16 @@ func newValidateCommand(_ *globalOptions) *cobra.Command {
 	var topic string
 	c := &cobra.Command{
 		Use:   "validate FILE...",
-		Short: "Check reports, plans, trace logs and OVERVIEW.md against their contracts",
+		Short: "Check reports, plans, trace logs, OVERVIEW.md and specd.yaml against their contracts",
 		Long: `Check each FILE and print "FILE: ok ..." or "FILE:LINE: invalid: reason", one line
 per problem: a report lists every problem it has, in the contract's order.
 The kind is taken from the name:
   *invocation-plan.txt    the plan format (docs/contract.md#plan-format), and that its
-                          Status is PLAN_CREATED or PLAN_COMPLETE
+                          Status is PLAN_CREATED or PLAN_COMPLETE; a header field specd
+                          does not know is a warning line (the plan still runs)
+  specd.yaml              the config (docs/configuration.md), as the daemon loads it:
+                          every key known (else the nearest one), each value of its
+                          type, then the checks of each setting; one line per problem
   *invocation-trace.log   the trace-line format ([time] Topic[i]: ... | Status: ...)
   OVERVIEW.md             the OVERVIEW layout, and that its report links exist
   a structured result     WebResearcherResult JSON ({...}) or a research/analysis envelope

@@ -5,6 +5,8 @@ package config
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +14,7 @@ import (
 	"math"
 	"net"
 	"os"
+	"reflect"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -508,40 +511,83 @@ func Load(path string) (Config, error) {
 		return c, fmt.Errorf("config %s: %w", path, err)
 	}
 	c.file, c.raw = path, data
+	root, err := checkFile(path, data)
+	if err != nil {
+		return c, err
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) { // io.EOF: empty file
-		return c, fmt.Errorf("config %s", yamlError(path, err))
+		return c, yamlError(path, err)
 	}
 	c.names, c.dirs = c.named(), c.envNamed()
 	if err := c.Validate(); err != nil {
-		return c, fmt.Errorf("config %s: %w", path, err)
+		key, _, _ := strings.Cut(err.Error(), ":")
+		key, _, _ = strings.Cut(key, " ") // "web.token and web.token_file"
+		key = strings.TrimSuffix(key, ",")
+		return c, &FileError{Path: path, Problems: []Problem{{Line: lineOf(root, key), Msg: err.Error()}}}
 	}
 	return c, nil
+}
+
+// checkFile returns data, the config file at path, as a YAML tree, or a
+// *FileError with every unknown key and every value of the wrong type
+// ("max_parallel: want an integer, got …": checkNode), or with the YAML
+// syntax error.
+func checkFile(path string, data []byte) (*yaml.Node, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, yamlError(path, err)
+	}
+	if len(root.Content) == 0 {
+		return &root, nil // an empty file, or only comments
+	}
+	var ps []Problem
+	for _, p := range checkNode(&root, reflect.TypeFor[Config](), "") {
+		if p.key != "" {
+			p.msg = p.key + ": " + p.msg
+		}
+		ps = append(ps, Problem{p.line, p.msg})
+	}
+	if len(ps) > 0 {
+		return nil, &FileError{Path: path, Problems: ps}
+	}
+	return &root, nil
 }
 
 var yamlLineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 var unknownKeyRE = regexp.MustCompile(`^field (\S+) not found in type .*$`)
 
-// yamlError rewords YAML errors as "FILE:LINE: message", one per problem,
-// without the values go-yaml quotes (yamlerr.Text).
-func yamlError(path string, err error) string {
+// yamlError rewords a YAML error as a *FileError, one problem per
+// message of go-yaml, without the values it quotes (yamlerr.Text).
+func yamlError(path string, err error) *FileError {
 	msgs := []string{err.Error()}
 	var te *yaml.TypeError
 	if errors.As(err, &te) {
 		msgs = te.Errors
 	}
-	for i, m := range msgs {
+	fe := &FileError{Path: path}
+	for _, m := range msgs {
 		m = strings.TrimSpace(yamlerr.Text(m))
+		p := Problem{Msg: strings.TrimPrefix(m, "yaml: ")}
 		if g := yamlLineRE.FindStringSubmatch(m); g != nil {
-			msg := unknownKeyRE.ReplaceAllString(g[2], `unknown key "$1"`)
-			m = path + ":" + g[1] + ": " + msg
-		} else {
-			m = path + ": " + strings.TrimPrefix(m, "yaml: ")
+			p.Line, _ = strconv.Atoi(g[1])
+			p.Msg = unknownKeyRE.ReplaceAllString(g[2], `unknown key "$1"`)
 		}
-		msgs[i] = m
+		fe.Problems = append(fe.Problems, p)
 	}
-	return strings.Join(msgs, "; ")
+	return fe
+}
+
+// Source returns the config file Load read, as given to it ("" when
+// there was none: the defaults), and the sha256 of the bytes it used, in
+// hex ("" with no file).
+func (c Config) Source() (file, sha256Hex string) {
+	if c.file == "" {
+		return "", ""
+	}
+	h := sha256.Sum256(c.raw)
+	return c.file, hex.EncodeToString(h[:])
 }
 
 // Validate checks every field and returns an error naming the field path,

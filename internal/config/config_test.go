@@ -87,20 +87,20 @@ func TestLoad(t *testing.T) {
 		t.Errorf("loaded %+v", c)
 	}
 	for body, want := range map[string]string{
-		"specialist:\n  presett: local\n":                                                    `specd.yaml:2: unknown key "presett"`,
-		"specialist:\n  timeout: soon\n":                                                     `specd.yaml:2: "soon" is not a duration`,
-		"specialist:\n  preset: gpt\n":                                                       `specialist.preset: "gpt" is not one of`,
+		"specialist:\n  presett: local\n":                                                    `specd.yaml:2: unknown key "specialist.presett" (did you mean specialist.preset?)`,
+		"specialist:\n  timeout: soon\n":                                                     `specd.yaml:2: specialist.timeout: want a duration such as 30s, 15m, 36h or 14d, got "soon"`,
+		"specialist:\n  preset: gpt\n":                                                       `specd.yaml:2: specialist.preset: "gpt" is not one of`,
 		"specialist:\n  preset: command\n":                                                   "specialist.command: must name a program",
-		"max_parallel: 0\n":                                                                  "max_parallel: must be at least 1",
+		"max_parallel: 0\n":                                                                  "specd.yaml:1: max_parallel: must be at least 1",
 		"specialist:\n  command: [\"{{.Nope\"]\n":                                            "specialist.command[0]",
 		"specialist: [1, 2]\n":                                                               "specd.yaml:1:",
 		"specialist:\n  model: x/y\n":                                                        "specialist.model: only used by the opencode, claude and codex presets",
 		"specialist:\n  preset: codex\n  agent: research-specialist\n":                       "codex has no named agents",
 		"specialist:\n  preset: claude\n  price: {input: 1, output: 2}\n":                    "specialist.price: only used by the codex preset",
 		"specialist:\n  preset: codex\n  price: {input: 1}\n":                                "specialist.price: give input and output",
-		"specialist:\n  preset: codex\n  price: {input: 1, output: -2}\n":                    "specialist.price.output: must be a non-negative number",
+		"specialist:\n  preset: codex\n  price: {input: 1, output: -2}\n":                    "specd.yaml:3: specialist.price.output: must be a non-negative number",
 		"specialist:\n  preset: codex\n  price: {input: 1, output: 2, cached_input: .inf}\n": "specialist.price.cached_input: must be",
-		"specialist:\n  preset: codex\n  price: {input: 1, output: 2, cache_read: 1}\n":      `unknown key "cache_read"`,
+		"specialist:\n  preset: codex\n  price: {input: 1, output: 2, cache_read: 1}\n":      `specd.yaml:3: unknown key "specialist.price.cache_read" (did you mean specialist.price.cached_input?)`,
 		"specialist:\n  preset: opencode\n  model: gpt-4o\n":                                 "opencode wants provider/model",
 		"specialist:\n  preset: claude\n  prompt: \"{{.Topic\"\n":                            "specialist.prompt:",
 		"specialist:\n  env: {SPECD_TOPIC: x}\n":                                             "specialist.env: SPECD_TOPIC",
@@ -108,7 +108,7 @@ func TestLoad(t *testing.T) {
 		"specialist:\n  preset: claude\n  agent: \"two words\"\n":                            "must not contain spaces",
 		"quarantine:\n  threshold: 1.5\n":                                                    "quarantine.threshold: 1.5 is not in 0–1",
 		"quarantine:\n  threshold: -0.1\n":                                                   "quarantine.threshold: -0.1 is not in 0–1",
-		"quarantine:\n  treshold: 0.5\n":                                                     `unknown key "treshold"`,
+		"quarantine:\n  treshold: 0.5\n":                                                     `specd.yaml:2: unknown key "quarantine.treshold" (did you mean quarantine.threshold?)`,
 		"specialist:\n  max_cost_usd: -1\n":                                                  "specialist.max_cost_usd: must be a non-negative number",
 		"specialist:\n  max_cost_usd: .nan\n":                                                "specialist.max_cost_usd: must be a non-negative number",
 		"specialist:\n  max_cost_usd: five\n":                                                "specd.yaml:2:",
@@ -121,6 +121,42 @@ func TestLoad(t *testing.T) {
 		_, err := Load(p)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: err = %v, want %q", body, err, want)
+		}
+	}
+}
+
+// TestLoadTypeErrors: a value of the wrong type names its key and line
+// and says what the key wants; an unknown key names the nearest known
+// one; every problem of the file is listed, in file order.
+func TestLoadTypeErrors(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "specd.yaml")
+	for body, want := range map[string]string{
+		"# comment\nspecialist:\n  preset: local\nmax_parallel: two\n": `specd.yaml:4: max_parallel: want an integer, got "two"`,
+		"max_parallel: [1]\n":                       `specd.yaml:1: max_parallel: want an integer, got a list`,
+		"git_commit: maybe\n":                       `specd.yaml:1: git_commit: want true or false, got "maybe"`,
+		"debounce: {a: 1}\n":                        `specd.yaml:1: debounce: want a duration such as 30s, 15m, 36h or 14d, got a mapping`,
+		"specialist:\n  command: run me\n":          `specd.yaml:2: specialist.command: want a list, got "run me"`,
+		"specialist:\n  command: [a, {b: c}]\n":     `specd.yaml:2: specialist.command[1]: want a string, got a mapping`,
+		"specialist:\n  env: [A]\n":                 `specd.yaml:2: specialist.env: want a mapping, got a list`,
+		"specialist:\n  env:\n    A: [x]\n":         `specd.yaml:3: specialist.env.A: want a string, got a list`,
+		"specialist:\n  start_rate: fast\n":         `specd.yaml:2: specialist.start_rate: want a number, got "fast"`,
+		"sandbox:\n  connect_ports: [443, 70000]\n": `specd.yaml:2: sandbox.connect_ports[1]: want an integer from 0 to 65535, got "70000"`,
+		"sandbox:\n  mode: on\n  writeable: [x]\n":  `specd.yaml:3: unknown key "sandbox.writeable" (did you mean sandbox.writable?)`,
+		"sandbox: maybe\n":                          `specd.yaml:1: sandbox "maybe": want on or off`,
+		"max_paralel: 2\n":                          `specd.yaml:1: unknown key "max_paralel" (did you mean max_parallel?)`,
+		"specialist: local\n":                       `specd.yaml:1: specialist: want a mapping, got "local"`,
+		"max_parallel: two\ndebounce: soon\n":       `specd.yaml:1: max_parallel: want an integer, got "two"; ` + p + `:2: debounce: want a duration`,
+	} {
+		os.WriteFile(p, []byte(body), 0o644)
+		_, err := Load(p)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: err = %v, want %q", body, err, want)
+		}
+	}
+	for _, body := range []string{"", "# only a comment\n", "max_parallel:\n", "sandbox: off\nspecialist:\n  retries: 3\n  env: {A: 1}\n", "specialist:\n  <<: {timeout: 5m}\n  grace: 1s\n"} {
+		os.WriteFile(p, []byte(body), 0o644)
+		if _, err := Load(p); err != nil {
+			t.Errorf("%q: %v", body, err)
 		}
 	}
 }

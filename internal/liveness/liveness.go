@@ -50,6 +50,16 @@ type Status struct {
 	// DrainUntil is when a warm shutdown stops waiting for running
 	// specialists (shutdown_timeout after it began); zero unless draining.
 	DrainUntil time.Time `json:"drain_until,omitzero"`
+	// Config is the config file in force, relative to the project root
+	// ("" for none: the defaults), ConfigSHA256 the sha256 of what was
+	// read (hex), ConfigLoadedAt when; ReloadError is why the last reload
+	// failed, at ReloadFailedAt ("" when the last one worked), the config
+	// above staying in force (docs/configuration.md#errors).
+	Config         string    `json:"config,omitempty"`
+	ConfigSHA256   string    `json:"config_sha256,omitempty"`
+	ConfigLoadedAt time.Time `json:"config_loaded_at,omitzero"`
+	ReloadError    string    `json:"reload_error,omitempty"`
+	ReloadFailedAt time.Time `json:"reload_failed_at,omitzero"`
 }
 
 // Write replaces the status file of treeDir with s.
@@ -88,6 +98,25 @@ func (d Daemon) String() string {
 	}
 	return fmt.Sprintf("daemon: %s (pid %d, up %s, max_parallel %d%s)", state, d.PID,
 		Round(time.Since(d.Status.StartedAt)), d.Status.MaxParallel, sb)
+}
+
+// ConfigLine is the line `specd status` prints under the daemon's:
+// "config: .opencode/specd.yaml (sha256 1a2b3c4d, loaded 10:02)", then
+// "; reload at 10:05 failed: REASON" while the last reload failed; ""
+// when no daemon runs or its status file does not say. Times are local.
+func (d Daemon) ConfigLine() string {
+	s := d.Status
+	if !d.Running || s.PID != d.PID || s.ConfigLoadedAt.IsZero() {
+		return ""
+	}
+	line := "config: none, the defaults (loaded " + s.ConfigLoadedAt.Local().Format("15:04") + ")"
+	if s.Config != "" {
+		line = fmt.Sprintf("config: %s (sha256 %.8s, loaded %s)", s.Config, s.ConfigSHA256, s.ConfigLoadedAt.Local().Format("15:04"))
+	}
+	if s.ReloadError != "" {
+		line += fmt.Sprintf("; reload at %s failed: %s", s.ReloadFailedAt.Local().Format("15:04"), s.ReloadError)
+	}
+	return line
 }
 
 // Round prints a duration for people: "850ms", "42s", "12m05s", "3h05m".

@@ -45,3 +45,29 @@ func TestCheck(t *testing.T) {
 		t.Fatalf("unlocked tree with a stale status file: %+v, %v; want not running", d, err)
 	}
 }
+
+// ConfigLine names the config in force and a reload that failed, only for
+// the running daemon whose status file it is.
+func TestConfigLine(t *testing.T) {
+	defer func(l *time.Location) { time.Local = l }(time.Local)
+	time.Local = time.UTC
+	loaded := time.Date(2026, 11, 22, 10, 2, 0, 0, time.UTC)
+	d := liveness.Daemon{Running: true, PID: 7, Status: liveness.Status{PID: 7, Config: ".opencode/specd.yaml",
+		ConfigSHA256: "1a2b3c4d5e6f", ConfigLoadedAt: loaded}}
+	if got, want := d.ConfigLine(), "config: .opencode/specd.yaml (sha256 1a2b3c4d, loaded 10:02)"; got != want {
+		t.Errorf("ConfigLine = %q, want %q", got, want)
+	}
+	d.Status.ReloadError, d.Status.ReloadFailedAt = `config specd.yaml:3: max_parallel: want an integer, got "two"`, loaded.Add(3*time.Minute)
+	if got, want := d.ConfigLine(), `config: .opencode/specd.yaml (sha256 1a2b3c4d, loaded 10:02); reload at 10:05 failed: config specd.yaml:3: max_parallel: want an integer, got "two"`; got != want {
+		t.Errorf("ConfigLine = %q, want %q", got, want)
+	}
+	d.Status.Config = ""
+	if got := d.ConfigLine(); !strings.HasPrefix(got, "config: none, the defaults (loaded 10:02)") {
+		t.Errorf("no file: ConfigLine = %q", got)
+	}
+	for _, other := range []liveness.Daemon{{Running: false, Status: d.Status}, {Running: true, PID: 8, Status: d.Status}, {Running: true, PID: 7, Status: liveness.Status{PID: 7}}} {
+		if got := other.ConfigLine(); got != "" {
+			t.Errorf("%+v: ConfigLine = %q, want none", other, got)
+		}
+	}
+}

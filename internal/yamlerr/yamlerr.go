@@ -8,6 +8,9 @@ package yamlerr
 import (
 	"errors"
 	"regexp"
+	"strings"
+
+	"github.com/hbollon/go-edlib"
 )
 
 var quotedRE = regexp.MustCompile("`[^`]*`")
@@ -23,4 +26,19 @@ func Quiet(err error) error {
 		return nil
 	}
 	return errors.New(Text(err.Error()))
+}
+
+// Closest returns the entry of known nearest to word by optimal string
+// alignment distance, ignoring case, for a "did you mean" hint on an
+// unknown key: a config key (docs/configuration.md) or a plan header
+// field (docs/contract.md#plan-format). It returns "" when known is empty.
+func Closest(word string, known []string) string {
+	best, dist := "", -1
+	w := strings.ToLower(word)
+	for _, k := range known {
+		if d := edlib.OSADamerauLevenshteinDistance(w, strings.ToLower(k)); dist < 0 || d < dist {
+			best, dist = k, d
+		}
+	}
+	return best
 }

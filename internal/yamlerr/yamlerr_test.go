@@ -22,3 +22,19 @@ func TestQuiet(t *testing.T) {
 		t.Error("Quiet(nil) != nil")
 	}
 }
+
+func TestClosest(t *testing.T) {
+	for _, c := range []struct{ word, want string }{
+		{"max_paralel", "max_parallel"},
+		{"Model", "Agent"},
+		{"PLAN_COMPLET", "PLAN_COMPLETE"},
+		{"TIMEOUT", "timeout"},
+	} {
+		if got := Closest(c.word, []string{"max_parallel", "timeout", "Agent", "Analysis Depth", "PLAN_COMPLETE", "PLAN_CREATED"}); got != c.want {
+			t.Errorf("Closest(%q) = %q, want %q", c.word, got, c.want)
+		}
+	}
+	if got := Closest("x", nil); got != "" {
+		t.Errorf("Closest with no keys = %q", got)
+	}
+}

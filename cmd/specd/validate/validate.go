@@ -1,15 +1,18 @@
 // Package validate checks any file specd reads or writes against its
 // contract, by kind: plans, reports, structured results, trace logs and
-// OVERVIEW.md (docs/contract.md). It is what `specd validate` runs.
+// OVERVIEW.md (docs/contract.md), and specd's config
+// (docs/configuration.md). It is what `specd validate` runs.
 package validate
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/results"
 	"github.com/specd-dev/specd/plans"
 	"github.com/specd-dev/specd/specs"
@@ -20,7 +23,9 @@ const MaxTraceBytes = 64 << 20
 
 // File checks one file against its contract, by kind (from its name):
 // *invocation-plan.txt a plan (and that its Status is one specd knows and
-// no topic's report name is reserved, one line per such topic),
+// no topic's report name is reserved, one line per such topic; a header
+// field specd does not know is a warning line after the description),
+// specd.yaml the config (config.Load: one error line per problem),
 // *invocation-trace.log a trace log, OVERVIEW.md an overview, a structured
 // result (detected from its content) the result contract and gate, and
 // anything else the report contract, with the plan topic when topic is
@@ -65,7 +70,13 @@ func File(path, topic string) (string, error) {
 		if len(p.Topics) == 1 {
 			n = "1 topic"
 		}
-		return fmt.Sprintf("plan, %s, status %s", n, orNone(p.Status)), nil
+		msg := fmt.Sprintf("plan, %s, status %s", n, orNone(p.Status))
+		for _, w := range p.Warnings {
+			msg += fmt.Sprintf("\n%s:%d: warning: %s", path, w.Line, w.Msg)
+		}
+		return msg, nil
+	case name == filepath.Base(specs.ConfigFile):
+		return validateConfig(path)
 	case strings.HasSuffix(name, "invocation-trace.log"):
 		b, err := specs.ReadRegular(path, MaxTraceBytes)
 		if err != nil {
@@ -93,6 +104,36 @@ func File(path, topic string) (string, error) {
 	}
 	return fmt.Sprintf("report, %d findings, %d recommendations", m.FindingsCount, m.RecommendationsCount), nil
 }
+
+// validateConfig checks the config file at path as the daemon loads it
+// (docs/configuration.md): "config, preset P" or one "FILE:LINE: invalid:
+// reason" per problem.
+func validateConfig(path string) (string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", err // no config is the defaults to the daemon, but here a mistake
+	}
+	if st.Size() > maxConfigBytes {
+		return "", fileLineError(path, 0, fmt.Sprintf("%d bytes, larger than a config may be (%d)", st.Size(), maxConfigBytes))
+	}
+	c, err := config.Load(path)
+	var fe *config.FileError
+	if errors.As(err, &fe) {
+		errs := make([]error, len(fe.Problems))
+		for i, p := range fe.Problems {
+			errs[i] = fileLineError(path, p.Line, p.Msg)
+		}
+		return "", errors.Join(errs...)
+	}
+	if err != nil {
+		return "", err
+	}
+	return "config, preset " + c.Specialist.Preset, nil
+}
+
+// maxConfigBytes bounds the config validate reads (1 MiB), so that a
+// sparse file named specd.yaml is refused from its size.
+const maxConfigBytes = 1 << 20
 
 // fileLineError is "FILE:LINE: invalid: msg", without LINE when it is 0.
 func fileLineError(path string, line int, msg string) error {
