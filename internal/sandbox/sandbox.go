@@ -108,6 +108,9 @@ func (p Policy) Start(cmd *exec.Cmd) error {
 	if ABI() < 1 {
 		return ErrUnsupported
 	}
+	if err := closeInherited(); err != nil {
+		return err
+	}
 	fd, rules, err := p.ruleset()
 	if err != nil {
 		return err
@@ -130,6 +133,11 @@ func (p Policy) Start(cmd *exec.Cmd) error {
 	}()
 	return <-errc
 }
+
+// closeInherited marks, once, the descriptors specd inherited
+// close-on-exec (confine.CloseOnExec): a specialist gets only its
+// standard input, output and error.
+var closeInherited = sync.OnceValue(confine.CloseOnExec)
 
 // ruleset returns a Landlock ruleset with p's rules, and the rules.
 func (p Policy) ruleset() (int, []confine.Rule, error) {

@@ -118,6 +118,17 @@ func AddRules(fd int, rules []Rule) error {
 	return nil
 }
 
+// CloseOnExec marks every descriptor from 3 up close-on-exec, so that no
+// process started later inherits one it did not ask for: Go opens its own
+// so, but not those the program itself inherited (a shell's, a
+// service manager's, the step's topic lock).
+func CloseOnExec() error {
+	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		return fmt.Errorf("close_range: %w", err)
+	}
+	return nil
+}
+
 // Thread confines the calling OS thread, which the caller has locked
 // (runtime.LockOSThread) and lets end with its goroutine: when m is not
 // nil, it moves the thread into a private mount namespace laid out as m

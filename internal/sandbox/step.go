@@ -1,0 +1,126 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/specd-dev/specd/internal/sandbox/confine"
+)
+
+// StartStep starts cmd, the subreaper step (Helper: cmd.Args' first
+// helper arguments are its command line), outside the sandbox, and has
+// the step confine its specialist to p (package reap): the flags that
+// say so are put after the step's command line. Where the step may make
+// a private mount namespace (MountNamespaces), it gets one (as root), or
+// a user namespace of its own to make it in. The step stays outside the
+// specialist's Landlock domain, so the specialist cannot signal it.
+// It returns ErrUnsupported when the kernel lacks Landlock, or
+// cmd.Start's error.
+func (p Policy) StartStep(cmd *exec.Cmd, helper int) error {
+	if ABI() < 1 {
+		return ErrUnsupported
+	}
+	if err := closeInherited(); err != nil {
+		return err
+	}
+	var flags []string
+	for _, r := range p.ruleList() {
+		flags = append(flags, "-rule", strconv.FormatUint(r.Rights, 16)+":"+r.Path)
+	}
+	for _, port := range p.ConnectPorts {
+		flags = append(flags, "-port", strconv.Itoa(int(port)))
+	}
+	mounts, _ := MountNamespaces(cmd.Path, cmd.Args[:helper])
+	if mounts {
+		flags = append(flags, "-mounts")
+		for _, dir := range confine.HideDirs(os.Getenv("XDG_RUNTIME_DIR")) {
+			flags = append(flags, "-hide", dir)
+		}
+		if os.Geteuid() != 0 {
+			userNamespace(cmd)
+		}
+	}
+	cmd.Args = slices.Concat(cmd.Args[:helper], flags, cmd.Args[helper:])
+	return cmd.Start()
+}
+
+// ruleList returns p's Landlock rules (addRules adds the same).
+func (p Policy) ruleList() []rule {
+	var rules []rule
+	if o := p.opened; o != nil && o.hold() {
+		rules = slices.Clone(o.rules)
+		o.RUnlock()
+	} else if p.sorted != nil {
+		rules = p.sorted.rules()
+	} else {
+		rules = p.sort().rules()
+	}
+	for _, own := range p.own {
+		rules = append(rules, rule{Path: own, Rights: dirWriteRights})
+	}
+	return rules
+}
+
+// userNamespace has cmd start in a user namespace of its own, in which
+// it is this user and keeps, over its exec (ambient), the capabilities to
+// make a mount namespace and to drop them all for its specialist.
+func userNamespace(cmd *exec.Cmd) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	a := cmd.SysProcAttr
+	a.Cloneflags |= syscall.CLONE_NEWUSER
+	a.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
+	a.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+	a.GidMappingsEnableSetgroups = false
+	a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
+}
+
+var mountProbe struct {
+	sync.Mutex
+	done   bool
+	ok     bool
+	reason string
+}
+
+// MountNamespaces reports whether a specialist here starts in a private
+// mount namespace (docs/operating.md#sandbox), and when not why: always
+// as root; otherwise when the kernel lets the step (the program path,
+// with its command line helper, as Helper returns it) make a user
+// namespace and mount in it, which it asks once by starting the step so.
+func MountNamespaces(path string, helper []string) (bool, string) {
+	if os.Geteuid() == 0 {
+		return true, ""
+	}
+	mountProbe.Lock()
+	defer mountProbe.Unlock()
+	if !mountProbe.done {
+		mountProbe.ok, mountProbe.reason = probeMounts(path, helper)
+		mountProbe.done = true
+	}
+	return mountProbe.ok, mountProbe.reason
+}
+
+func probeMounts(path string, helper []string) (bool, string) {
+	rights := strconv.FormatUint(readRights, 16)
+	cmd := exec.Command(path, slices.Concat(helper[1:], []string{"-mounts", "-hide", "/tmp", "-rule", rights + ":/", "--", "true"})...)
+	cmd.Args[0], cmd.Dir = helper[0], "/" // the namespace hides /tmp, and maybe the working directory
+	userNamespace(cmd)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		msg := strings.TrimSpace(string(out))
+		if msg == "" {
+			msg = err.Error()
+		}
+		return false, fmt.Sprintf("the kernel refuses this user a mount namespace (%s)", msg)
+	}
+	return true, ""
+}
