@@ -19,7 +19,8 @@ type Setup struct {
 	// no cgroup, and then Helper does.
 	Cgroup *Cgroup
 	// Helper is the command line of the subreaper step in front of the
-	// specialist (runner.Job.Helper) when there is no Cgroup.
+	// specialist (runner.Job.Helper) when there is no Cgroup, or when
+	// specd is not root and the step makes the mount namespace (userMounts).
 	Helper []string
 	// Policy is the Landlock policy (runner.Job.Sandbox); nil with
 	// sandbox: off.
@@ -64,7 +65,7 @@ func Prepare(cfg config.Sandbox, specd string, t Topic) (Setup, error) {
 	if t.Preset == config.PresetClaude {
 		s.Env = append(s.Env, "CLAUDE_CODE_TMPDIR="+tmp) // its own temp directory, /tmp/claude-UID else
 	}
-	if s.Cgroup, err = NewCgroup(); err != nil {
+	if s.Cgroup, err = NewCgroup(); err != nil || (!cfg.Off && userMounts(specd)) {
 		s.Helper = Helper(specd)
 		t.Helper = s.Helper[0]
 	}

@@ -84,6 +84,27 @@ func userNamespace(cmd *exec.Cmd) {
 	a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
 }
 
+// userMounts reports whether specd, not root, starts its specialists
+// behind the step even with a cgroup of their own: only a fresh process
+// can make the user namespace their mount namespace needs, and the step
+// can (MountNamespaces).
+func userMounts(specd string) bool {
+	if os.Geteuid() == 0 {
+		return false
+	}
+	helper := Helper(specd)
+	ok, _ := MountNamespaces(lookPath(helper[0]), helper)
+	return ok
+}
+
+// lookPath is exec.LookPath's answer for a program, or the name itself.
+func lookPath(name string) string {
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	return name
+}
+
 var mountProbe struct {
 	sync.Mutex
 	done   bool
@@ -123,4 +144,32 @@ func probeMounts(path string, helper []string) (bool, string) {
 		return false, fmt.Sprintf("the kernel refuses this user a mount namespace (%s)", msg)
 	}
 	return true, ""
+}
+
+// Containment describes, one line each, what holds here beyond the
+// file rules (docs/operating.md#sandbox), for `specd sandbox`: the mount
+// namespace, capabilities, and the scoping of abstract unix sockets and
+// signals; where one does not hold, the line says so and what stays open.
+func Containment(specd string) []string {
+	var lines []string
+	helper := Helper(specd)
+	switch ok, why := MountNamespaces(lookPath(helper[0]), helper); {
+	case ok && os.Geteuid() == 0:
+		lines = append(lines, "mount namespace: private per topic: "+strings.Join(confine.HideDirs(os.Getenv("XDG_RUNTIME_DIR")), " ")+" empty; all but the writable paths read-only, and those nosuid")
+	case ok:
+		lines = append(lines, "mount namespace: private per topic, made by the subreaper step in a user namespace of its own: "+strings.Join(confine.HideDirs(os.Getenv("XDG_RUNTIME_DIR")), " ")+" empty; all but the writable paths read-only, and those nosuid")
+	default:
+		lines = append(lines, "mount namespace: none: "+why+": a specialist can connect to a unix socket whose path it knows (tmux, ssh-agent, D-Bus in /tmp or /run), and change the mode, owner and times of a file it may read but does not own")
+	}
+	if os.Geteuid() == 0 {
+		lines = append(lines, "capabilities: none (bounding, permitted, effective, inheritable and ambient sets cleared; SECBIT_NOROOT locked)")
+	} else {
+		lines = append(lines, "capabilities: none (specd runs as an ordinary user)")
+	}
+	if abi := ABI(); abi >= 6 {
+		lines = append(lines, "abstract unix sockets and signals: scoped to the topic (Landlock ABI 6)")
+	} else {
+		lines = append(lines, fmt.Sprintf("abstract unix sockets and signals: not scoped: this kernel has Landlock ABI %d, 6 is needed: a specialist can connect to any abstract unix socket and signal processes of its user", abi))
+	}
+	return lines
 }

@@ -86,10 +86,8 @@ func (m *Mounts) apply() error {
 	if err != nil {
 		return err
 	}
-	for _, dir := range hide {
-		if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0755,size=64k"); err != nil {
-			return fmt.Errorf("tmpfs over %s: %w", dir, err)
-		}
+	if err := cover(hide); err != nil {
+		return err
 	}
 	if err := mountpoints(binds, hide); err != nil {
 		return err
@@ -114,6 +112,23 @@ func (m *Mounts) apply() error {
 	return unix.Chdir("/")
 }
 
+// cover mounts one empty tmpfs over the first of hide and binds it over
+// the others (a bind costs less than a tmpfs of its own).
+func cover(hide []string) error {
+	for i, dir := range hide {
+		if i == 0 {
+			if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0755,size=64k"); err != nil {
+				return fmt.Errorf("tmpfs over %s: %w", dir, err)
+			}
+			continue
+		}
+		if err := unix.Mount(hide[0], dir, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("tmpfs over %s: %w", dir, err)
+		}
+	}
+	return nil
+}
+
 // hidden returns m.Hide's directories that exist as directories, links
 // resolved, without those beneath another.
 func (m *Mounts) hidden() []string {
@@ -136,6 +151,12 @@ func (m *Mounts) binds(hide []string) ([]bind, error) {
 	var out []bind
 	seen := map[string]bool{}
 	add := func(path string, write bool) error {
+		if !write && under(path, m.Hide) == "" {
+			// Read-only where it is: the paths of a policy have their
+			// links resolved where it matters (programs), so the name is
+			// enough to tell, without a look-up per path.
+			return nil
+		}
 		target, err := filepath.EvalSymlinks(path)
 		if err != nil || seen[target] {
 			return nil // gone: Landlock leaves it out too
