@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -119,7 +120,7 @@ var mountProbe struct {
 // namespace and mount in it, which it asks once by starting the step so.
 func MountNamespaces(path string, helper []string) (bool, string) {
 	if os.Geteuid() == 0 {
-		return true, ""
+		return rootMounts()
 	}
 	mountProbe.Lock()
 	defer mountProbe.Unlock()
@@ -129,6 +130,21 @@ func MountNamespaces(path string, helper []string) (bool, string) {
 	}
 	return mountProbe.ok, mountProbe.reason
 }
+
+// rootMounts asks once, from a thread of its own (confine.Probe), whether
+// specd as root may make a mount namespace: not in a container that
+// withholds CAP_SYS_ADMIN, for one.
+var rootMounts = sync.OnceValues(func() (bool, string) {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		errc <- confine.Probe()
+	}()
+	if err := <-errc; err != nil {
+		return false, "the kernel refuses specd a mount namespace (" + err.Error() + ")"
+	}
+	return true, ""
+})
 
 func probeMounts(path string, helper []string) (bool, string) {
 	rights := strconv.FormatUint(readRights, 16)

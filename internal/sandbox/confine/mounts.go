@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
@@ -46,7 +47,7 @@ func ForRules(rules []Rule, runtimeDir string) *Mounts {
 	const write = ll.AccessFSWriteFile | ll.AccessFSMakeReg | ll.AccessFSRemoveFile
 	for _, r := range rules {
 		if r.Rights&write != 0 {
-			if fi, err := os.Stat(r.Path); err == nil && fi.Mode()&os.ModeCharDevice == 0 {
+			if !strings.HasPrefix(r.Path, "/dev/") { // devices: the policy writes no other
 				m.Write = append(m.Write, r.Path)
 			}
 		} else {
@@ -54,6 +55,27 @@ func ForRules(rules []Rule, runtimeDir string) *Mounts {
 		}
 	}
 	return m
+}
+
+// Probe asks whether the calling thread, which the caller has locked and
+// lets end with its goroutine, may make the mount namespace of a Mounts:
+// nil when it may, else the error that refused it (a container without
+// CAP_SYS_ADMIN, a seccomp filter, a kernel before mount_setattr).
+func Probe() error {
+	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+		return fmt.Errorf("unshare(CLONE_NEWNS): %w", err)
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("mount namespace private: %w", err)
+	}
+	if err := unix.Mount("tmpfs", "/", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size=4k"); err != nil {
+		return fmt.Errorf("tmpfs: %w", err)
+	}
+	ro := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, &ro); err != nil {
+		return fmt.Errorf("mount_setattr: %w", err)
+	}
+	return nil
 }
 
 // bind is one path bound into the namespace: a detached copy of the
@@ -129,9 +151,27 @@ func cover(hide []string) error {
 	return nil
 }
 
+// hiddenDirs remembers hidden's answer for the Hide it was asked last:
+// the same system directories at every topic's start.
+var hiddenDirs struct {
+	sync.Mutex
+	key  string
+	dirs []string
+}
+
 // hidden returns m.Hide's directories that exist as directories, links
 // resolved, without those beneath another.
 func (m *Mounts) hidden() []string {
+	key := strings.Join(m.Hide, "\x00")
+	hiddenDirs.Lock()
+	defer hiddenDirs.Unlock()
+	if hiddenDirs.key != key || hiddenDirs.dirs == nil {
+		hiddenDirs.key, hiddenDirs.dirs = key, m.lookHidden()
+	}
+	return hiddenDirs.dirs
+}
+
+func (m *Mounts) lookHidden() []string {
 	var dirs []string
 	for _, d := range m.Hide {
 		if r, err := filepath.EvalSymlinks(d); err == nil {
