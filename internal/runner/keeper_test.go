@@ -34,7 +34,7 @@ ls /proc/self/fd | tr '\n' ' '; echo`)
 	out, tmp := filepath.Join(j.Dir, "topic"), filepath.Join(j.Dir, "tmp")
 	os.Mkdir(out, 0o755)
 	os.Mkdir(tmp, 0o755)
-	policy := sandbox.For(sandbox.Topic{Preset: "command", Argv: []string{"sh"}, Root: j.Dir, Out: out, Tmp: tmp})
+	policy := sandbox.For(sandbox.Topic{Preset: "command", Argv: []string{"sh"}, Helper: helper, Root: j.Dir, Out: out, Tmp: tmp})
 	j.Helper, j.Sandbox, j.Lock = []string{helper}, &policy, "topic.lock"
 	res := runner.Process{}.Run(context.Background(), j)
 	if res.StartErr != nil || res.ExitCode != 0 {

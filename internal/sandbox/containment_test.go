@@ -57,7 +57,7 @@ func asSpecd() int {
 }
 
 func topicOf(root, out, tmp, bin string) Policy {
-	return For(Topic{Preset: "command", Argv: []string{"sh"}, Root: root, Out: out, Tmp: tmp, Readable: []string{bin}})
+	return For(Topic{Preset: "command", Argv: []string{"sh"}, Helper: filepath.Join(bin, HelperName), Root: root, Out: out, Tmp: tmp, Readable: []string{bin}})
 }
 
 // containmentTree is TestContainment's machine: a project, a topic's
@@ -152,6 +152,7 @@ func TestContainment(t *testing.T) {
 		listen(t, p)
 	}
 	tmuxSock, agentSock := filepath.Join(sockDir, "tmux.sock"), filepath.Join(sockDir, "agent.sock")
+	// tmux and ssh-agent are there in CI (.ci/run installs them).
 	if _, err := exec.LookPath("tmux"); err == nil {
 		mustRun(t, "tmux", "-S", tmuxSock, "new-session", "-d", "sleep 600")
 		t.Cleanup(func() { exec.Command("tmux", "-S", tmuxSock, "kill-server").Run() })

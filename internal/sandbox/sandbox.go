@@ -117,10 +117,10 @@ func (p Policy) Start(cmd *exec.Cmd) error {
 	}
 	defer unix.Close(fd)
 	var m *confine.Mounts
-	if os.Geteuid() != 0 {
-		// An ordinary user's mount namespace is the step's (StartStep).
-	} else if ok, _ := rootMounts(); ok {
-		m = confine.ForRules(rules, os.Getenv("XDG_RUNTIME_DIR"))
+	if os.Geteuid() == 0 { // an ordinary user's is the step's (StartStep)
+		if ok, _ := rootMounts(); ok {
+			m = confine.ForRules(rules, os.Getenv("XDG_RUNTIME_DIR"))
+		}
 	}
 	errc := make(chan error, 1)
 	go func() {
