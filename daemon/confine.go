@@ -186,10 +186,8 @@ func sandboxState(sb config.Sandbox) string {
 }
 
 // warnSandbox logs at start-up that specialists run unconfined
-// (sandbox: off), or cannot start (no Landlock), and removes the empty
-// topic cgroups a killed specd left (sandbox.RemoveStaleCgroups).
+// (sandbox: off), or cannot start (no Landlock).
 func (d *Daemon) warnSandbox(sb config.Sandbox) {
-	sandbox.RemoveStaleCgroups()
 	switch {
 	case sb.Off:
 		d.opts.Log.Warn().Msg("sandbox: off in " + specs.ConfigFile + ": specialists run unconfined and may write anywhere this user can (docs/operating.md#sandbox)")

@@ -224,7 +224,7 @@ func (c *Cgroup) Remove() error {
 	if c == nil {
 		return nil
 	}
-	unix.Close(c.fd)
+	defer unix.Close(c.fd) // after Kill, which reads cgroup.events from it
 	err := os.Remove(c.dir)
 	if errors.Is(err, syscall.EBUSY) {
 		c.Kill()
