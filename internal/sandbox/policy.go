@@ -91,6 +91,10 @@ func For(t Topic) Policy {
 		read, write := StateDirs(t.Preset, t.lookup)
 		p.Read = append(p.Read, read...)
 		p.Write = append(p.Write, write...)
+		p.loose = read
+		if t.Preset == "opencode" { // it writes a .gitignore into each config directory
+			p.loose = append(slices.Clip(p.loose), filepath.Join(t.Root, ".opencode"))
+		}
 	}
 	abs := func(paths []string) []string {
 		var out []string

@@ -40,6 +40,10 @@ type Policy struct {
 	sorted *sortedPaths
 	own    []string
 	opened *openRules // sorted's rules, opened
+	// loose are Read paths the mount namespace leaves as they are, not
+	// read-only: a CLI's own config directory, whose write it expects
+	// to fail with EACCES (Landlock's answer), not EROFS (opencode stops).
+	loose []string
 }
 
 // sortedPaths are a policy's paths that exist, by kind and right.
@@ -120,6 +124,7 @@ func (p Policy) Start(cmd *exec.Cmd) error {
 	if os.Geteuid() == 0 { // an ordinary user's is the step's (StartStep)
 		if ok, _ := rootMounts(); ok {
 			m = confine.ForRules(rules, os.Getenv("XDG_RUNTIME_DIR"))
+			m.Write = append(m.Write, p.loose...)
 		}
 	}
 	errc := make(chan error, 1)

@@ -42,6 +42,9 @@ func (p Policy) StartStep(cmd *exec.Cmd, helper int) error {
 	mounts, _ := MountNamespaces(cmd.Path, cmd.Args[:helper])
 	if mounts {
 		flags = append(flags, "-mounts")
+		for _, path := range p.loose {
+			flags = append(flags, "-loose", path)
+		}
 		for _, dir := range confine.HideDirs(os.Getenv("XDG_RUNTIME_DIR")) {
 			flags = append(flags, "-hide", dir)
 		}

@@ -35,7 +35,7 @@ import (
 
 // Main runs the step with the arguments that follow the program's name:
 //
-//	[-grace DURATION] [-rule RIGHTS:PATH]... [-port N]... [-mounts [-hide DIR]...] -- PROGRAM [ARG...]
+//	[-grace DURATION] [-rule RIGHTS:PATH]... [-port N]... [-mounts [-hide DIR]... [-loose PATH]...] -- PROGRAM [ARG...]
 //
 // PROGRAM is looked up in PATH. Standard input, output and error are the
 // specialist's; file descriptor 3, when open (the topic's lock:
@@ -44,7 +44,8 @@ import (
 // SIGKILL once a stop is asked. With -rule (Landlock rights, in hex, of
 // a path) the specialist starts confined (confine.Thread): those rules,
 // -port the only TCP ports it may connect to, and with -mounts in a
-// private mount namespace that covers each -hide directory. Main returns
+// private mount namespace that covers each -hide directory and leaves each
+// -loose path as it is, not read-only. Main returns
 // the exit status for os.Exit; a specialist killed by a signal is
 // re-raised on the step itself, so that specd sees the same signal.
 // Usage errors print to stderr and return 2; a program that cannot be
@@ -58,8 +59,9 @@ func Main(args []string, stderr io.Writer) int {
 	fs.Func("port", "a TCP port the specialist may connect to", c.addPort)
 	fs.BoolVar(&c.mounts, "mounts", false, "start the specialist in a private mount namespace")
 	fs.Func("hide", "a directory the mount namespace covers with an empty tmpfs", func(s string) error { c.hide = append(c.hide, s); return nil })
+	fs.Func("loose", "a path the mount namespace leaves writable (the rules still decide)", func(s string) error { c.loose = append(c.loose, s); return nil })
 	if err := fs.Parse(args); err != nil || fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "usage: specd-sandbox [-grace DURATION] [-rule RIGHTS:PATH]... [-port N]... [-mounts [-hide DIR]...] -- PROGRAM [ARG...]")
+		fmt.Fprintln(stderr, "usage: specd-sandbox [-grace DURATION] [-rule RIGHTS:PATH]... [-port N]... [-mounts [-hide DIR]... [-loose PATH]...] -- PROGRAM [ARG...]")
 		return 2
 	}
 	argv := fs.Args()
@@ -98,6 +100,7 @@ type confinement struct {
 	ports  []uint16
 	mounts bool
 	hide   []string
+	loose  []string
 }
 
 func (c *confinement) addRule(s string) error {
@@ -142,7 +145,7 @@ func (c *confinement) start(path string, argv []string) (int, error) {
 	var m *confine.Mounts
 	if c.mounts {
 		m = confine.ForRules(c.rules, "")
-		m.Hide = c.hide
+		m.Hide, m.Write = c.hide, append(m.Write, c.loose...)
 	}
 	type started struct {
 		pid int
