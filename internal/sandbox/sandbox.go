@@ -2,8 +2,13 @@
 // (docs/operating.md#sandbox): the kernel lets the specialist's whole
 // process tree read only the paths of a Policy's Read list and write only
 // those of its Write list, whoever it runs as (root included), and
-// no_new_privs keeps a setuid program from lifting that. Policy.Start
-// starts an exec.Cmd inside its sandbox: specd itself is never confined.
+// no_new_privs keeps a setuid program from lifting that. Beyond files
+// (package confine) it scopes abstract unix sockets and signals, drops
+// every capability, and where the kernel allows a private mount
+// namespace hides other programs' sockets and makes all but the writable
+// paths read-only. Policy.Start starts an exec.Cmd inside its sandbox,
+// Policy.StartStep the subreaper step that confines its specialist:
+// specd itself, and the step, are never confined.
 package sandbox
 
 import (
