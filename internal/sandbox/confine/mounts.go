@@ -47,7 +47,7 @@ func ForRules(rules []Rule, runtimeDir string) *Mounts {
 	const write = ll.AccessFSWriteFile | ll.AccessFSMakeReg | ll.AccessFSRemoveFile
 	for _, r := range rules {
 		if r.Rights&write != 0 {
-			if !strings.HasPrefix(r.Path, "/dev/") { // devices: the policy writes no other
+			if !strings.HasPrefix(r.Path, "/dev/") || strings.HasPrefix(r.Path, "/dev/shm/") { // devices are written on a read-only mount too
 				m.Write = append(m.Write, r.Path)
 			}
 		} else {
