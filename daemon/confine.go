@@ -147,11 +147,9 @@ func sandboxState(sb config.Sandbox) string {
 }
 
 // warnSandbox logs at start-up that specialists run unconfined
-// (sandbox: off), or cannot start (no Landlock), which bounds of
-// sandbox.memory_max and pids_max are not enforced here, and removes the empty
-// topic cgroups a killed specd left (sandbox.RemoveStaleCgroups).
+// (sandbox: off), or cannot start (no Landlock), and which bounds of
+// sandbox.memory_max and pids_max are not enforced here.
 func (d *Daemon) warnSandbox(sb config.Sandbox) {
-	sandbox.RemoveStaleCgroups()
 	if u := sandbox.Unbounded(); u != "" {
 		ev := d.opts.Log.Info()
 		if sb.MemoryMax != 0 || sb.PidsMax != 0 { // asked for in the config: worth a warning

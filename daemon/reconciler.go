@@ -90,6 +90,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	kill, killAll := context.WithCancel(context.Background())
 	defer killAll()
 	l := &loop{d: d, tree: tree, ctx: ctx, kill: kill, due: make(chan string, 256), timers: map[string]*time.Timer{}}
+	// Before any topic starts: what a killed specd's cgroups still hold
+	// ran without a lock of its own (docs/contract.md#locks).
+	sandbox.RemoveStaleCgroups()
 	l.fullScan()
 	cfg := d.config()
 	up := liveness.Status{PID: os.Getpid(), StartedAt: time.Now().UTC(), State: liveness.StateReady, MaxParallel: cfg.MaxParallel, Preset: cfg.Specialist.Preset,

@@ -69,6 +69,11 @@ sandbox.connect_ports and sandbox.env_pass widen or narrow it.` + exitHelp,
 				step = helper[0]
 				fmt.Fprintf(out, "process tree: ends with its topic: subreaper step %s\n", strings.Join(helper, " "))
 			}
+			if !cfg.Sandbox.Off && sandbox.ABI() > 0 {
+				for _, line := range sandbox.Containment(exe) {
+					fmt.Fprintln(out, line)
+				}
+			}
 			run := filepath.Join(p.TreeDir, "NNN_run", specs.ReportsDir)
 			argv, err := preset.Argv(sp, exe, specialist.Input{ReportPath: filepath.Join(run, "report.md"), Topic: "topic"})
 			if err != nil {

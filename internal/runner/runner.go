@@ -55,10 +55,13 @@ type Job struct {
 	// Grace) and Result.Stalled is set. 0 watches nothing.
 	StallTimeout time.Duration
 	// Lock, when set, is the topic's lock file. The runner waits until it
-	// holds the lock, then asks Skip, then starts the process with the
-	// locked file as its fd 3, so the lock lives as long as the process:
+	// holds the lock, then asks Skip, then starts the process. Behind a
+	// Helper the step holds the locked file (its fd 3, never the
+	// specialist's), so the lock lives as long as the topic's processes:
 	// after a crash of specd, a restarted specd waits for an orphaned
-	// specialist instead of running the topic twice at once.
+	// specialist instead of running the topic twice at once; with a
+	// Cgroup specd holds it, and a restarted specd ends the processes of
+	// its predecessor's cgroups first (sandbox.RemoveStaleCgroups).
 	Lock string
 	// Skip, when set, is asked once the lock is held; true means the topic
 	// needs no process (an earlier specialist finished it): Result.Skipped.
@@ -248,7 +251,9 @@ func (Process) Run(ctx context.Context, job Job) Result {
 	if job.Cgroup != nil {
 		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, job.Cgroup.FD()
 	}
-	if lock != nil {
+	if lock != nil && len(job.Helper) > 0 {
+		// The step holds the lock for as long as the topic's processes
+		// live, and passes it to none of them; with a cgroup, specd does.
 		cmd.ExtraFiles = []*os.File{lock}
 	}
 	cmd.Cancel = func() error {
@@ -264,7 +269,11 @@ func (Process) Run(ctx context.Context, job Job) Result {
 	}
 	res.Started = true
 	spawn := cmd.Start
-	if job.Sandbox != nil {
+	switch {
+	case job.Sandbox != nil && len(job.Helper) > 0:
+		// The step starts unconfined and confines the specialist.
+		spawn = func() error { return job.Sandbox.StartStep(cmd, len(job.Helper)) }
+	case job.Sandbox != nil:
 		spawn = func() error { return job.Sandbox.Start(cmd) }
 	}
 	if err := spawn(); err != nil {

@@ -226,7 +226,7 @@ func (c *Cgroup) Remove() error {
 	if c == nil {
 		return nil
 	}
-	unix.Close(c.fd)
+	defer unix.Close(c.fd) // after Kill, which reads cgroup.events from it
 	err := os.Remove(c.dir)
 	if errors.Is(err, syscall.EBUSY) {
 		c.Kill()
@@ -235,10 +235,11 @@ func (c *Cgroup) Remove() error {
 	return err
 }
 
-// RemoveStaleCgroups removes the empty topic cgroups a specd that is gone
-// left in CgroupParent() (killed before it could remove them); one that
-// still holds a process — a specialist that outlived its specd, which a
-// restarted specd waits for (docs/contract.md#locks) — stays.
+// RemoveStaleCgroups removes the topic cgroups a specd that is gone left
+// in CgroupParent() (killed before it could remove them), and ends the
+// processes still in them first: specd, not the specialist, held their
+// topics' locks (docs/contract.md#locks), so they would otherwise run
+// beside the topic's next start.
 func RemoveStaleCgroups() {
 	parent := CgroupParent()
 	if parent == "" {
@@ -253,7 +254,10 @@ func RemoveStaleCgroups() {
 		if err := syscall.Kill(pid, 0); err == nil || errors.Is(err, syscall.EPERM) {
 			continue // that specd runs
 		}
-		_ = os.Remove(filepath.Join(parent, e.Name())) // EBUSY while it holds a process
+		dir := filepath.Join(parent, e.Name())
+		if fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
+			_ = (&Cgroup{dir: dir, fd: fd}).Remove() // killed first when it holds a process
+		}
 	}
 }
 

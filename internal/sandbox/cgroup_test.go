@@ -1,10 +1,12 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -96,5 +98,47 @@ func TestExceeded(t *testing.T) {
 		if kept {
 			unix.Close(fd) // else Release closed it
 		}
+	}
+}
+
+// TestStaleCgroupEnded: a topic cgroup a killed specd left, with a
+// process still in it, is emptied and removed by the next specd before
+// it starts a topic: specd held that topic's lock, not the process.
+func TestStaleCgroupEnded(t *testing.T) {
+	parent := CgroupParent()
+	if parent == "" {
+		t.Skip("specd may make no cgroup here (not root, not delegated)")
+	}
+	gone := exec.Command("true") // a pid no specd runs as
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(parent, fmt.Sprintf("specd-%d-1", gone.Process.Pid))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The orphan's parent has gone, as after a killed specd.
+	start := exec.Command("sh", "-c", `sleep 60 </dev/null >/dev/null 2>&1 & echo $!`)
+	start.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd}
+	out, err := start.Output()
+	unix.Close(fd)
+	var pid int
+	if _, serr := fmt.Sscan(string(out), &pid); err != nil || serr != nil {
+		os.Remove(dir)
+		t.Fatalf("start the orphan: %v %v", err, serr)
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL); os.Remove(dir) })
+	RemoveStaleCgroups()
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil && strings.HasPrefix(string(b), "sleep") {
+		t.Errorf("the orphan %d still runs", pid)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		procs, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+		ev, _ := os.ReadFile(filepath.Join(dir, "cgroup.events"))
+		t.Errorf("%s is left: %q %q %v", dir, procs, ev, os.Remove(dir))
 	}
 }

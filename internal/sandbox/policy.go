@@ -34,8 +34,9 @@ type Topic struct {
 }
 
 // systemRead is what every specialist may read: programs, libraries,
-// configuration and the kernel's views of processes and devices.
-var systemRead = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/proc", "/sys", "/dev", "/run/systemd/resolve"}
+// configuration, the kernel's views of processes and devices, and of the
+// devices only those a program needs (no disk, no memory, no console).
+var systemRead = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/proc", "/sys", "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/pts", "/run/systemd/resolve"}
 
 // systemWrite are the device files every specialist may write.
 var systemWrite = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom"}
@@ -86,6 +87,9 @@ func For(t Topic) Policy {
 	case "opencode", "claude", "codex":
 		if node, err := exec.LookPath("node"); err == nil {
 			p.Read = append(p.Read, install(real(node)))
+		}
+		if t.Preset == "opencode" { // it writes a .gitignore into each config directory, the project's too
+			p.loose = []string{filepath.Join(t.Root, ".opencode")}
 		}
 	}
 	abs := func(paths []string) []string {

@@ -30,7 +30,8 @@ type Setup struct {
 	// no cgroup, and then Helper does.
 	Cgroup *Cgroup
 	// Helper is the command line of the subreaper step in front of the
-	// specialist (runner.Job.Helper) when there is no Cgroup.
+	// specialist (runner.Job.Helper) when there is no Cgroup, or when
+	// specd is not root and the step makes the mount namespace (userMounts).
 	Helper []string
 	// Policy is the Landlock policy (runner.Job.Sandbox); nil with
 	// sandbox: off.
@@ -81,11 +82,14 @@ func Prepare(cfg config.Sandbox, specd string, t Topic) (Setup, error) {
 	}
 	s.Env = append(s.Env, home...)
 	s.Pass = append(preset.PassEnv(t.Preset), cfg.EnvPass...)
-	if s.Cgroup, err = NewCgroup(); err != nil {
+	if s.Cgroup, err = NewCgroup(); err != nil || (!cfg.Off && userMounts(specd)) {
 		s.Helper = Helper(specd)
 		t.Helper = s.Helper[0]
-	} else if err := s.Cgroup.Bound(LimitsOf(cfg)); err != nil {
-		return s, fmt.Errorf("the topic's bounds: %w", err)
+	}
+	if s.Cgroup != nil {
+		if err := s.Cgroup.Bound(LimitsOf(cfg)); err != nil {
+			return s, fmt.Errorf("the topic's bounds: %w", err)
+		}
 	}
 	if cfg.Off {
 		return s, nil

@@ -2,13 +2,17 @@
 // (docs/operating.md#sandbox): the kernel lets the specialist's whole
 // process tree read only the paths of a Policy's Read list and write only
 // those of its Write list, whoever it runs as (root included), and
-// no_new_privs keeps a setuid program from lifting that. Policy.Start
-// starts an exec.Cmd inside its sandbox: specd itself is never confined.
+// no_new_privs keeps a setuid program from lifting that. Beyond files
+// (package confine) it scopes abstract unix sockets and signals, drops
+// every capability, and where the kernel allows a private mount
+// namespace hides other programs' sockets and makes all but the writable
+// paths read-only. Policy.Start starts an exec.Cmd inside its sandbox,
+// Policy.StartStep the subreaper step that confines its specialist:
+// specd itself, and the step, are never confined.
 package sandbox
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
@@ -18,6 +22,8 @@ import (
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
+
+	"github.com/specd-dev/specd/internal/sandbox/confine"
 )
 
 // Policy is what one specialist's process tree may do. Paths are
@@ -39,6 +45,10 @@ type Policy struct {
 	sorted *sortedPaths
 	own    []string
 	opened *openRules // sorted's rules, opened
+	// loose are Read paths the mount namespace leaves as they are, not
+	// read-only: a CLI's own config directory, whose write it expects
+	// to fail with EACCES (Landlock's answer), not EROFS (opencode stops).
+	loose []string
 }
 
 // sortedPaths are a policy's paths that exist, by kind and right.
@@ -93,49 +103,33 @@ func outermost(dirs, paths []string) []string {
 var ErrUnsupported = errors.New("this kernel does not enforce Landlock (Linux 5.13 or later with landlock in the lsm= boot list is needed)")
 
 // ABI returns the Landlock ABI version the kernel offers, 0 when none.
-var ABI = sync.OnceValue(func() int {
-	v, err := ll.LandlockGetABIVersion()
-	if err != nil {
-		return 0
-	}
-	return v
-})
+var ABI = confine.ABI
 
-// Start starts cmd inside the sandbox p describes: it builds a Landlock
-// ruleset, confines one OS thread to it (no_new_privs, then
-// landlock_restrict_self), starts cmd from that thread — the child
-// inherits the thread's confinement — and lets the thread end. It returns
-// ErrUnsupported without starting anything when the kernel lacks
-// Landlock, ConnectPorts' error on a kernel before ABI 4, or cmd.Start's
-// error. (Go 1.28's SysProcAttr.LandlockFD does the same without the
-// thread.)
+// Start starts cmd inside the sandbox p describes (docs/operating.md#sandbox):
+// it builds a Landlock ruleset, confines one OS thread to it — as root
+// first in a private mount namespace (Mounts) and without capabilities
+// (confine.Thread) — starts cmd from that thread, whose child inherits
+// all of it, and lets the thread end. specd itself stays outside.
+// It returns ErrUnsupported without starting anything when the kernel
+// lacks Landlock, ConnectPorts' error on a kernel before ABI 4, an error
+// naming the mount or right that failed, or cmd.Start's error.
 func (p Policy) Start(cmd *exec.Cmd) error {
-	abi := ABI()
-	if abi < 1 {
+	if ABI() < 1 {
 		return ErrUnsupported
 	}
-	attr := ll.RulesetAttr{HandledAccessFS: handledFS()}
-	if abi >= 6 {
-		// A confined process cannot signal one outside its sandbox (specd).
-		attr.Scoped = ll.ScopeSignal
-	}
-	if len(p.ConnectPorts) > 0 {
-		if abi < 4 {
-			return fmt.Errorf("sandbox.connect_ports needs Landlock ABI 4 (Linux 6.7), this kernel has ABI %d", abi)
-		}
-		attr.HandledAccessNet = ll.AccessNetConnectTCP
-	}
-	fd, err := ll.LandlockCreateRuleset(&attr, 0)
-	if err != nil {
-		return fmt.Errorf("landlock_create_ruleset: %w", err)
-	}
-	defer unix.Close(fd)
-	if err := p.addRules(fd); err != nil {
+	if err := closeInherited(); err != nil {
 		return err
 	}
-	for _, port := range p.ConnectPorts {
-		if err := ll.LandlockAddNetPortRule(fd, &ll.NetPortAttr{AllowedAccess: ll.AccessNetConnectTCP, Port: uint64(port)}, 0); err != nil {
-			return fmt.Errorf("landlock_add_rule for TCP port %d: %w", port, err)
+	fd, rules, err := p.ruleset()
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	var m *confine.Mounts
+	if os.Geteuid() == 0 { // an ordinary user's is the step's (StartStep)
+		if ok, _ := rootMounts(); ok {
+			m = confine.ForRules(rules, os.Getenv("XDG_RUNTIME_DIR"))
+			m.Write = append(m.Write, p.loose...)
 		}
 	}
 	errc := make(chan error, 1)
@@ -143,12 +137,8 @@ func (p Policy) Start(cmd *exec.Cmd) error {
 		// The thread stays locked and ends with this goroutine: no other
 		// goroutine ever runs confined.
 		runtime.LockOSThread()
-		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-			errc <- fmt.Errorf("no_new_privs: %w", err)
-			return
-		}
-		if err := ll.LandlockRestrictSelf(fd, 0); err != nil {
-			errc <- fmt.Errorf("landlock_restrict_self: %w", err)
+		if err := confine.Thread(m, fd); err != nil {
+			errc <- err
 			return
 		}
 		errc <- cmd.Start()
@@ -156,41 +146,41 @@ func (p Policy) Start(cmd *exec.Cmd) error {
 	return <-errc
 }
 
-// fsAll is every file-system right Landlock defines (go-landlock v0.11:
-// those of ABI 9).
-const fsAll = 1<<17 - 1
+// closeInherited marks, once, the descriptors specd inherited
+// close-on-exec (confine.CloseOnExec): a specialist gets only its
+// standard input, output and error.
+var closeInherited = sync.OnceValue(confine.CloseOnExec)
 
-// handledFS returns the file-system rights of fsAll this kernel's
-// Landlock handles (each right asked once, as a ruleset of that right
-// alone): every one of them is denied but where a rule grants it.
-var handledFS = sync.OnceValue(func() uint64 {
-	var handled uint64
-	for right := uint64(1); right <= fsAll; right <<= 1 {
-		if fd, err := ll.LandlockCreateRuleset(&ll.RulesetAttr{HandledAccessFS: right}, 0); err == nil {
-			unix.Close(fd)
-			handled |= right
-		}
+// ruleset returns a Landlock ruleset with p's rules, and the rules.
+func (p Policy) ruleset() (int, []confine.Rule, error) {
+	fd, err := confine.NewRuleset(p.ConnectPorts)
+	if err != nil {
+		return -1, nil, err
 	}
-	return handled
-})
+	rules, err := p.addRules(fd)
+	if err != nil {
+		unix.Close(fd)
+		return -1, nil, err
+	}
+	return fd, rules, nil
+}
 
 // The rights of a rule, as go-landlock's RODirs, ROFiles, RWDirs and
 // RWFiles give them. Write includes refer, so that a file may be renamed
 // from one writable directory into another, and a written file ioctl on
-// a device (a terminal).
+// a device (a terminal); a written directory's unix sockets may be
+// connected to (on kernels whose Landlock has that right; elsewhere the
+// mount namespace hides the others).
 const (
 	readRights      = ll.AccessFSExecute | ll.AccessFSReadFile | ll.AccessFSReadDir
 	fileRights      = ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSTruncate | ll.AccessFSReadFile
 	writeRights     = ll.AccessFSWriteFile | ll.AccessFSRemoveDir | ll.AccessFSRemoveFile | ll.AccessFSMakeChar | ll.AccessFSMakeDir | ll.AccessFSMakeReg | ll.AccessFSMakeSock | ll.AccessFSMakeFifo | ll.AccessFSMakeBlock | ll.AccessFSMakeSym | ll.AccessFSTruncate
-	dirWriteRights  = readRights | writeRights | ll.AccessFSRefer
+	dirWriteRights  = readRights | writeRights | ll.AccessFSRefer | ll.AccessFSResolveUnix
 	fileWriteRights = (readRights|writeRights)&fileRights | ll.AccessFSIoctlDev
 )
 
 // rule is one Landlock rule: the rights granted beneath a path.
-type rule struct {
-	path   string
-	rights uint64
-}
+type rule = confine.Rule
 
 // rules returns the Landlock rules of p's paths but its own.
 func (s *sortedPaths) rules() []rule {
@@ -200,7 +190,7 @@ func (s *sortedPaths) rules() []rule {
 		rights uint64
 	}{{s.roDirs, readRights}, {s.roFiles, readRights & fileRights}, {s.rwDirs, dirWriteRights}, {s.rwFiles, fileWriteRights}} {
 		for _, path := range g.paths {
-			out = append(out, rule{path, g.rights})
+			out = append(out, rule{Path: path, Rights: g.rights})
 		}
 	}
 	return out
@@ -209,50 +199,29 @@ func (s *sortedPaths) rules() []rule {
 // addRules adds p's rules to the ruleset fd, with the rights the kernel
 // handles: those of the paths shared with other topics from their open
 // descriptors when p has them (openRules), the others opened here. A
-// path that does not exist is left out.
-func (p Policy) addRules(fd int) error {
-	var rules []rule
+// path that does not exist is left out. It returns the rules.
+func (p Policy) addRules(fd int) ([]rule, error) {
+	var rules, all []rule
 	if o := p.opened; o != nil && o.hold() {
 		defer o.RUnlock()
 		for i, pfd := range o.fds {
-			if err := addRule(fd, pfd, o.rules[i]); err != nil {
-				return err
+			if err := confine.AddRule(fd, pfd, o.rules[i]); err != nil {
+				return nil, err
 			}
 		}
+		all = slices.Clip(o.rules)
 	} else if p.sorted != nil {
 		rules = p.sorted.rules()
 	} else {
 		rules = p.sort().rules()
 	}
 	for _, own := range p.own {
-		rules = append(rules, rule{own, dirWriteRights})
+		rules = append(rules, rule{Path: own, Rights: dirWriteRights})
 	}
-	for _, r := range rules {
-		pfd, err := unix.Open(r.path, unix.O_PATH|unix.O_CLOEXEC, 0)
-		if errors.Is(err, unix.ENOENT) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("landlock rule for %s: %w", r.path, err)
-		}
-		err = addRule(fd, pfd, r)
-		unix.Close(pfd)
-		if err != nil {
-			return err
-		}
+	if err := confine.AddRules(fd, rules); err != nil {
+		return nil, err
 	}
-	return nil
-}
-
-func addRule(fd, pfd int, r rule) error {
-	attr := ll.PathBeneathAttr{ParentFd: pfd, AllowedAccess: r.rights & handledFS()}
-	if attr.AllowedAccess == 0 {
-		return nil
-	}
-	if err := ll.LandlockAddPathBeneathRule(fd, &attr, 0); err != nil {
-		return fmt.Errorf("landlock rule for %s: %w", r.path, err)
-	}
-	return nil
+	return append(all, rules...), nil
 }
 
 // openRules are the rules of the paths that topics starting within
@@ -268,7 +237,7 @@ type openRules struct {
 func openRulesOf(s *sortedPaths) *openRules {
 	o := &openRules{}
 	for _, r := range s.rules() {
-		if pfd, err := unix.Open(r.path, unix.O_PATH|unix.O_CLOEXEC, 0); err == nil {
+		if pfd, err := unix.Open(r.Path, unix.O_PATH|unix.O_CLOEXEC, 0); err == nil {
 			o.rules, o.fds = append(o.rules, r), append(o.fds, pfd)
 		}
 	}

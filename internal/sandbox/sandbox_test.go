@@ -37,7 +37,10 @@ func TestPolicyStart(t *testing.T) {
 		ok  bool
 	}{
 		{`cat "$ROOT/README.md"`, true},
-		{`echo x > "$TMP/a" && ln "$TMP/a" "$OUT/a" && mv "$TMP/a" "$OUT/b" && cat "$OUT/a"`, true}, // refer: between own directories (ln has no copy to fall back on)
+		// refer: between own directories (ln has no copy to fall back on);
+		// as root each is a mount of its own (Mounts): a link across is EXDEV.
+		{`echo x > "$TMP/a" && ln "$TMP/a" "$OUT/a" && mv "$TMP/a" "$OUT/b" && cat "$OUT/a"`, os.Geteuid() != 0},
+		{`echo x > "$TMP/a" && mv "$TMP/a" "$OUT/a" && ln "$OUT/a" "$OUT/b" && cat "$OUT/b"`, true},
 		{`mkdir "$OUT/d" && rmdir "$OUT/d"`, true},
 		{`echo x > /dev/null`, true},
 		{`echo x > "$ROOT/new"`, false},

@@ -7,10 +7,11 @@
 // topic. It exits as the specialist did: the same status, or the same
 // signal.
 //
-// It runs inside the topic's Landlock sandbox (specd starts it from a
-// restricted thread; package sandbox), so it needs no rights of its own
-// beyond reading /proc. It imports nothing heavy: the specd-sandbox
-// binary that runs it starts in about a millisecond.
+// It runs outside the topic's sandbox and confines the specialist itself
+// (package confine, from a locked thread of its own): the specialist can
+// neither signal it nor see the topic's lock it holds. It imports nothing
+// heavy: the specd-sandbox binary that runs it starts in about a
+// millisecond.
 package reap
 
 import (
@@ -21,32 +22,46 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/specd-dev/specd/internal/sandbox/confine"
 )
 
 // Main runs the step with the arguments that follow the program's name:
 //
-//	[-grace DURATION] -- PROGRAM [ARG...]
+//	[-grace DURATION] [-rule RIGHTS:PATH]... [-port N]... [-mounts [-hide DIR]... [-loose PATH]...] -- PROGRAM [ARG...]
 //
-// PROGRAM is looked up in PATH. Standard input, output and error, and
-// file descriptor 3 when it is open (the topic's lock: docs/contract.md#locks),
-// are the specialist's. -grace (default 5s) is how long the specialist's
-// processes have between SIGTERM and SIGKILL once a stop is asked. Main
-// returns the exit status for os.Exit; a specialist killed by a signal is
+// PROGRAM is looked up in PATH. Standard input, output and error are the
+// specialist's; file descriptor 3, when open (the topic's lock:
+// docs/contract.md#locks), stays the step's alone. -grace (default 5s)
+// is how long the specialist's processes have between SIGTERM and
+// SIGKILL once a stop is asked. With -rule (Landlock rights, in hex, of
+// a path) the specialist starts confined (confine.Thread): those rules,
+// -port the only TCP ports it may connect to, and with -mounts in a
+// private mount namespace that covers each -hide directory and leaves each
+// -loose path as it is, not read-only. Main returns
+// the exit status for os.Exit; a specialist killed by a signal is
 // re-raised on the step itself, so that specd sees the same signal.
 // Usage errors print to stderr and return 2; a program that cannot be
-// started returns 127 with the reason on stderr.
+// started or confined returns 127 with the reason on stderr.
 func Main(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("specd-sandbox", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	grace := fs.Duration("grace", 5*time.Second, "time between SIGTERM and SIGKILL of the specialist's processes")
+	var c confinement
+	fs.Func("rule", "a Landlock rule: RIGHTS:PATH, the rights in hex", c.addRule)
+	fs.Func("port", "a TCP port the specialist may connect to", c.addPort)
+	fs.BoolVar(&c.mounts, "mounts", false, "start the specialist in a private mount namespace")
+	fs.Func("hide", "a directory the mount namespace covers with an empty tmpfs", func(s string) error { c.hide = append(c.hide, s); return nil })
+	fs.Func("loose", "a path the mount namespace leaves writable (the rules still decide)", func(s string) error { c.loose = append(c.loose, s); return nil })
 	if err := fs.Parse(args); err != nil || fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "usage: specd-sandbox [-grace DURATION] -- PROGRAM [ARG...]")
+		fmt.Fprintln(stderr, "usage: specd-sandbox [-grace DURATION] [-rule RIGHTS:PATH]... [-port N]... [-mounts [-hide DIR]... [-loose PATH]...] -- PROGRAM [ARG...]")
 		return 2
 	}
 	argv := fs.Args()
@@ -59,13 +74,9 @@ func Main(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "specd-sandbox: %v\n", err)
 		return 127
 	}
-	files := []uintptr{0, 1, 2}
-	if _, err := unix.FcntlInt(3, unix.F_GETFD, 0); err == nil {
-		files = append(files, 3)
-	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGCHLD)
-	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: os.Environ(), Files: files})
+	pid, err := c.start(path, argv)
 	if err != nil {
 		fmt.Fprintf(stderr, "specd-sandbox: start %s: %v\n", argv[0], err)
 		return 127
@@ -81,6 +92,77 @@ func Main(args []string, stderr io.Writer) int {
 		return 128 + int(sig)
 	}
 	return status.ExitStatus()
+}
+
+// confinement is what the step's flags ask of the specialist's start.
+type confinement struct {
+	rules  []confine.Rule
+	ports  []uint16
+	mounts bool
+	hide   []string
+	loose  []string
+}
+
+func (c *confinement) addRule(s string) error {
+	rights, path, ok := strings.Cut(s, ":")
+	r, err := strconv.ParseUint(rights, 16, 64)
+	if !ok || err != nil || path == "" {
+		return fmt.Errorf("want RIGHTS:PATH with RIGHTS in hex, got %q", s)
+	}
+	c.rules = append(c.rules, confine.Rule{Path: path, Rights: r})
+	return nil
+}
+
+func (c *confinement) addPort(s string) error {
+	n, err := strconv.ParseUint(s, 10, 16)
+	c.ports = append(c.ports, uint16(n))
+	return err
+}
+
+// start starts the specialist with standard input, output and error
+// only; with rules, from a locked thread confined to them (the step
+// itself stays outside), which ends with the start.
+func (c *confinement) start(path string, argv []string) (int, error) {
+	if err := confine.CloseOnExec(); err != nil { // the topic's lock among them
+		return 0, err
+	}
+	attr := &syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{0, 1, 2}}
+	if len(c.rules) == 0 {
+		return syscall.ForkExec(path, argv, attr)
+	}
+	// The thread's working directory becomes / (confine.Thread).
+	if wd, err := os.Getwd(); err == nil {
+		attr.Dir = wd
+	}
+	fd, err := confine.NewRuleset(c.ports)
+	if err != nil {
+		return 0, err
+	}
+	defer unix.Close(fd)
+	if err := confine.AddRules(fd, c.rules); err != nil {
+		return 0, err
+	}
+	var m *confine.Mounts
+	if c.mounts {
+		m = confine.ForRules(c.rules, "")
+		m.Hide, m.Write = c.hide, append(m.Write, c.loose...)
+	}
+	type started struct {
+		pid int
+		err error
+	}
+	done := make(chan started, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		if err := confine.Thread(m, fd); err != nil {
+			done <- started{0, err}
+			return
+		}
+		pid, err := syscall.ForkExec(path, argv, attr)
+		done <- started{pid, err}
+	}()
+	s := <-done
+	return s.pid, s.err
 }
 
 // wait reaps children until pid has exited and returns its status. A

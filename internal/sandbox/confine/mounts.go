@@ -1,0 +1,272 @@
+package confine
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// Mounts is the layout of a specialist's private mount namespace
+// (docs/operating.md#sandbox).
+type Mounts struct {
+	// Hide are directories covered with an empty tmpfs: the sockets of
+	// other programs there (tmux, ssh-agent, D-Bus, systemd) are gone,
+	// whatever their path.
+	Hide []string
+	// Read are paths bound back read-only where a Hide covers them.
+	Read []string
+	// Write are the paths bound read-write (nosuid, nodev) over the
+	// namespace, which is read-only (nosuid) everywhere else: modes,
+	// owners, times and links outside them cannot change.
+	Write []string
+}
+
+// HideDirs returns the directories a specialist's namespace covers:
+// /tmp, /var/tmp, /run, /var/run, /dev/shm and runtimeDir
+// ($XDG_RUNTIME_DIR, may be empty).
+func HideDirs(runtimeDir string) []string {
+	dirs := []string{"/tmp", "/var/tmp", "/run", "/var/run", "/dev/shm"}
+	if filepath.IsAbs(runtimeDir) {
+		dirs = append(dirs, filepath.Clean(runtimeDir))
+	}
+	return dirs
+}
+
+// ForRules returns the layout for a Landlock policy's rules: hide the
+// HideDirs(runtimeDir), bind back the rules' paths beneath them, and
+// bind read-write every path a rule lets write (but character devices:
+// /dev/null and the like are written on a read-only mount too).
+func ForRules(rules []Rule, runtimeDir string) *Mounts {
+	m := &Mounts{Hide: HideDirs(runtimeDir)}
+	const write = ll.AccessFSWriteFile | ll.AccessFSMakeReg | ll.AccessFSRemoveFile
+	for _, r := range rules {
+		if r.Rights&write != 0 {
+			if !strings.HasPrefix(r.Path, "/dev/") || strings.HasPrefix(r.Path, "/dev/shm/") { // devices are written on a read-only mount too
+				m.Write = append(m.Write, r.Path)
+			}
+		} else {
+			m.Read = append(m.Read, r.Path)
+		}
+	}
+	return m
+}
+
+// Probe asks whether the calling thread, which the caller has locked and
+// lets end with its goroutine, may make the mount namespace of a Mounts:
+// nil when it may, else the error that refused it (a container without
+// CAP_SYS_ADMIN, a seccomp filter, a kernel before mount_setattr).
+func Probe() error {
+	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+		return fmt.Errorf("unshare(CLONE_NEWNS): %w", err)
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("mount namespace private: %w", err)
+	}
+	if err := unix.Mount("tmpfs", "/", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size=4k"); err != nil {
+		return fmt.Errorf("tmpfs: %w", err)
+	}
+	ro := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, &ro); err != nil {
+		return fmt.Errorf("mount_setattr: %w", err)
+	}
+	return nil
+}
+
+// bind is one path bound into the namespace: a detached copy of the
+// mounts at its place (open_tree), taken before anything is hidden.
+type bind struct {
+	target string // the path, links resolved
+	tree   int
+	write  bool
+	dir    bool
+}
+
+// apply moves the calling thread into a new mount namespace (its own:
+// unshare on one thread unshares its file-system context too) and lays
+// it out: binds copied, Hide covered, everything made read-only, the
+// binds attached. It needs CAP_SYS_ADMIN in the thread's user namespace.
+func (m *Mounts) apply() error {
+	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+		return fmt.Errorf("unshare(CLONE_NEWNS): %w", err)
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("mount namespace private: %w", err)
+	}
+	hide := m.hidden()
+	binds, err := m.binds(hide)
+	defer func() {
+		for _, b := range binds {
+			unix.Close(b.tree)
+		}
+	}()
+	if err != nil {
+		return err
+	}
+	if err := cover(hide); err != nil {
+		return err
+	}
+	if err := mountpoints(binds, hide); err != nil {
+		return err
+	}
+	ro := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID}
+	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, &ro); err != nil {
+		return fmt.Errorf("read-only /: %w", err)
+	}
+	for _, b := range binds {
+		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
+		if !b.write {
+			attr.Attr_set |= unix.MOUNT_ATTR_RDONLY
+		}
+		if err := unix.MountSetattr(b.tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
+			return fmt.Errorf("bind %s: %w", b.target, err)
+		}
+		if err := unix.MoveMount(b.tree, "", unix.AT_FDCWD, b.target, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+			return fmt.Errorf("bind %s: %w", b.target, err)
+		}
+	}
+	// The thread's working directory may lie in what is now hidden.
+	return unix.Chdir("/")
+}
+
+// cover mounts one empty tmpfs over the first of hide and binds it over
+// the others (a bind costs less than a tmpfs of its own).
+func cover(hide []string) error {
+	for i, dir := range hide {
+		if i == 0 {
+			if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0755,size=64k"); err != nil {
+				return fmt.Errorf("tmpfs over %s: %w", dir, err)
+			}
+			continue
+		}
+		if err := unix.Mount(hide[0], dir, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("tmpfs over %s: %w", dir, err)
+		}
+	}
+	return nil
+}
+
+// hiddenDirs remembers hidden's answer for the Hide it was asked last:
+// the same system directories at every topic's start.
+var hiddenDirs struct {
+	sync.Mutex
+	key  string
+	dirs []string
+}
+
+// hidden returns m.Hide's directories that exist as directories, links
+// resolved, without those beneath another.
+func (m *Mounts) hidden() []string {
+	key := strings.Join(m.Hide, "\x00")
+	hiddenDirs.Lock()
+	defer hiddenDirs.Unlock()
+	if hiddenDirs.key != key || hiddenDirs.dirs == nil {
+		hiddenDirs.key, hiddenDirs.dirs = key, m.lookHidden()
+	}
+	return hiddenDirs.dirs
+}
+
+func (m *Mounts) lookHidden() []string {
+	var dirs []string
+	for _, d := range m.Hide {
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			if fi, err := os.Stat(r); err == nil && fi.IsDir() {
+				dirs = append(dirs, r)
+			}
+		}
+	}
+	slices.Sort(dirs)
+	dirs = slices.Compact(dirs)
+	return slices.DeleteFunc(dirs, func(d string) bool { return under(d, dirs) != "" })
+}
+
+// binds copies the mounts at the places to bind, outermost first: every
+// Write path, and the Read paths beneath a hidden directory.
+func (m *Mounts) binds(hide []string) ([]bind, error) {
+	var out []bind
+	seen := map[string]bool{}
+	add := func(path string, write bool) error {
+		if !write && under(path, m.Hide) == "" {
+			// Read-only where it is: the paths of a policy have their
+			// links resolved where it matters (programs), so the name is
+			// enough to tell, without a look-up per path.
+			return nil
+		}
+		target, err := filepath.EvalSymlinks(path)
+		if err != nil || seen[target] {
+			return nil // gone: Landlock leaves it out too
+		}
+		if !write && under(target, hide) == "" {
+			return nil // read-only where it is, or a hidden directory itself
+		}
+		fi, err := os.Stat(target)
+		if err != nil {
+			return nil
+		}
+		tree, err := unix.OpenTree(unix.AT_FDCWD, target, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+		if err != nil {
+			return fmt.Errorf("bind %s: open_tree: %w", target, err)
+		}
+		seen[target] = true
+		out = append(out, bind{target: target, tree: tree, write: write, dir: fi.IsDir()})
+		return nil
+	}
+	for _, p := range m.Write {
+		if err := add(p, true); err != nil {
+			return out, err
+		}
+	}
+	for _, p := range m.Read {
+		if err := add(p, false); err != nil {
+			return out, err
+		}
+	}
+	slices.SortStableFunc(out, func(a, b bind) int { return strings.Count(a.target, "/") - strings.Count(b.target, "/") })
+	return out, nil
+}
+
+// mountpoints makes, in the fresh tmpfs of hide, the place of each bind
+// that lies there and beneath no other bind (whose tree has it).
+func mountpoints(binds []bind, hide []string) error {
+	targets := make([]string, len(binds))
+	for i, b := range binds {
+		targets[i] = b.target
+	}
+	for _, b := range binds {
+		if under(b.target, hide) == "" || under(b.target, targets) != "" {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(b.target), 0o755); err != nil {
+			return fmt.Errorf("bind %s: %w", b.target, err)
+		}
+		var err error
+		if b.dir {
+			err = os.Mkdir(b.target, 0o755)
+		} else {
+			var f *os.File
+			if f, err = os.OpenFile(b.target, os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+				f.Close()
+			}
+		}
+		if err != nil && !os.IsExist(err) {
+			return fmt.Errorf("bind %s: %w", b.target, err)
+		}
+	}
+	return nil
+}
+
+// under returns the directory of dirs that path lies strictly beneath,
+// or "".
+func under(path string, dirs []string) string {
+	for _, d := range dirs {
+		if d != path && (d == "/" || strings.HasPrefix(path, d+"/")) {
+			return d
+		}
+	}
+	return ""
+}
