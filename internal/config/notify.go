@@ -88,9 +88,28 @@ func (s *NotifySink) UnmarshalYAML(n *yaml.Node) error {
 	*s = NotifySink(p)
 	s.Line = n.Line
 	if err := s.validate(); err != nil {
-		return fmt.Errorf("line %d: %w", n.Line, err)
+		return fmt.Errorf("line %d: %w", errLine(n, err), err)
 	}
 	return nil
+}
+
+// errLine is the line of the value err is about in the sink's node n:
+// the unknown event itself, or the key the message starts with; else
+// the sink's first line.
+func errLine(n *yaml.Node, err error) int {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if !strings.HasPrefix(err.Error(), "notify."+k.Value+":") {
+			continue
+		}
+		for _, item := range v.Content {
+			if strings.Contains(err.Error(), fmt.Sprintf("%q", item.Value)) {
+				return item.Line
+			}
+		}
+		return v.Line
+	}
+	return n.Line
 }
 
 // validate checks one sink; errors name the key.

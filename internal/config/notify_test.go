@@ -60,11 +60,12 @@ func TestNotifyLoads(t *testing.T) {
 func TestNotifyErrorsNameTheLine(t *testing.T) {
 	for _, c := range []struct{ text, want string }{
 		{"notify:\n  - type: webhook\n    url: http://x\n    colour: red\n", `:4: field colour not found in notify`},
-		{"notify:\n  - type: webhook\n    url: http://x\n    events: [run_done]\n", `:2: notify.events: "run_done" is not one of`},
-		{"notify:\n  - type: webhook\n    url: http://x\n    format: teams\n", `:2: notify.format: "teams" is not one of json, slack, ntfy`},
+		{"notify:\n  - type: webhook\n    url: http://x\n    events: [run_done]\n", `:4: notify.events: "run_done" is not one of`},
+		{"notify:\n  - type: webhook\n    url: http://x\n    format: teams\n", `:4: notify.format: "teams" is not one of json, slack, ntfy`},
 		{"notify:\n  - type: pager\n", `:2: notify.type: "pager"`},
-		{"notify:\n  - type: webhook\n    url: ftp://x/y\n", `:2: notify.url: "ftp://x" is not an http`},
-		{"notify:\n  - type: webhook\n    url: http://x\n    header: X-Token\n", `:2: notify.header:`},
+		{"notify:\n  - type: webhook\n    url: http://x\n    events:\n      - run_finished\n      - run_done\n", `:6: notify.events: "run_done"`},
+		{"notify:\n  - type: webhook\n    url: ftp://x/y\n", `:3: notify.url: "ftp://x" is not an http`},
+		{"notify:\n  - type: webhook\n    url: http://x\n    header: X-Token\n", `:4: notify.header:`},
 		{"notify:\n  - type: command\n", `:2: notify.command:`},
 		{"notify:\n  - type: desktop\n    url: http://x\n", `:2: notify: a desktop sink`},
 		{"notify:\n  - type: desktop\n  - type: desktop\n", `:3: notify: a sink named "desktop" is already at line 2`},
