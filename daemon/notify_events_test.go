@@ -1,6 +1,7 @@
 package daemon_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -12,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/specd-dev/specd/daemon"
 	"github.com/specd-dev/specd/internal/config"
@@ -211,4 +214,80 @@ func trustWarned(t *testing.T, tr tree) bool {
 		}
 	}
 	return false
+}
+
+// TestNotifyEvents: a run whose one topic stalls after spending more
+// than the cost cap (max_parallel 1: the other never starts) tells a json webhook stalled, cost_cap and
+// run_failed, each once, each body valid against docs/notify.schema.json.
+func TestNotifyEvents(t *testing.T) {
+	tr := newTree(t)
+	hook := newReceiver(t, 200, nil)
+	c := fakeConfig(t)
+	c.MaxParallel = 1
+	c.Specialist.MaxCostUSD = 0.1
+	c.Specialist.StallTimeout = config.Duration(500 * time.Millisecond)
+	c.Specialist.Command = []string{"sh", "-c", `echo 'USAGE: {"input_tokens": 1000, "output_tokens": 200, "cost_usd": 0.125}'; exec "$0"`, c.Specialist.Command[0]}
+	c.Web.Listen = "127.0.0.1:7374"
+	c.Notify = []config.NotifySink{{Type: config.SinkWebhook, URL: hook.URL, Events: config.NotifyEvents}}
+	if err := config.NameSinks(c.Notify); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan specs.RunState, 1)
+	writePlan(t, tr, "002_events", "stall: a", "stall: b") // one stalls, the cap keeps the other from starting
+	stop := runDaemon(t, newDaemon(t, tr, c, func(rs specs.RunState) { done <- rs }))
+	rs := <-done
+	stop() // flushes the queued events
+	hook.mu.Lock()
+	got := append([]notify.Event(nil), hook.accepted...)
+	hook.mu.Unlock()
+	sch := eventSchema(t)
+	seen := map[string]int{}
+	for _, ev := range got {
+		seen[ev.Event]++
+		b, _ := json.Marshal(ev)
+		inst, _ := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+		if err := sch.Validate(inst); err != nil {
+			t.Errorf("%s: %v", b, err)
+		}
+		if ev.Run == nil || ev.Run.Number != "002" || ev.Run.WorkflowID != rs.WorkflowID || ev.Links.Web != "http://127.0.0.1:7374/runs/002_events" || ev.Project != tr.root {
+			t.Errorf("event %s", b)
+		}
+		switch ev.Event {
+		case config.EventStalled:
+			if ev.Topic == nil || !strings.HasPrefix(ev.Topic.Title, "stall: ") || ev.Topic.Outcome != "stalled" || ev.Topic.Attempts != 1 {
+				t.Errorf("stalled %s", b)
+			}
+		case config.EventRunFailed:
+			if ev.Run.Verdict != "FAILED" || ev.Run.Counts != (notify.Counts{Expected: 2, Completed: 0, Failed: 2}) || ev.Run.CostUSD == nil || *ev.Run.CostUSD != 0.125 ||
+				ev.Links.Overview != ".opencode/specs/002_events/OVERVIEW.md" {
+				t.Errorf("run_failed %s", b)
+			}
+		}
+	}
+	if len(got) != 3 || seen[config.EventStalled] != 1 || seen[config.EventCostCap] != 1 || seen[config.EventRunFailed] != 1 {
+		t.Errorf("events %v, want stalled, cost_cap and run_failed once", seen)
+	}
+}
+
+func eventSchema(t *testing.T) *jsonschema.Schema {
+	t.Helper()
+	f, err := os.Open("../docs/notify.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	doc, err := jsonschema.UnmarshalJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	if err := c.AddResource("notify.schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile("notify.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -435,7 +435,7 @@ func Load(path string) (Config, error) {
 		return c, fmt.Errorf("config %s", yamlError(path, err))
 	}
 	c.names, c.dirs = c.named(), c.envNamed()
-	if err := withNames(c.Notify); err != nil {
+	if err := NameSinks(c.Notify); err != nil {
 		return c, fmt.Errorf("config %s:%w", path, err)
 	}
 	if err := c.Validate(); err != nil {

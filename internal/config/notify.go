@@ -219,10 +219,10 @@ func (s NotifySink) AttemptTimeout() time.Duration {
 	return DefaultNotifyTimeout
 }
 
-// withNames gives every sink its name (Name, or one derived from what it
-// reaches) and refuses two sinks of one name: the name keys what was
-// sent to each.
-func withNames(sinks []NotifySink) error {
+// NameSinks gives every sink its name (Name, or one derived from what it
+// reaches), as Load does, and refuses two sinks of one name: the name
+// keys what was sent to each. The error starts with the line number.
+func NameSinks(sinks []NotifySink) error {
 	seen := map[string]int{}
 	for i := range sinks {
 		s := &sinks[i]
