@@ -50,8 +50,10 @@ func (d *Daemon) notifySinks() []config.NotifySink {
 		d.opts.Log.Warn().Err(err).Msg("notify: cannot check trust; nothing sent")
 		return nil
 	}
+	sinks := slices.Clone(cfg.Notify)
+	_ = config.NameSinks(sinks) // a config made in code: Load has named them, and refused duplicates
 	var out []config.NotifySink
-	for _, s := range cfg.Notify {
+	for _, s := range sinks {
 		if config.NotifyTrusted(d.opts.Root, cfg, v, s) {
 			out = append(out, s)
 		}

@@ -229,9 +229,6 @@ func TestNotifyEvents(t *testing.T) {
 	c.Specialist.Command = []string{"sh", "-c", `echo 'USAGE: {"input_tokens": 1000, "output_tokens": 200, "cost_usd": 0.125}'; exec "$0"`, c.Specialist.Command[0]}
 	c.Web.Listen = "127.0.0.1:7374"
 	c.Notify = []config.NotifySink{{Type: config.SinkWebhook, URL: hook.URL, Events: config.NotifyEvents}}
-	if err := config.NameSinks(c.Notify); err != nil {
-		t.Fatal(err)
-	}
 	done := make(chan specs.RunState, 1)
 	writePlan(t, tr, "002_events", "stall: a", "stall: b") // one stalls, the cap keeps the other from starting
 	stop := runDaemon(t, newDaemon(t, tr, c, func(rs specs.RunState) { done <- rs }))

@@ -265,7 +265,7 @@ func (n *Notifier) finish(sink, id string, d *Delivery) {
 func (n *Notifier) save() {
 	b, err := json.MarshalIndent(n.st, "", "  ")
 	if err == nil {
-		err = atomicfile.WriteIn(n.opts.StateRoot, filepath.Join(n.opts.TreeDir, StateFile), append(b, '\n'), 0o600)
+		err = atomicfile.WriteIn(n.opts.StateRoot, filepath.Join(n.opts.TreeDir, StateFile), append(b, '\n'), 0o644)
 	}
 	if err != nil {
 		n.opts.Log.Warn().Err(err).Msg("notify: cannot write the state file; a restart may send an event twice")
