@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/specd-dev/specd/internal/config"
-	"github.com/specd-dev/specd/internal/syncbuf"
 )
 
 // errSkipped is a delivery not made on purpose (a desktop sink without a
@@ -121,7 +120,7 @@ func (n *Notifier) command(ctx context.Context, s config.NotifySink, ev Event) (
 	cmd.Dir = n.opts.Root
 	cmd.Stdin = bytes.NewReader(body)
 	cmd.Env = append(environ(), "SPECD_NOTIFY_EVENT="+ev.Event)
-	var out syncbuf.Buffer
+	var out tail // one writer for both: exec copies them in one goroutine
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -139,6 +138,19 @@ func (n *Notifier) command(ctx context.Context, s config.NotifySink, ev Event) (
 	}
 	return status, errors.New(status)
 }
+
+// tail keeps the last 4 KiB written to it: a command's output, for its error.
+type tail struct{ b []byte }
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.b = append(t.b, p...)
+	if len(t.b) > 4<<10 {
+		t.b = t.b[len(t.b)-4<<10:]
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string { return string(t.b) }
 
 // environ is the daemon's environment without NOTIFY_SOCKET, which is
 // systemd's for the daemon alone.
