@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -342,5 +343,38 @@ func TestDesktopWithoutBus(t *testing.T) {
 	st, _ := ReadState(tree)
 	if d := st.Sinks["desktop"]; !d.OK || d.Status != "skipped: no session bus" || len(f.all()) != 0 {
 		t.Errorf("delivery %+v, failures %+v", d, f.all())
+	}
+}
+
+// TestHangingCommand: Close does not wait for a command sink that hangs:
+// its process group is killed, a child it left included, and the event
+// stays pending for the next start.
+func TestHangingCommand(t *testing.T) {
+	tree := t.TempDir()
+	nt := start(t, tree, []config.NotifySink{{Name: "hangs", Type: config.SinkCommand, Timeout: config.Duration(time.Hour),
+		Command: []string{"sh", "-c", "sleep 600 & echo $! > child.tmp; mv child.tmp child; wait"}}}, nil)
+	nt.Emit(runEvent("r", config.EventRunFailed, "FAILED"))
+	var pid []byte
+	for {
+		if b, err := os.ReadFile(filepath.Join(tree, "child")); err == nil {
+			pid = b
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	nt.Close(0)
+	n, _ := strconv.Atoi(strings.TrimSpace(string(pid)))
+	for {
+		st, err := os.ReadFile("/proc/" + strconv.Itoa(n) + "/stat")
+		if err != nil || bytes.Contains(st, []byte(") Z ")) {
+			break
+		}
+		if syscall.Kill(n, 0) != nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond) // SIGKILL is delivered, not yet acted on
+	}
+	if st, _ := ReadState(tree); len(st.Pending) != 1 || st.Pending[0].Sinks[0] != "hangs" {
+		t.Errorf("pending %+v", st.Pending)
 	}
 }
