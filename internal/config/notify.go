@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -66,6 +67,8 @@ type NotifySink struct {
 	// Line is the sink's line in the config file, for errors; 0 when not read from one.
 	Line int `yaml:"-"`
 }
+
+var headerNameRE = regexp.MustCompile(`^[A-Za-z0-9!#$%&'*+.^_|~-]+$`)
 
 var notifyKeys = []string{"name", "type", "url", "url_file", "format", "header", "header_file", "command", "events", "timeout"}
 
@@ -129,12 +132,15 @@ func (s *NotifySink) validate() error {
 			return errors.New("notify: a webhook needs url or url_file (one of them)")
 		}
 		if s.URL != "" {
-			if err := checkURL(s.URL); err != nil {
+			if err := CheckURL(s.URL); err != nil {
 				return err
 			}
 		}
 		if !slices.Contains([]string{"", FormatJSON, FormatSlack, FormatNtfy}, s.Format) {
 			return fmt.Errorf("notify.format: %q is not one of json, slack, ntfy", s.Format)
+		}
+		if s.Header != "" && !headerNameRE.MatchString(s.Header) {
+			return fmt.Errorf("notify.header: %q is not an HTTP header name", s.Header)
 		}
 		if s.Header != "" && s.HeaderFile == "" {
 			return errors.New("notify.header: names the header header_file's contents are sent in; give header_file too (the secret stays out of the tracked config)")
@@ -159,8 +165,9 @@ func (s *NotifySink) validate() error {
 	return nil
 }
 
-// checkURL accepts an absolute http or https URL with a host.
-func checkURL(raw string) error {
+// CheckURL accepts an absolute http or https URL with a host; the error
+// shows its scheme and host only (Redact).
+func CheckURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("notify.url: %q is not an http or https URL", Redact(raw))

@@ -67,6 +67,7 @@ func TestNotifyErrorsNameTheLine(t *testing.T) {
 		{"notify:\n  - type: webhook\n    url: ftp://x/y\n", `:3: notify.url: "ftp://x" is not an http`},
 		{"notify:\n  - type: webhook\n    url: http://x\n    header: X-Token\n", `:4: notify.header:`},
 		{"notify:\n  - type: command\n", `:2: notify.command:`},
+		{"notify:\n  - type: webhook\n    url: http://x\n    header: \"X Token\"\n    header_file: t\n", `:4: notify.header: "X Token" is not an HTTP header name`},
 		{"notify:\n  - type: desktop\n    url: http://x\n", `:2: notify: a desktop sink`},
 		{"notify:\n  - type: desktop\n  - type: desktop\n", `:3: notify: a sink named "desktop" is already at line 2`},
 	} {

@@ -69,6 +69,9 @@ func (n *Notifier) webhook(ctx context.Context, s config.NotifySink, ev Event) (
 		if target, err = n.secret("url_file", s.URLFile); err != nil {
 			return "", err
 		}
+		if err := config.CheckURL(target); err != nil {
+			return "", permanent{fmt.Errorf("notify.url_file %s: %w", s.URLFile, err)}
+		}
 	}
 	body, header := Body(s.Format, ev)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))

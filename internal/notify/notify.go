@@ -114,7 +114,10 @@ func (n *Notifier) dispatch() {
 	n.mu.Lock()
 	pending := append([]Pending(nil), n.st.Pending...)
 	n.mu.Unlock()
-	sinks := n.opts.Sinks()
+	var sinks []config.NotifySink
+	if len(pending) > 0 {
+		sinks = n.opts.Sinks()
+	}
 	for _, p := range pending {
 		for _, name := range p.Sinks {
 			if s, ok := byName(sinks, name); ok {
