@@ -21,7 +21,9 @@ import (
 
 // confine sets up the attempt's job to run in the topic's sandbox
 // (sandbox.Prepare): in a cgroup of its own or behind the subreaper step,
-// with a private TMPDIR, and — unless sandbox: off — confined by Landlock
+// with a private TMPDIR holding its CLI's private home, the environment
+// its preset and sandbox.env_pass allow, and — unless sandbox: off —
+// confined by Landlock
 // to the policy of its preset. It returns the setup, which the caller
 // releases once the process has ended, and an error when the specialist
 // must not start: the kernel has no Landlock (one errors.jsonl entry per
@@ -38,7 +40,7 @@ func (a *attempt) confine(job *runner.Job) (sandbox.Setup, error) {
 	if err != nil {
 		return s, err
 	}
-	job.Env = append(job.Env, s.Env...)
+	job.Env, job.Pass = append(job.Env, s.Env...), s.Pass
 	job.Helper, job.Cgroup, job.Sandbox = s.Helper, s.Cgroup, s.Policy
 	return s, nil
 }
@@ -67,47 +69,6 @@ func (a *attempt) writeFiles() {
 	for p, b := range preset.Files(a.sp, a.in) {
 		if err := atomicfile.WriteIn(a.r.d.fsRoot, p, b, 0o644); err != nil {
 			a.log.Error().Err(err).Str("file", p).Msg("writing a file the specialist reads")
-		}
-	}
-}
-
-// promote moves what the specialist left in its output directory — its
-// report and structured results — to their places in reports/ (a rename:
-// a link is moved as a link, never followed), and removes the directory.
-// What is moved is then read as any report or result is, and a link or a
-// directory in its place is refused there (specs.ReadRegular). model,
-// when not "", is the model the specialist ran: it is added to the
-// report's front matter first (specs.WithModel).
-func (a *attempt) promote(model string) {
-	if model != "" {
-		a.stampModel(model)
-	}
-	final := a.r.paths[a.i]
-	fj, fm := delivery.ResultPaths(final)
-	sj, sm := delivery.ResultPaths(a.in.ReportPath)
-	for _, m := range [][2]string{{a.in.ReportPath, final}, {sj, fj}, {sm, fm}} {
-		if _, err := os.Lstat(m[0]); err != nil {
-			continue
-		}
-		if err := nofollow.Rename(a.r.d.fsRoot, m[0], m[1]); err != nil {
-			a.log.Error().Err(err).Msg("moving the specialist's output into place")
-		}
-	}
-	a.removeOut()
-}
-
-// stampModel adds model to the front matter of the report the specialist
-// left in its output directory (temp + fsync + rename; a link or an
-// unreadable file is left as it is, for the report check to refuse).
-func (a *attempt) stampModel(model string) {
-	p := a.in.ReportPath
-	data, err := specs.ReadRegular(p, specs.MaxReportBytes)
-	if err != nil {
-		return
-	}
-	if out := specs.WithModel(data, model); len(out) != len(data) {
-		if err := atomicfile.WriteIn(a.r.d.fsRoot, p, out, 0o644); err != nil {
-			a.log.Warn().Err(err).Msg("adding the model to the report's front matter")
 		}
 	}
 }
@@ -187,10 +148,18 @@ func sandboxState(sb config.Sandbox) string {
 }
 
 // warnSandbox logs at start-up that specialists run unconfined
-// (sandbox: off), or cannot start (no Landlock), and removes the empty
+// (sandbox: off), or cannot start (no Landlock), which bounds of
+// sandbox.memory_max and pids_max are not enforced here, and removes the empty
 // topic cgroups a killed specd left (sandbox.RemoveStaleCgroups).
 func (d *Daemon) warnSandbox(sb config.Sandbox) {
 	sandbox.RemoveStaleCgroups()
+	if u := sandbox.Unbounded(); u != "" {
+		ev := d.opts.Log.Info()
+		if sb.MemoryMax != 0 || sb.PidsMax != 0 { // asked for in the config: worth a warning
+			ev = d.opts.Log.Warn()
+		}
+		ev.Msg(u + " (docs/operating.md#bounds)")
+	}
 	switch {
 	case sb.Off:
 		d.opts.Log.Warn().Msg("sandbox: off in " + specs.ConfigFile + ": specialists run unconfined and may write anywhere this user can (docs/operating.md#sandbox)")

@@ -63,6 +63,7 @@ func fakeConfig(t *testing.T) config.Config {
 	c.Specialist.Retries = 0 // the retry test turns them on
 	c.Specialist.StartRate = 1000
 	c.Sandbox.Writable = []string{"counts"} // the fake specialist's notes (newTree)
+	c.Sandbox.EnvPass = []string{"FAKE_*"}  // where they are, and how slow to be
 	// The scripts, also where a test runs them through sh, and their data.
 	c.Sandbox.Readable = []string{filepath.Dir(script), filepath.Join(filepath.Dir(filepath.Dir(script)), "..", "internal", "results", "testdata")}
 	return c

@@ -23,6 +23,7 @@ func resultConfig(t *testing.T) config.Config {
 	script, _ := filepath.Abs("testdata/result-specialist.sh")
 	data, _ := filepath.Abs("../internal/results/testdata")
 	t.Setenv("RESULTS_TESTDATA", data)
+	c.Sandbox.EnvPass = append(c.Sandbox.EnvPass, "RESULTS_TESTDATA")
 	c.Specialist.Command = []string{script}
 	c.Specialist.Retries = 2
 	c.Specialist.RetryBackoff = config.Duration(10 * time.Millisecond)
@@ -243,8 +244,8 @@ func TestResultSymlinkRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "structured result 001_topic.json: invalid: is a symlink, not a regular file"
-	if tp := rs.Topics[0]; tp.Outcome != specs.OutcomeInvalid || tp.Reason != want {
-		t.Errorf("topic: %s %q, want invalid %q", tp.Outcome, tp.Reason, want)
+	want := "reports/.logs/001.out/.results/001_topic.json: is a symbolic link, not a regular file" // promote leaves it out
+	if tp := rs.Topics[0]; tp.Outcome != specs.OutcomeInvalid || !strings.HasPrefix(tp.Reason, want) || strings.Contains(tp.Reason, "hostname") {
+		t.Errorf("topic: %s %q, want invalid %q…", tp.Outcome, tp.Reason, want)
 	}
 }

@@ -321,6 +321,9 @@ func (r *run) addTopics(topics []plans.Topic, prev specs.RunState) {
 			}
 		}
 		p, err := specs.ResolveReportPath(r.runDir, planDir, t.ReportPath)
+		if t.Refused != nil { // a reserved report name: the reason names the plan line
+			p, err = "", t.Refused
+		}
 		r.paths = append(r.paths, p)
 		switch {
 		case err != nil:

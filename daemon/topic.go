@@ -137,6 +137,10 @@ type attempt struct {
 	out     preset.Output // what the process printed on stdout: its text and usage (startAndWait reads it)
 	tails   [2][]byte     // the ends of stderr and stdout of an attempt that exited non-zero (collect), for its error class and a provider's wait
 	wait    time.Duration // the retry delay decide chose
+
+	refused   string // why promote left a file out (not a plain file, too big), or ""
+	bound     string // the bound of its cgroup the attempt met (sandbox.MemoryLimit, PidsLimit), or ""
+	untrusted bool   // waiting for trust (trustGate): logged once per wait
 }
 
 func (r *run) newAttempt(i int) *attempt {
@@ -159,6 +163,7 @@ func (r *run) newAttempt(i int) *attempt {
 	stem := r.logStem(i)
 	outDir := stem + ".out"
 	in.ReportPath = filepath.Join(outDir, filepath.Base(r.paths[i]))
+	in.ReportDir = filepath.Dir(r.paths[i])
 	in.ResultPath, _ = delivery.ResultPaths(in.ReportPath)
 	if p := filepath.Join(r.runDir, specs.RequestFile); fileExists(p) {
 		in.RequestFile = p
@@ -228,7 +233,7 @@ func (a *attempt) check(start, _ context.Context) next {
 		a.res = notStarted(why)
 		return done
 	}
-	return proceed
+	return a.trustGate()
 }
 
 // startAndWait is the attempt's second step: the start rate, then the
@@ -269,6 +274,7 @@ func (a *attempt) startAndWait(start, tctx context.Context) next {
 		}
 	}
 	a.res.Result = r.d.runner.Run(tctx, job)
+	a.bound = job.Cgroup.Exceeded() // nil in Temporal mode: the worker's cgroup bounds it, and its end is a death by signal here
 	if a.res.Started {
 		a.promote(a.sp.Model)
 	}
@@ -310,7 +316,7 @@ func (a *attempt) skip(rerun bool) func() bool {
 		}
 		a.promote("") // what a specialist of a specd that crashed left
 		a.skipped, _ = a.r.deliver(a.i, nil)
-		return a.skipped.Err == nil
+		return a.skipped.Err == nil && a.refused == ""
 	}
 }
 
@@ -349,8 +355,14 @@ func (a *attempt) collect(context.Context, context.Context) next {
 	}
 	var invalid string
 	a.res.Report, invalid = r.deliver(a.i, stdout)
+	if a.refused != "" {
+		invalid = a.refused // the file left out would have been the report or result
+	}
 	if invalid != "" {
 		a.res.End, a.res.Reason = barrier.ResultInvalid, invalid
+	}
+	if a.bound != "" {
+		a.bounded()
 	}
 	a.log.Info().Int("exit_code", a.res.ExitCode).Str("signal", a.res.Signal).Bool("timed_out", a.res.TimedOut).Bool("stalled", a.res.Stalled).
 		Int64("duration_ms", a.res.Duration.Milliseconds()).Msg("specialist exited")
@@ -511,6 +523,8 @@ func infraFailure(res barrier.Attempt) string {
 		return "" // a decline is an answer, never retried
 	case res.Final:
 		return "" // the runner retried it already (a lost Temporal worker)
+	case res.End == barrier.Bounded:
+		return "" // the same bound would stop it again
 	case res.StartErr != nil:
 		return "could not start: " + res.StartErr.Error()
 	case res.TimedOut:

@@ -3,6 +3,7 @@ package daemon
 import (
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/jsonl"
@@ -48,4 +49,36 @@ func (d *Daemon) checkTrust(runDir string) error {
 		d.notifyTrust(state.String(), uerr.Error())
 	}
 	return errors.Join(errUntrusted, uerr)
+}
+
+// trustPoll is how often a topic waiting for trust checks again.
+const trustPoll = 2 * time.Second
+
+// trustGate checks trust again at every specialist start, retries
+// included (docs/operating.md#security): a file the config names, or the
+// agent CLI's, replaced during the run (a `git pull`) is not run. Cheap:
+// config.Check reads a file again only when its stat changed. While the
+// project is not trusted the topic waits, holding no slot, and checks
+// again every trustPoll; checkTrust logs the change once.
+func (a *attempt) trustGate() next {
+	r := a.r
+	err := r.d.checkTrust(r.rel)
+	if err == nil {
+		a.untrusted = false
+		return proceed
+	}
+	if !errors.Is(err, errUntrusted) && r.d.warnOnce("\x00trust-read", err.Error()) {
+		r.d.opts.Log.Error().Err(err).Msg("trust: cannot check the project's files; no specialist starts until it can")
+	}
+	if !a.untrusted {
+		a.untrusted = true
+		a.log.Warn().Msg("specialist not started: the project's trusted files changed during the run; it starts once `specd trust` trusts them")
+	}
+	r.mu.Lock()
+	ts := &r.rs.Topics[a.i]
+	ts.Outcome, ts.PID, ts.WaitingUntil, ts.WaitingFor = specs.OutcomeQueued, 0, specs.Stamp(r.d.now().Add(trustPoll)), specs.WaitTrust
+	r.mu.Unlock()
+	r.changed()
+	a.wait = trustPoll
+	return waitOut
 }

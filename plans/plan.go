@@ -25,7 +25,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
+
+	"github.com/specd-dev/specd/specs"
 
 	"github.com/hbollon/go-edlib"
 )
@@ -48,6 +51,11 @@ type Topic struct {
 	ReportPath string // the report path as written: a bare name, relative, or absolute from another machine
 	Agent      string // from the "Agent:" line of the appended "Topic [k/N]:" block, "" if none
 	Line       int    // 1-based line of the entry, for messages
+	// Refused is why this topic alone cannot run, naming the plan line:
+	// its report name is reserved (specs.CheckReportName:
+	// docs/contract.md#path-safety), or its topic holds a control or
+	// bidirectional character or invalid UTF-8. nil for a topic that may run.
+	Refused *ParseError
 }
 
 // Plan is a parsed invocation plan (docs/contract.md#plan-format).
@@ -234,7 +242,10 @@ const (
 // whose title (on its Topic line) or report path (on its Report Path line)
 // differs from the entry's; a line longer than 1 MiB. A plan without
 // entries is a *ParseError with Line 0. A read error from r is returned
-// wrapped, not as a *ParseError. Parse never panics.
+// wrapped, not as a *ParseError. A topic whose report name is reserved
+// (specs.CheckReportName) or whose topic holds a control character (but
+// tab), a bidirectional control or invalid UTF-8 does not fail the plan:
+// its Refused says why, and only that topic is refused. Parse never panics.
 func Parse(r io.Reader, name string) (*Plan, error) {
 	type block struct {
 		line, k, n int
@@ -251,8 +262,9 @@ func Parse(r io.Reader, name string) (*Plan, error) {
 		generated    bool            // a "# Generated:" line was seen: the first one wins
 		lineOf       = map[int]int{} // topic index as written -> line
 	)
+	name0 := name
 	fail := func(line int, format string, args ...any) (*Plan, error) {
-		return nil, &ParseError{File: name, Line: line, Msg: fmt.Sprintf(format, args...)}
+		return nil, &ParseError{File: name0, Line: line, Msg: fmt.Sprintf(format, args...)}
 	}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4<<10), maxLine) // grows to maxLine for a long line
@@ -384,6 +396,13 @@ func Parse(r io.Reader, name string) (*Plan, error) {
 				first.Index, first.Line, t.Index, t.Line, abbrev(name))
 		}
 		byName[name] = t
+		reason := specs.CheckReportName(name)
+		if reason == "" {
+			reason = checkTitle(t.Title)
+		}
+		if reason != "" {
+			t.Refused = &ParseError{File: name0, Line: t.Line, Msg: fmt.Sprintf("topic [%d]: %s", t.Index, reason)}
+		}
 	}
 	if p.Expected < 0 {
 		p.Expected = len(p.Topics)
@@ -408,6 +427,22 @@ func Parse(r io.Reader, name string) (*Plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// checkTitle is why a topic cannot reach its specialist, or "": the
+// topic is its SPECD_TOPIC, an environment string, which cannot hold a
+// NUL; other control characters (but tab), bidirectional controls and
+// invalid UTF-8 would act on a terminal or hide what the topic says.
+func checkTitle(title string) string {
+	if !utf8.ValidString(title) {
+		return "the topic is not valid UTF-8"
+	}
+	for i, r := range title {
+		if r != '\t' && (unicode.IsControl(r) || specs.IsBidiControl(r)) {
+			return fmt.Sprintf("the topic holds the control character %U at byte %d: write it as plain text", r, i)
+		}
+	}
+	return ""
 }
 
 // ParseFile reads the plan at path with Parse, which see; its errors name

@@ -501,3 +501,53 @@ func TestLifecycle(t *testing.T) {
 		t.Errorf("duplicate report file: %v\nwant %s", err, want)
 	}
 }
+
+// TestReservedNames: a topic whose report name is reserved is refused on
+// its own, with the plan line; the other topics stay runnable.
+func TestReservedNames(t *testing.T) {
+	for _, tc := range []struct{ path, want string }{
+		{"OVERVIEW.md", `report name "OVERVIEW.md" is reserved`},
+		{"/elsewhere/007_x/reports/overview.md", `report name "overview.md" is reserved`},
+		{"REQUEST.md", `report name "REQUEST.md" is reserved`},
+		{".run.json", "is a dot file"},
+		{"reports/.hidden.md", "is a dot file"},
+		{"a\u202Egnp.md", `"a\u202egnp.md" holds a control or bidirectional character`},
+		{"a\u2067b.md", "control or bidirectional"},
+		{"a\x1b[31mred.md", "control or bidirectional"},
+		{"a\x7f.md", "control or bidirectional"},
+		{"bad\xffname.md", "is not valid UTF-8"},
+	} {
+		plan := "Topics:\n[0] Good topic -> 001_good.md\n[1] Bad topic -> " + tc.path + "\n"
+		p, err := Parse(strings.NewReader(plan), "plan.txt")
+		if err != nil {
+			t.Fatalf("%q: %v, want the plan parsed and only topic [1] refused", tc.path, err)
+		}
+		if p.Topics[0].Refused != nil {
+			t.Errorf("%q: topic [0] refused: %v", tc.path, p.Topics[0].Refused)
+		}
+		r := p.Topics[1].Refused
+		if r == nil || r.Line != 3 || !strings.HasPrefix(r.Error(), "plan.txt:3: topic [1]: ") || !strings.Contains(r.Error(), tc.want) {
+			t.Errorf("%q: topic [1] refused with %v, want plan.txt:3 and %q", tc.path, r, tc.want)
+		}
+	}
+	for title, want := range map[string]string{
+		"a\x00b":     "the topic holds the control character U+0000 at byte 1",
+		"\x1b]52;c;": "U+001B",
+		"a\u202eb":   "U+202E",
+		"bad\xff":    "not valid UTF-8",
+	} {
+		p, err := Parse(strings.NewReader("[0] ok -> 001_ok.md\n[1] "+title+" -> 002_x.md\n"), "plan.txt")
+		if err != nil || p.Topics[0].Refused != nil || p.Topics[1].Refused == nil || !strings.Contains(p.Topics[1].Refused.Error(), "plan.txt:2: topic [1]: ") || !strings.Contains(p.Topics[1].Refused.Error(), want) {
+			t.Errorf("topic %q: %v, %+v; want only topic [1] refused with %q", title, err, p, want)
+		}
+	}
+	if p, err := Parse(strings.NewReader("[0] tab\tinside -> 001_ok.md\n"), "plan.txt"); err != nil || p.Topics[0].Refused != nil {
+		t.Errorf("a tab in a topic: %v, %v; want it runnable", err, p.Topics[0].Refused)
+	}
+	for _, ok := range []string{"001_overview.md", "OVERVIEW.md.bak", "request_md.md", "été.md"} {
+		p, err := Parse(strings.NewReader("[0] t -> "+ok+"\n"), "plan.txt")
+		if err != nil || p.Topics[0].Refused != nil {
+			t.Errorf("%q: %v, %v; want a good name", ok, err, p.Topics[0].Refused)
+		}
+	}
+}

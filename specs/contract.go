@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/adrg/frontmatter"
 	"go.yaml.in/yaml/v3"
@@ -245,10 +247,12 @@ func CheckReport(name string, data []byte, wantTopic string) (ReportMeta, error)
 //     set once (a failure here is the only problem returned; reports
 //     without front matter wrap ErrNoFrontMatter);
 //  2. the front-matter fields, in the order of frontMatterRules:
-//     report_type, topic, findings_count, recommendations_count
-//     (non-negative integers), created_date (a real date, YYYY-MM-DD),
-//     status: complete; then the optional ones (research_complexity 1–4,
-//     workflow_type, the fields of a rendered report); a report with
+//     report_type, topic (one line of text each), findings_count,
+//     recommendations_count (non-negative integers), created_date (a real
+//     date, YYYY-MM-DD), status: complete; then the optional ones
+//     (research_complexity 1–4, workflow_type and model as one line of
+//     text, the fields of a rendered report: result_format, confidence and
+//     analysis_depth one of their words, spotlight a mark); a report with
 //     result_format has spotlight;
 //  3. the body (checkBody): "## Summary", "## Findings" and "## Sources"
 //     headings, "## Recommendations" when recommendations_count > 0, the
@@ -337,21 +341,21 @@ type fieldRule struct {
 // frontMatterRules are the report's front-matter fields in the order they
 // are checked (docs/contract.md#report-contract).
 var frontMatterRules = []fieldRule{
-	{"report_type", true, func(m *ReportMeta, v string) string { m.ReportType = v; return nonEmpty("report_type", v) }},
-	{"topic", true, func(m *ReportMeta, v string) string { m.Topic = v; return nonEmpty("topic", v) }},
+	{"report_type", true, func(m *ReportMeta, v string) string { m.ReportType = v; return nonEmptyLine("report_type", v) }},
+	{"topic", true, func(m *ReportMeta, v string) string { m.Topic = v; return nonEmptyLine("topic", v) }},
 	{"findings_count", true, count("findings_count", func(m *ReportMeta) *int { return &m.FindingsCount })},
 	{"recommendations_count", true, count("recommendations_count", func(m *ReportMeta) *int { return &m.RecommendationsCount })},
 	{"created_date", true, func(m *ReportMeta, v string) string {
 		m.CreatedDate = v
 		if !isDate(v) {
-			return fmt.Sprintf("created_date %q is not a date YYYY-MM-DD", v)
+			return fmt.Sprintf("created_date %s is not a date YYYY-MM-DD", quoteValue(v))
 		}
 		return ""
 	}},
 	{"status", true, func(m *ReportMeta, v string) string {
 		m.Status = v
 		if v != "complete" {
-			return fmt.Sprintf("status is %q, want complete", v)
+			return fmt.Sprintf("status is %s, want complete", quoteValue(v))
 		}
 		return ""
 	}},
@@ -364,10 +368,20 @@ var frontMatterRules = []fieldRule{
 		}
 		return ""
 	}},
-	{"workflow_type", false, func(m *ReportMeta, v string) string { m.WorkflowType = v; return "" }},
-	{"model", false, func(m *ReportMeta, v string) string { m.Model = v; return "" }},
-	{"result_format", false, func(m *ReportMeta, v string) string { m.ResultFormat = v; return "" }},
-	{"confidence", false, func(m *ReportMeta, v string) string { m.Confidence = v; return "" }},
+	{"workflow_type", false, func(m *ReportMeta, v string) string { m.WorkflowType = v; return textLine("workflow_type", v) }},
+	{"model", false, func(m *ReportMeta, v string) string { m.Model = v; return textLine("model", v) }},
+	{"result_format", false, func(m *ReportMeta, v string) string {
+		m.ResultFormat = v
+		return oneOf("result_format", v, false, "web_research_json", "research_envelope", "analysis_envelope")
+	}},
+	{"confidence", false, func(m *ReportMeta, v string) string {
+		m.Confidence = v
+		return oneOf("confidence", v, true, "high", "medium", "low", "none")
+	}},
+	{"correlation_id", false, func(m *ReportMeta, v string) string { return textLine("correlation_id", v) }},
+	{"analysis_depth", false, func(m *ReportMeta, v string) string {
+		return oneOf("analysis_depth", v, false, "execution_only", "focused", "comprehensive")
+	}},
 	{"confidence_score", false, func(m *ReportMeta, v string) string {
 		p, err := strconv.ParseFloat(v, 64)
 		if err != nil || !(p >= 0 && p <= 1) {
@@ -379,7 +393,13 @@ var frontMatterRules = []fieldRule{
 	{"uncited_removed", false, count("uncited_removed", func(m *ReportMeta) *int { return &m.UncitedRemoved })},
 	{"citations_failed", false, count("citations_failed", func(m *ReportMeta) *int { return &m.CitationsFailed })},
 	{"quarantined", false, count("quarantined", func(m *ReportMeta) *int { return &m.Quarantined })},
-	{"spotlight", false, func(m *ReportMeta, v string) string { m.Spotlight = v; return "" }},
+	{"spotlight", false, func(m *ReportMeta, v string) string {
+		m.Spotlight = v
+		if !markRE.MatchString(v) {
+			return fmt.Sprintf("spotlight %s is not twelve lowercase hex digits", quoteValue(v))
+		}
+		return ""
+	}},
 	{"contradictions", false, func(m *ReportMeta, v string) string {
 		if v != "true" && v != "false" {
 			return fmt.Sprintf("contradictions %q is not true or false", v)
@@ -389,11 +409,46 @@ var frontMatterRules = []fieldRule{
 	}},
 }
 
-func nonEmpty(key, v string) string {
+// nonEmptyLine is the rule of a required text field: not empty, one line.
+func nonEmptyLine(key, v string) string {
 	if v == "" {
 		return key + " is empty"
 	}
+	return textLine(key, v)
+}
+
+// textLine is the rule of a free-text field: one line of text, without
+// control characters or bidirectional controls, so that its value can
+// never become structure where specd shows it (docs/contract.md#report-contract).
+func textLine(key, v string) string {
+	if i := strings.IndexFunc(v, func(r rune) bool { return unicode.IsControl(r) || IsBidiControl(r) }); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(v[i:])
+		return fmt.Sprintf("%s holds a line break or control character (%U): write it as one line of text", key, r)
+	}
+	if !utf8.ValidString(v) {
+		return key + " is not valid UTF-8"
+	}
 	return ""
+}
+
+// oneOf is the rule of an enumerated field: v is one of words (in any
+// case when fold is set).
+func oneOf(key, v string, fold bool, words ...string) string {
+	for _, w := range words {
+		if v == w || fold && strings.EqualFold(v, w) {
+			return ""
+		}
+	}
+	return fmt.Sprintf("%s %s is not one of %s", key, quoteValue(v), strings.Join(words, ", "))
+}
+
+// quoteValue quotes a front-matter value for a failure reason: on one
+// line, cut to 60 bytes.
+func quoteValue(v string) string {
+	if len(v) > 60 {
+		v = strings.ToValidUTF8(v[:60], "") + "…"
+	}
+	return fmt.Sprintf("%q", v)
 }
 
 // count is the rule of a non-negative integer field, stored at dst(m).
@@ -456,11 +511,7 @@ func (c *reportCheck) checkBody(doc string, bodyLine int, wantTopic string) {
 	}
 	if c.ok("spotlight") && m.Spotlight != "" {
 		if at, reason := checkSpotlight(doc, m.Spotlight); reason != "" {
-			line := bodyLine + at
-			if at < 0 {
-				line = c.line("spotlight")
-			}
-			c.add(line, "%s", reason)
+			c.add(bodyLine+at, "%s", reason)
 		}
 	}
 	items := mdsection.Items(doc, "Findings")

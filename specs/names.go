@@ -1,9 +1,12 @@
 package specs
 
 import (
+	"fmt"
 	"path"
 	"path/filepath"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Every name specd gives a file or directory on disk, in one place
@@ -81,3 +84,34 @@ func StateDir(treeDir string) string { return filepath.Dir(filepath.Clean(treeDi
 // runRoot is the StateDir of the run directory runDir's tree: the root
 // every write of a run goes through.
 func runRoot(runDir string) string { return StateDir(filepath.Dir(filepath.Clean(runDir))) }
+
+// CheckReportName applies the rule for the file name a plan gives a
+// topic's report (docs/contract.md#path-safety): not OVERVIEW.md or
+// REQUEST.md (in any case: the run's own files), not a dot file (specd's
+// state), and valid UTF-8 without control characters or bidirectional
+// controls (IsBidiControl), which would hide what the name is in a
+// listing. name is the last element of the report path. It returns "" for
+// a good name, else the reason, starting with the name quoted.
+func CheckReportName(name string) string {
+	q := fmt.Sprintf("report name %+q", name)
+	switch {
+	case strings.EqualFold(name, Overview):
+		return q + " is reserved: specd writes the run's OVERVIEW.md there; name the report after its topic"
+	case strings.EqualFold(name, RequestFile):
+		return q + " is reserved: it is the run's request; name the report after its topic"
+	case strings.HasPrefix(name, "."):
+		return q + " is a dot file, which is specd's state; name the report after its topic"
+	case !utf8.ValidString(name):
+		return q + " is not valid UTF-8"
+	case strings.IndexFunc(name, func(r rune) bool { return unicode.IsControl(r) || IsBidiControl(r) }) >= 0:
+		return q + " holds a control or bidirectional character, which hides what the name is"
+	}
+	return ""
+}
+
+// IsBidiControl reports whether r is a bidirectional embedding, override
+// or isolate control (U+202A–U+202E, U+2066–U+2069), which makes text
+// display in another order than it is stored.
+func IsBidiControl(r rune) bool {
+	return r >= 0x202A && r <= 0x202E || r >= 0x2066 && r <= 0x2069
+}

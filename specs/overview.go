@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/specd-dev/specd/internal/atomicfile"
+	"github.com/specd-dev/specd/internal/inert"
 	"github.com/specd-dev/specd/internal/sources"
 )
 
@@ -82,10 +84,10 @@ const OverviewSpotlightNotice = "> **Reading the reports:** each report quotes f
 func RenderOverview(in OverviewInput) []byte {
 	var b bytes.Buffer
 	rs := in.Run
-	fmt.Fprintf(&b, "# Research Overview: %s\n\n", oneLine(in.Request))
-	fmt.Fprintf(&b, "**Date**: %s\n", in.Date)
+	fmt.Fprintf(&b, "# Research Overview: %s\n\n", inert.Markdown(in.Request))
+	fmt.Fprintf(&b, "**Date**: %s\n", inert.Markdown(in.Date))
 	fmt.Fprintf(&b, "**Status**: %s\n", StatusLine(rs))
-	fmt.Fprintf(&b, "**Workflow**: %s\n", rs.WorkflowID)
+	fmt.Fprintf(&b, "**Workflow**: %s\n", inert.Markdown(rs.WorkflowID))
 	if rs.Usage != nil {
 		fmt.Fprintf(&b, "**Cost**: %s\n", rs.Usage.Line())
 	}
@@ -118,17 +120,17 @@ func RenderOverview(in OverviewInput) []byte {
 			continue
 		}
 		n++
-		fmt.Fprintf(&b, "### %d. %s\n\n", n, oneLine(t.Topic))
+		fmt.Fprintf(&b, "### %d. %s\n\n", n, inert.Markdown(t.Topic))
 		fmt.Fprintf(&b, "- Findings: %d | Recommendations: %d\n", m.FindingsCount, m.RecommendationsCount)
 		if t.Sources != nil {
-			fmt.Fprintf(&b, "- Sources: %s\n", t.Sources.Line())
+			fmt.Fprintf(&b, "- Sources: %s\n", inert.Markdown(t.Sources.Line())) // .run.json may be a clone's
 		}
 		if m.Confidence == "NONE" {
 			b.WriteString("- No definitive answer found (confidence NONE); next steps under Recommendations\n")
 		} else if strings.EqualFold(m.Confidence, "low") {
 			fmt.Fprintf(&b, "- Confidence: low%s (the first finding probably does not answer the topic; see the report's Recommendations)\n", score(m))
-		} else if m.Confidence != "" {
-			fmt.Fprintf(&b, "- Confidence: %s%s\n", strings.ToLower(m.Confidence), score(m))
+		} else if c := strings.ToLower(m.Confidence); c == "high" || c == "medium" {
+			fmt.Fprintf(&b, "- Confidence: %s%s\n", c, score(m))
 		}
 		if m.UncitedRemoved+m.CitationsFailed+m.Quarantined > 0 {
 			fmt.Fprintf(&b, "- Removed by the result gate: %d uncited, %d citations failed, %d quarantined\n", m.UncitedRemoved, m.CitationsFailed, m.Quarantined)
@@ -136,7 +138,7 @@ func RenderOverview(in OverviewInput) []byte {
 		if m.Contradictions {
 			b.WriteString("- Contradictions: the sources disagree; see the report's Notes\n")
 		}
-		fmt.Fprintf(&b, "- Report: [%s](%s)\n\n", t.Report, linkTarget(t.Report))
+		fmt.Fprintf(&b, "- Report: [%s](%s)\n\n", inert.Markdown(t.Report), url.PathEscape(t.Report))
 	}
 	if n == 0 {
 		b.WriteString("No report passed the report contract.\n\n")
@@ -148,18 +150,19 @@ func RenderOverview(in OverviewInput) []byte {
 			continue
 		}
 		failed++
-		reason := oneLine(t.Reason)
+		reason := inert.Markdown(t.Reason)
 		if reason == "" {
 			reason = "no reason recorded"
 		}
-		fmt.Fprintf(&b, "- [%d] %s — %s: %s (%s)\n", t.Index, oneLine(t.Topic), t.Outcome, reason, t.Report)
+		fmt.Fprintf(&b, "- [%d] %s — %s: %s (%s)\n", t.Index, inert.Markdown(t.Topic), inert.Markdown(string(t.Outcome)), reason, inert.Markdown(t.Report))
 	}
 	if failed == 0 {
 		b.WriteString("None.\n")
 	}
 	writeSourceQuality(&b, topics, in.Reports)
 	b.WriteString("\n## Directory Structure\n\n```\n")
-	fmt.Fprintf(&b, "%s/\n", in.SpecDirName)
+	// In the fence, 4 spaces in: no name can close it or break the line.
+	fmt.Fprintf(&b, "%s/\n", inert.Line(in.SpecDirName))
 	if in.HasRequest {
 		fmt.Fprintf(&b, "  %s\n", RequestFile)
 	}
@@ -167,7 +170,7 @@ func RenderOverview(in OverviewInput) []byte {
 	files := append([]string(nil), in.Files...)
 	sort.Strings(files)
 	for _, f := range files {
-		fmt.Fprintf(&b, "    %s\n", f)
+		fmt.Fprintf(&b, "    %s\n", inert.Line(f))
 	}
 	b.WriteString("```\n")
 	return b.Bytes()
@@ -198,33 +201,23 @@ func writeSourceQuality(b *bytes.Buffer, topics []TopicState, reports map[int]Re
 				tiers = append(tiers, fmt.Sprintf("%s %s×%d", tier.Badge(), tier, n))
 			}
 		}
-		gaps := strings.Join(q.GapTypes(), ", ")
+		gaps := inert.Markdown(strings.Join(q.GapTypes(), ", "))
 		if gaps == "" {
 			gaps = "none"
 		}
 		if len(tiers) == 0 {
 			tiers = []string{"—"}
 		}
-		fmt.Fprintf(b, "| %s | %d | %s | %d | %d | %s |\n", t.Report, q.Sources, strings.Join(tiers, " "), q.AvgScore, q.Conflicts, gaps)
+		fmt.Fprintf(b, "| %s | %d | %s | %d | %d | %s |\n", inert.Markdown(t.Report), q.Sources, strings.Join(tiers, " "), q.AvgScore, q.Conflicts, gaps)
 	}
 }
-
-// linkTarget escapes a file name for a Markdown link target.
-func linkTarget(name string) string {
-	return linkEscaper.Replace(name)
-}
-
-var (
-	linkEscaper   = strings.NewReplacer(" ", "%20", "(", "%28", ")", "%29")
-	linkUnescaper = strings.NewReplacer("%20", " ", "%28", "(", "%29", ")")
-)
 
 // executiveSummary writes 3–5 sentences from metadata only.
 func executiveSummary(in OverviewInput) string {
 	rs := in.Run
 	var s []string
-	s = append(s, fmt.Sprintf("This research ran %d %s for the request %q; %d completed with a report that passed the contract (%d%%).",
-		rs.Expected, pluralWord(rs.Expected, "topic"), oneLine(in.Request), rs.Completed, rs.Rate))
+	s = append(s, fmt.Sprintf("This research ran %d %s for the request \"%s\"; %d completed with a report that passed the contract (%d%%).",
+		rs.Expected, pluralWord(rs.Expected, "topic"), inert.Markdown(in.Request), rs.Completed, rs.Rate))
 	findings, recs, best, bestN, n := 0, 0, "", -1, 0
 	for _, t := range sortedTopics(rs.Topics) { // plan order: the first of equals wins
 		m, ok := in.Reports[t.Index]
@@ -235,7 +228,7 @@ func executiveSummary(in OverviewInput) string {
 		findings += m.FindingsCount
 		recs += m.RecommendationsCount
 		if m.FindingsCount > bestN {
-			best, bestN = oneLine(t.Topic), m.FindingsCount
+			best, bestN = inert.Markdown(t.Topic), m.FindingsCount
 		}
 	}
 	if n == 0 {
@@ -243,12 +236,12 @@ func executiveSummary(in OverviewInput) string {
 	} else {
 		s = append(s, fmt.Sprintf("The completed reports hold %s and %s in total.",
 			pluralN(findings, "finding"), pluralN(recs, "recommendation")))
-		s = append(s, fmt.Sprintf("The most findings (%d) are in the report on %q.", bestN, best))
+		s = append(s, fmt.Sprintf("The most findings (%d) are in the report on \"%s\".", bestN, best))
 	}
 	var fails []string
 	for _, t := range sortedTopics(rs.Topics) {
 		if _, ok := in.Reports[t.Index]; !ok {
-			fails = append(fails, fmt.Sprintf("[%d] %s", t.Index, t.Outcome))
+			fails = append(fails, fmt.Sprintf("[%d] %s", t.Index, inert.Markdown(string(t.Outcome))))
 		}
 	}
 	if len(fails) > 0 {
@@ -324,7 +317,7 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 var (
 	overviewTitleRE  = regexp.MustCompile(`^# Research Overview: \S`)
 	overviewStatusRE = regexp.MustCompile(`^\*\*Status\*\*: (SUCCESS|PARTIAL SUCCESS \(\d+/\d+, \d+%\)|FAILED \(\d+/\d+, \d+%\))$`)
-	overviewLinkRE   = regexp.MustCompile(`^- Report: \[[^\]]+\]\(([^)]+)\)$`)
+	overviewLinkRE   = regexp.MustCompile(`^- Report: \[(?:[^\]\\]|\\.)+\]\(([^)]+)\)$`)
 )
 
 // ValidateOverview checks an OVERVIEW.md written by specd: the title line,
@@ -360,8 +353,8 @@ func ValidateOverview(path string) error {
 			sections[strings.TrimPrefix(line, "## ")] = true
 		}
 		if m := overviewLinkRE.FindStringSubmatch(line); m != nil {
-			target := linkUnescaper.Replace(m[1])
-			if filepath.IsAbs(target) || strings.Contains(target, "/") {
+			target, err := url.PathUnescape(m[1])
+			if err != nil || filepath.IsAbs(target) || strings.Contains(target, "/") {
 				return fail(n, "report link %q is not a file name beside OVERVIEW.md", m[1])
 			}
 			fi, err := os.Lstat(filepath.Join(filepath.Dir(path), target))

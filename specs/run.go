@@ -182,6 +182,11 @@ type TopicState struct {
 // rate limit.
 const WaitRateLimit = "rate limited"
 
+// WaitTrust is TopicState.WaitingFor of a topic whose next start waits
+// until the project's config and the files it names are trusted again
+// (docs/operating.md#security); WaitingUntil is the next check.
+const WaitTrust = "waiting for trust"
+
 // Stamp is a time as specd records it on disk: UTC, to the millisecond,
 // written as RFC 3339 (encoding/json's time.Time). Every time of
 // .run.json and of a cancel request is a Stamp.

@@ -45,16 +45,13 @@ var (
 )
 
 // checkSpotlight checks the body of a report whose front matter declares
-// spotlight: mark. It returns "" when the marking holds, else the reason
-// and the 0-based body line concerned: the mark is twelve hex digits; the
-// notice line is there exactly once; every ⟦ or ⟧ in the body is part of
+// spotlight: mark, a mark the front-matter rule passed (twelve lowercase
+// hex digits). It returns "" when the marking holds, else the reason and
+// the 0-based body line concerned: the notice line is there exactly once; every ⟦ or ⟧ in the body is part of
 // this mark's markers, which alternate open, close, never nested and all
 // closed; and every item under ## Findings opens a block, so each claim is
 // marked.
 func checkSpotlight(doc, mark string) (line int, reason string) {
-	if !markRE.MatchString(mark) {
-		return -1, "spotlight " + strconv.Quote(mark) + " is not twelve lowercase hex digits"
-	}
 	lines := strings.Split(doc, "\n")
 	notice, open := SpotlightNotice(mark), SpotlightOpen(mark)
 	seen, inBlock, openLine := 0, false, 0

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/specd-dev/specd/internal/inert"
 	"github.com/specd-dev/specd/internal/nofollow"
 )
 
@@ -44,10 +45,12 @@ func ValidateTrace(name string, data []byte) error {
 
 // TraceLine formats one trace line, ending in "\n", in the format
 // ValidateTrace reads: "[<at, RFC 3339 UTC>] Topic[<index>]: <topic on one
-// line> | Path: <report> | Status: <status>".
+// line> | Path: <report> | Status: <status>", the topic and report as
+// inert.Line shows them (no control character reaches a terminal that
+// prints the log).
 func TraceLine(at time.Time, index int, topic, report, status string) string {
 	return fmt.Sprintf("[%s] Topic[%d]: %s | Path: %s | Status: %s\n",
-		at.UTC().Format(time.RFC3339), index, oneLine(topic), report, status)
+		at.UTC().Format(time.RFC3339), index, inert.Line(topic), inert.Line(report), status)
 }
 
 // OpenTrace opens the trace log of the run directory runDir,

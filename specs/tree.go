@@ -189,7 +189,9 @@ func (e *PathError) Error() string { return fmt.Sprintf("report path %q: %s", e.
 // reports/), a path relative to planDir, or an absolute path; an absolute
 // path from another machine whose tail is <runDir name>/reports/<file> is
 // rebased onto runDir. It returns a *PathError for a path containing "..",
-// one that resolves anywhere but directly in reports/, a reports/ that is a
+// one that resolves anywhere but directly in reports/, a reserved name
+// (CheckReportName: OVERVIEW.md, REQUEST.md, a dot file, control or bidi
+// characters, invalid UTF-8), a reports/ that is a
 // symlink or not a directory, and an existing file that is a symlink or not
 // a regular file. runDir must be absolute.
 func ResolveReportPath(runDir, planDir, raw string) (string, error) {
@@ -217,8 +219,11 @@ func ResolveReportPath(runDir, planDir, raw string) (string, error) {
 	default:
 		p = filepath.Join(planDir, raw)
 	}
-	if filepath.Dir(p) != reports || filepath.Base(p) == "." || strings.HasPrefix(filepath.Base(p), ".") {
+	if filepath.Dir(p) != reports || filepath.Base(p) == "." {
 		return fail("resolves outside " + filepath.Base(runDir) + "/" + ReportsDir + "/")
+	}
+	if reason := CheckReportName(filepath.Base(p)); reason != "" {
+		return fail(reason)
 	}
 	if fi, err := os.Lstat(reports); err != nil || !fi.IsDir() {
 		if err == nil {

@@ -130,7 +130,13 @@ func TestResolveReportPath(t *testing.T) {
 		{"sub/004.md", reports, "", "resolves outside"},
 		{"link.md", reports, "", "is a symlink"},
 		{"dir.md", reports, "", "not a regular file"},
-		{".run.json", reports, "", "resolves outside"},
+		{".run.json", reports, "", "is a dot file"},
+		{"OVERVIEW.md", reports, "", `"OVERVIEW.md" is reserved`},
+		{"reports/overview.md", spec, "", `"overview.md" is reserved`},
+		{"REQUEST.md", reports, "", "is reserved"},
+		{"evil\u202Edm.exe", reports, "", `"evil\u202edm.exe" holds a control or bidirectional character`},
+		{"a\x1b]0;x\x07.md", reports, "", "control or bidirectional"},
+		{"bad\xff.md", reports, "", "not valid UTF-8"},
 		{"", reports, "", "empty"},
 	} {
 		got, err := ResolveReportPath(spec, tc.planDir, tc.raw)

@@ -47,7 +47,7 @@ func (mode) Work(ctx context.Context, w service.Work) error {
 		return err
 	}
 	wk := &temporal.Worker{Options: o, Root: w.Root, TreeDir: w.TreeDir, Specialist: w.Specialist, Sandbox: w.Sandbox, Exe: w.Exe, Parallel: w.Parallel,
-		StopTimeout: w.StopTimeout, Log: w.Log}
+		StopTimeout: w.StopTimeout, Log: w.Log, Trust: w.Trust}
 	return wk.Run(ctx)
 }
 

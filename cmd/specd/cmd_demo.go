@@ -59,7 +59,13 @@ func runDemo(cmd *cobra.Command, g *globalOptions, o demoOptions) error {
 			r = demo.SampleRequest
 		}
 	}
-	if o.request != "" || len(o.topics) > 0 {
+	asks := o.request != "" || len(o.topics) > 0
+	if o.source != "" && !asks && !demo.IsSpecdSource(o.source) {
+		// The built-in questions are about specd's own code: asked of
+		// another tree they answer nothing, however confident they look.
+		return usageError{Err: fmt.Errorf("--source %s: say what to research there, e.g.\n  specd demo --source %s --topic \"How are errors retried?\" --topic \"Where is the config read?\"", o.source, o.source)}
+	}
+	if asks {
 		r = intake.Request{Text: o.request, Topics: o.topics}
 		if r.Text == "" {
 			r.Text = o.topics[0]

@@ -106,7 +106,7 @@ func runInit(cmd *cobra.Command, g *globalOptions, o initOptions) error {
 			fmt.Fprintf(out, "%supdate %s\n", would, s.Path)
 		case setup.Keep:
 			fmt.Fprintf(out, "kept %s\n", s.Path)
-			if s.Path == specs.ConfigFile && o.agentCLI != "" {
+			if s.Path == specs.ConfigFile && o.agentCLI != "" && !usesPreset(p, o.agentCLI) {
 				fmt.Fprintf(out, "to use it, set in %s:\n  specialist:\n    preset: %s\n", specs.ConfigFile, o.agentCLI)
 			}
 		}
@@ -191,4 +191,11 @@ func trustWritten(out io.Writer, p project, steps []setup.Step) error {
 	}
 	_, err = config.Trust(p.Root, cfg)
 	return err
+}
+
+// usesPreset says whether p's config, as it is on disk, already runs the
+// preset: then init has nothing to ask of the user.
+func usesPreset(p project, preset string) bool {
+	cfg, err := p.Config()
+	return err == nil && cfg.Specialist.Preset == preset
 }

@@ -27,8 +27,11 @@ specd mcp runs one in its own process from the first call that needs it until th
 session ends, then stops it warm (running specialists finish; a signal stops them
 now; unfinished runs resume at the next daemon's start). The log goes to stderr.
 
-Bad input (an unknown run, more topics than max_topics, a title with / or \, a wait
-beyond --max-wait) is a tool error, and nothing is written.` + exitHelp,
+Bad input (an unknown run, more topics than max_topics, a title with / or \, a topic
+with a control character or over 4 KiB, a wait beyond --max-wait) is a tool error, and
+nothing is written. A line that is not one JSON-RPC 2.0 message (not JSON, a batch, a
+wrong version or id, over 1 MiB) gets a JSON-RPC error (-32700 or -32600) and the session
+goes on.` + exitHelp,
 		Example: `  specd mcp                       # what opencode.json and .mcp.json run
   specd mcp --max-wait 1h`,
 		Args: cobra.NoArgs,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/preset"
+	"github.com/specd-dev/specd/internal/runner"
 	"github.com/specd-dev/specd/internal/sandbox"
 	"github.com/specd-dev/specd/internal/specialist"
 	"github.com/specd-dev/specd/specs"
@@ -22,13 +24,14 @@ func newSandboxCommand(g *globalOptions) *cobra.Command {
 	var name string
 	c := &cobra.Command{
 		Use:   "sandbox",
-		Short: "Show the specialists' sandbox: the Landlock ABI and what they may read and write",
+		Short: "Show the specialists' sandbox: the Landlock ABI, what they may read and write, their environment",
 		Long: `Print whether this kernel enforces Landlock (and its ABI), whether the project's
 config turns the sandbox on (sandbox: on, the default) or off, the step that runs in front
 of each specialist, and what a specialist of the configured preset (or --preset) may read
-and write: NNN stands for a topic's number, TMPDIR for its private temporary directory.
-docs/operating.md#sandbox explains each path and how sandbox.writable, sandbox.readable and
-sandbox.connect_ports widen or narrow it.` + exitHelp,
+and write, and the names of its environment: NNN stands for a topic's number, TMPDIR for
+its private temporary directory, which holds the agent CLI's private home.
+docs/operating.md#sandbox explains each path and how sandbox.writable, sandbox.readable,
+sandbox.connect_ports and sandbox.env_pass widen or narrow it.` + exitHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, err := g.resolve()
@@ -81,11 +84,39 @@ sandbox.connect_ports widen or narrow it.` + exitHelp,
 			if len(pol.ConnectPorts) > 0 {
 				fmt.Fprintf(out, "  connects to TCP ports: %v\n", pol.ConnectPorts)
 			}
+			printEnv(out, sp, cfg.Sandbox.EnvPass)
 			return nil
 		},
 	}
 	c.Flags().StringVar(&name, "preset", "", "show this preset ("+strings.Join([]string{config.PresetLocal, config.PresetCommand, config.PresetOpencode, config.PresetClaude, config.PresetCodex}, ", ")+") instead of the configured one")
 	return c
+}
+
+// printEnv prints the names of the environment a specialist of sp gets
+// (docs/operating.md#environment): those passed from specd's own (every
+// specialist's, its preset's, sandbox.env_pass; NAME or PREFIX*), and
+// those set for it (specialist.env, the contract's SPECD_ variables, its
+// TMPDIR and its CLI's private home).
+func printEnv(out io.Writer, sp config.Specialist, pass []string) {
+	fmt.Fprintf(out, "  environment: from specd's, only: %s\n", strings.Join(runner.BaseEnv, " "))
+	if names := preset.PassEnv(sp.Preset); len(names) > 0 {
+		fmt.Fprintf(out, "    + for preset %s: %s\n", sp.Preset, strings.Join(names, " "))
+	}
+	if len(pass) > 0 {
+		fmt.Fprintf(out, "    + sandbox.env_pass: %s\n", strings.Join(pass, " "))
+	}
+	set := []string{"PWD", "TMPDIR", "SPECD_*"}
+	if sp.Preset == config.PresetClaude {
+		set = append(set, "CLAUDE_CODE_TMPDIR")
+	}
+	for _, d := range preset.Home(sp.Preset, func(string) string { return "" }) {
+		set = append(set, d.Var+"=TMPDIR/"+sandbox.HomeDir+"/"+d.Sub)
+	}
+	for _, kv := range preset.Env(sp) {
+		name, _, _ := strings.Cut(kv, "=")
+		set = append(set, name)
+	}
+	fmt.Fprintf(out, "  environment: set by specd: %s\n", strings.Join(set, " "))
 }
 
 // sandboxExec is the first argument that makes specd the step in front

@@ -100,7 +100,8 @@ func ask(in io.Reader, out io.Writer) error {
 
 // describe prints where the project at root stands and what its config
 // makes specd run: the state (naming changed files), the effective argv of
-// one topic, env names with values masked, Temporal's address and files,
+// one topic, env names with values masked, the sandbox settings with what
+// widens it marked (describeSandbox), Temporal's address and files,
 // the other paths it names, the hashed files, and keys that look like
 // secrets.
 func describe(out io.Writer, root string, cfg config.Config, v config.Verdict) {
@@ -136,6 +137,7 @@ func describe(out io.Writer, root string, cfg config.Config, v config.Verdict) {
 		slices.Sort(names)
 		fmt.Fprintf(out, "  env: %s\n", strings.Join(slices.Compact(names), " "))
 	}
+	describeSandbox(out, root, cfg.Sandbox)
 	t := cfg.Temporal
 	if t != config.Default().Temporal {
 		fmt.Fprintf(out, "temporal: address %q namespace %q task queue %q tls %v\n", t.Address, t.Namespace, t.TaskQueue, t.Secure())

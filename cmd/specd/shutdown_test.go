@@ -38,7 +38,7 @@ func TestSignals(t *testing.T) {
 	os.MkdirAll(treeDir, 0o755)
 	os.MkdirAll(counts, 0o755)
 	script, _ := filepath.Abs("../../daemon/testdata/fake-specialist.sh")
-	cfg := fmt.Sprintf("specialist:\n  preset: command\n  command: [%q]\n  timeout: 10m\n  grace: 1s\n  retries: 0\n  start_rate: 1000\nmax_parallel: 3\nsandbox:\n  writable: [counts]\n", script)
+	cfg := fmt.Sprintf("specialist:\n  preset: command\n  command: [%q]\n  timeout: 10m\n  grace: 1s\n  retries: 0\n  start_rate: 1000\nmax_parallel: 3\nsandbox:\n  writable: [counts]\n  env_pass: [FAKE_COUNT_DIR, FAKE_SLOW]\n", script)
 	os.WriteFile(filepath.Join(root, ".opencode", "specd.yaml"), []byte(cfg), 0o644)
 	addPlan := func(name string, n int) string {
 		dir := filepath.Join(treeDir, name)

@@ -40,7 +40,7 @@ func newTortureTree(t *testing.T, plansN int) tortureTree {
 	script, _ := filepath.Abs("testdata/torture/specialist.sh")
 	tr := tortureTree{root: root, specs: filepath.Join(root, ".opencode", "specs"), log: filepath.Join(root, "torture.log")}
 	cfg := fmt.Sprintf("specialist:\n  preset: command\n  command: [%q]\n  timeout: 60s\n  retries: 0\n  start_rate: 1000\nmax_parallel: 4\nrescan_interval: 1s\n"+
-		"sandbox:\n  writable: [torture.log]\n", script) // the specialists' log, made here: the sandbox lets them write it
+		"sandbox:\n  writable: [torture.log]\n  env_pass: [TORTURE_LOG]\n", script) // the specialists' log, made here: the sandbox lets them write it
 	os.MkdirAll(tr.specs, 0o755)
 	if err := os.WriteFile(tr.log, nil, 0o644); err != nil {
 		t.Fatal(err)

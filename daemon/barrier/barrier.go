@@ -51,6 +51,8 @@ func Outcome(res Attempt, reportPath, topic string) (specs.Outcome, string, spec
 		return specs.OutcomeCancelled, "cancelled by " + res.Reason, meta
 	case res.End == NotStarted:
 		return specs.OutcomeMissing, "not started: " + res.Reason, meta
+	case res.End == Bounded:
+		return specs.OutcomeCrashed, res.Reason + "; " + fileReason, meta
 	case res.TimedOut:
 		return specs.OutcomeTimeout, "killed after the per-topic timeout (specialist.timeout " + res.Timeout.String() + "); " + fileReason, meta
 	case res.Stalled:
@@ -89,6 +91,7 @@ const (
 	Cancelled                // `specd cancel` stopped it, or kept it from starting; Reason: who cancelled
 	NotStarted               // a limit kept it from starting (budget, an auth or config error); Reason: which
 	ResultInvalid            // it ran, and its structured result was refused; Reason: why
+	Bounded                  // it met a bound of its sandbox (memory, processes); Reason: which, ErrorType names it
 )
 
 // Attempt is how a topic's last specialist attempt ended: the process's
@@ -108,6 +111,9 @@ type Attempt struct {
 	// only one the topic gets.
 	Hint    string
 	Details map[string]any
+	// ErrorType, when set, is the error_type of the topic's errors.jsonl
+	// entry in place of its outcome's (a bound met: memory_limit).
+	ErrorType string
 }
 
 // Check is the result of specs.ValidateReport on a topic's report.
@@ -190,6 +196,9 @@ func topicEntry(rs specs.RunState, num string, t specs.TopicState, res *Attempt)
 	}
 	if res != nil && res.Hint != "" {
 		hint = res.Hint
+	}
+	if res != nil && res.ErrorType != "" {
+		typ = res.ErrorType
 	}
 	if res != nil {
 		maps.Copy(details, res.Details)

@@ -220,10 +220,77 @@ type Sandbox struct {
 	// ConnectPorts, when not empty, are the only TCP ports specialists may
 	// connect to (Landlock ABI 4, Linux 6.7, or later).
 	ConnectPorts []uint16 `yaml:"connect_ports"`
+	// MemoryMax and PidsMax bound each topic's cgroup (memory.max,
+	// pids.max) where specd makes one; 0 is the default
+	// (DefaultMemoryMax, DefaultPidsMax), -1 ("max") no bound
+	// (docs/configuration.md#sandbox).
+	MemoryMax Size  `yaml:"memory_max"`
+	PidsMax   int64 `yaml:"pids_max"`
+	// ReportMax is the largest report or structured result specd moves
+	// into reports/; 0 is DefaultReportMax.
+	ReportMax Size `yaml:"report_max"`
+	// EnvPass names variables of specd's environment passed to every
+	// specialist besides those it gets anyway (docs/operating.md#environment):
+	// NAME, or PREFIX* for every name starting with PREFIX; no SPECD_ name.
+	EnvPass []string `yaml:"env_pass"`
 }
 
+// Defaults of the per-topic bounds (docs/configuration.md#sandbox).
+const (
+	DefaultMemoryMax = 4 << 30
+	DefaultPidsMax   = 1024
+	DefaultReportMax = 16 << 20
+)
+
+// Limits returns the bounds in force: the configured values, the
+// defaults for 0, and -1 for none.
+func (s Sandbox) Limits() (memoryMax, pidsMax, reportMax int64) {
+	or := func(v, def int64) int64 {
+		if v == 0 {
+			return def
+		}
+		return v
+	}
+	return or(int64(s.MemoryMax), DefaultMemoryMax), or(s.PidsMax, DefaultPidsMax), or(int64(s.ReportMax), DefaultReportMax)
+}
+
+// Size is a number of bytes read from YAML as a whole number with an
+// optional binary suffix (K, KiB, M, MiB, G, GiB: powers of 1024), or
+// "max" for no bound (-1).
+type Size int64
+
+// UnmarshalYAML reads a Size ("32MiB", "4G", "1048576", "max").
+func (z *Size) UnmarshalYAML(n *yaml.Node) error {
+	v := strings.TrimSpace(n.Value)
+	if v == "max" {
+		*z = -1
+		return nil
+	}
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		shift  uint
+	}{{"KiB", 10}, {"MiB", 20}, {"GiB", 30}, {"K", 10}, {"M", 20}, {"G", 30}} {
+		if num, ok := strings.CutSuffix(v, u.suffix); ok {
+			v, mult = strings.TrimSpace(num), 1<<u.shift
+			break
+		}
+	}
+	i, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || i < 0 || i > (1<<62)/mult {
+		return fmt.Errorf("line %d: %q is not a size such as 512MiB, 4GiB or max", n.Line, n.Value)
+	}
+	*z = Size(i * mult)
+	return nil
+}
+
+// envPassName is a name of sandbox.env_pass: a variable name, or a
+// prefix of one followed by *.
+var envPassName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\*?$`)
+
 // UnmarshalYAML reads `sandbox: on|off`, or a mapping with mode (on or
-// off, default on), writable, readable and connect_ports.
+// off, default on), writable, readable, connect_ports, env_pass and the
+// bounds memory_max, pids_max and report_max.
 func (s *Sandbox) UnmarshalYAML(n *yaml.Node) error {
 	mode := func(v string, line int) error {
 		switch strings.ToLower(v) {
@@ -244,18 +311,33 @@ func (s *Sandbox) UnmarshalYAML(n *yaml.Node) error {
 		Writable     []string `yaml:"writable"`
 		Readable     []string `yaml:"readable"`
 		ConnectPorts []uint16 `yaml:"connect_ports"`
+		MemoryMax    Size     `yaml:"memory_max"`
+		PidsMax      int64    `yaml:"pids_max"`
+		ReportMax    Size     `yaml:"report_max"`
+		EnvPass      []string `yaml:"env_pass"`
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		switch k := n.Content[i]; k.Value {
-		case "mode", "writable", "readable", "connect_ports":
+		case "mode", "writable", "readable", "connect_ports", "memory_max", "pids_max", "report_max":
+		case "env_pass":
+			for _, v := range n.Content[i+1].Content {
+				if !envPassName.MatchString(v.Value) || strings.HasPrefix(v.Value, "SPECD_") {
+					return fmt.Errorf("line %d: sandbox.env_pass %q: want a variable name (or a prefix ending in *) that does not start with SPECD_", v.Line, v.Value)
+				}
+			}
 		default:
-			return fmt.Errorf("line %d: field %s not found in sandbox (mode, writable, readable, connect_ports)", k.Line, k.Value)
+			return fmt.Errorf("line %d: field %s not found in sandbox (mode, writable, readable, connect_ports, memory_max, pids_max, report_max, env_pass)", k.Line, k.Value)
 		}
 	}
 	if err := n.Decode(&m); err != nil {
 		return err
 	}
 	s.Writable, s.Readable, s.ConnectPorts = m.Writable, m.Readable, m.ConnectPorts
+	if m.PidsMax < -1 {
+		return fmt.Errorf("line %d: sandbox.pids_max %d: want a number of processes, or -1 for no bound", n.Line, m.PidsMax)
+	}
+	s.MemoryMax, s.PidsMax, s.ReportMax = m.MemoryMax, m.PidsMax, m.ReportMax
+	s.EnvPass = m.EnvPass
 	if m.Mode != "" {
 		return mode(m.Mode, n.Line)
 	}

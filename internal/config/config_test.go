@@ -75,6 +75,10 @@ func TestLoad(t *testing.T) {
 	if m, err := Load(p); err != nil || m.Specialist.MaxCostUSD != 2.5 || m.MetricsTextfile != "/var/lib/node_exporter/textfile/specd.prom" {
 		t.Errorf("max_cost_usd, metrics_textfile: %v %q %v", m.Specialist.MaxCostUSD, m.MetricsTextfile, err)
 	}
+	os.WriteFile(p, []byte("sandbox:\n  env_pass: [GITLAB_TOKEN, AWS_*]\n"), 0o644)
+	if e, err := Load(p); err != nil || strings.Join(e.Sandbox.EnvPass, " ") != "GITLAB_TOKEN AWS_*" || e.Sandbox.Off {
+		t.Errorf("sandbox.env_pass: %q %v", e.Sandbox.EnvPass, err)
+	}
 	os.WriteFile(p, []byte("quarantine:\n  threshold: 0.42\n"), 0o644)
 	if q, err := Load(p); err != nil || q.Quarantine.Threshold != 0.42 {
 		t.Errorf("quarantine.threshold: %v %v", q.Quarantine, err)
@@ -108,6 +112,9 @@ func TestLoad(t *testing.T) {
 		"specialist:\n  max_cost_usd: -1\n":                                                  "specialist.max_cost_usd: must be a non-negative number",
 		"specialist:\n  max_cost_usd: .nan\n":                                                "specialist.max_cost_usd: must be a non-negative number",
 		"specialist:\n  max_cost_usd: five\n":                                                "specd.yaml:2:",
+		"sandbox:\n  env_pass: [GITLAB_TOKEN, SPECD_CODEC_KEYS]\n":                           `specd.yaml:2: sandbox.env_pass "SPECD_CODEC_KEYS": want a variable name`,
+		"sandbox:\n  env_pass:\n    - \"*\"\n":                                               `specd.yaml:3: sandbox.env_pass "*"`,
+		"sandbox:\n  env_pass: [\"A=B\"]\n":                                                  `sandbox.env_pass "A=B"`,
 		"metrics_textfile: /var/lib/node_exporter/specd.txt\n":                               "metrics_textfile: \"/var/lib/node_exporter/specd.txt\": node_exporter's textfile collector reads only files named *.prom",
 	} {
 		os.WriteFile(p, []byte(body), 0o644)
@@ -137,5 +144,24 @@ func TestParseDuration(t *testing.T) {
 		if (err == nil) != tc.ok || got != tc.want {
 			t.Errorf("ParseDuration(%q) = %v, %v; want %v, ok %v", tc.in, got, err, tc.want, tc.ok)
 		}
+	}
+}
+
+func TestSandboxBounds(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "specd.yaml")
+	os.WriteFile(p, []byte("sandbox:\n  memory_max: 32MiB\n  pids_max: 64\n  report_max: max\n"), 0o644)
+	c, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, n, r := c.Sandbox.Limits(); m != 32<<20 || n != 64 || r != -1 {
+		t.Errorf("Limits() = %d %d %d", m, n, r)
+	}
+	if m, n, r := (Sandbox{}).Limits(); m != DefaultMemoryMax || n != DefaultPidsMax || r != DefaultReportMax {
+		t.Errorf("defaults = %d %d %d", m, n, r)
+	}
+	os.WriteFile(p, []byte("sandbox:\n  memory_max: lots\n"), 0o644)
+	if _, err := Load(p); err == nil || !strings.Contains(err.Error(), `"lots" is not a size`) {
+		t.Errorf("memory_max: lots: %v", err)
 	}
 }

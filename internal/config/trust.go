@@ -14,6 +14,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"syscall"
+	"time"
 
 	"github.com/specd-dev/specd/internal/atomicfile"
 	"github.com/specd-dev/specd/internal/gitcmd"
@@ -261,15 +264,12 @@ func (c Covered) walk(root, rel string, b *budget) error {
 			if err := b.take(fi.Size()); err != nil {
 				return err
 			}
-			f, err := os.Open(p)
+			sum, err := hashFile(p, fi)
 			if err != nil {
 				return err
 			}
-			_, err = io.Copy(h, f)
-			f.Close()
-			if err != nil {
-				return fmt.Errorf("trust: read %s: %w", p, err)
-			}
+			c[filepath.ToSlash(r)] = sum
+			return nil
 		}
 		c[filepath.ToSlash(r)] = hex.EncodeToString(h.Sum(nil))
 		return nil
@@ -281,6 +281,54 @@ func (c Covered) walk(root, rel string, b *budget) error {
 		return fmt.Errorf("trust: %w", err)
 	}
 	return err
+}
+
+// hashes keeps the SHA-256 of every regular file trust hashed, by
+// absolute path, with the stat it was read after: a check at every
+// specialist start (docs/operating.md#security) reads a file again only
+// when its size, mtime, ctime, inode or device changed. A change between
+// the stat and the read changes the ctime, so the next check reads again.
+// Only a file last changed over a second ago is kept (hashFile).
+var hashes sync.Map // string -> hashed
+
+type hashed struct {
+	stat statKey
+	sum  string
+}
+
+type statKey struct {
+	size, dev, ino uint64
+	mtime, ctime   int64
+}
+
+// hashFile returns the hex SHA-256 of the regular file at p, whose lstat
+// is fi: hashes' when the stat is the same, else read now.
+func hashFile(p string, fi fs.FileInfo) (string, error) {
+	var key statKey
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if ok {
+		key = statKey{size: uint64(st.Size), dev: uint64(st.Dev), ino: st.Ino, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
+		if v, found := hashes.Load(p); found && v.(hashed).stat == key {
+			return v.(hashed).sum, nil
+		}
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("trust: read %s: %w", p, err)
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	// A file changed within the last second is not kept: the kernel's
+	// coarse clock could give a second same-size write in place the same
+	// times, and the stat could not tell the two apart.
+	if ok && time.Since(time.Unix(0, key.ctime)) > time.Second {
+		hashes.Store(p, hashed{stat: key, sum: sum})
+	}
+	return sum, nil
 }
 
 // opencodeOwn reports whether the file at p (rel under the root) is the

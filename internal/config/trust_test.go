@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func writeFiles(t *testing.T, root string, files map[string]string) {
@@ -299,5 +300,47 @@ func TestCoverCLIStateDir(t *testing.T) {
 	cov, err = Cover(root, c)
 	if got := strings.Join(cov.Paths(), " "); err != nil || got != ".agent/codex/config.toml .agent/codex/rules/r.rules .opencode/specd.yaml" {
 		t.Errorf("an unignored new file: covered %s, %v; want it hashed", got, err)
+	}
+}
+
+// TestCheckRereadsChangedFiles: Check hashes a file again when its stat
+// changed — a same-size edit in place, a file swapped by rename — and
+// keeps the digest of one unchanged, also when another file of the same
+// size was renamed over it with its times put back (new inode).
+func TestCheckRereadsChangedFiles(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	root := t.TempDir()
+	agent := filepath.Join(root, "agent.sh")
+	old := time.Now().Add(-time.Hour)
+	write := func(body string) {
+		t.Helper()
+		if err := os.WriteFile(agent, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("#!/bin/sh\necho A\n")
+	os.Chtimes(agent, old, old)
+	c := Default()
+	c.Specialist = Specialist{Preset: PresetCommand, Command: []string{agent}}
+	if _, err := Trust(root, c); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // past the second within which a digest is not kept
+	for i := 0; i < 2; i++ {
+		if v, err := Check(root, c); err != nil || !v.Trusted {
+			t.Fatalf("check %d of the trusted file: %+v %v", i, v, err)
+		}
+	}
+	write("#!/bin/sh\necho B\n") // same size, in place
+	os.Chtimes(agent, old, old)
+	if v, _ := Check(root, c); v.Trusted {
+		t.Error("a same-size edit in place, its mtime put back, was not seen")
+	}
+	tmp := agent + ".new"
+	os.WriteFile(tmp, []byte("#!/bin/sh\necho A\n"), 0o755)
+	os.Chtimes(tmp, old, old)
+	os.Rename(tmp, agent)
+	if v, _ := Check(root, c); !v.Trusted {
+		t.Errorf("the trusted bytes back by rename: %+v", v)
 	}
 }

@@ -59,8 +59,8 @@ var listItem = regexp.MustCompile(`^\s*(?:[-*+]|[0-9]+[.)])\s+(.+?)\s*$`)
 // prose line (a leading "# " is dropped) is the request text, and whose
 // topics are the items of a `## Topics` list or, failing that, the bullet
 // lines of the body. No topics found means the request is one topic. The
-// whole body is kept in Body. name is used in errors; an empty request is
-// an error.
+// whole body is kept in Body. name is used in errors; an empty request, or
+// one that fails Check, is an error.
 func ParseRequest(name string, data []byte) (Request, error) {
 	var meta requestMeta
 	body, err := frontmatter.Parse(bytes.NewReader(data), &meta)
@@ -109,6 +109,9 @@ func ParseRequest(name string, data []byte) (Request, error) {
 		if err := plans.CheckDepth(r.AnalysisDepth); err != nil {
 			return Request{}, fmt.Errorf("request %s: %w", name, err)
 		}
+	}
+	if err := Check(r); err != nil {
+		return Request{}, fmt.Errorf("request %s: %w", name, err)
 	}
 	return r, nil
 }
@@ -170,10 +173,14 @@ func CheckTopicCount(n, max int) error {
 // it allocates NNN_slug under treeDir, writes REQUEST.md and
 // reports/.invocation-plan.txt atomically, and returns the directory's
 // absolute path. Report file names are NNN_<topic slug>.md, numbered from
-// 001 in topic order. now stamps the plan's Generated line.
+// 001 in topic order. now stamps the plan's Generated line. A request that
+// fails Check is an error, and nothing is written.
 func Submit(treeDir string, r Request, now time.Time) (string, error) {
 	if strings.TrimSpace(r.Text) == "" {
 		return "", errors.New("submit: empty request")
+	}
+	if err := Check(r); err != nil {
+		return "", fmt.Errorf("submit: %w", err)
 	}
 	if r.AnalysisDepth != "" {
 		if err := plans.CheckDepth(r.AnalysisDepth); err != nil {

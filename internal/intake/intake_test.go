@@ -64,3 +64,41 @@ func TestSubmitWritesSeedPlan(t *testing.T) {
 		t.Errorf("REQUEST.md does not read back: %+v %v\n%s", back, err, b)
 	}
 }
+
+// TestCheck: the intake checks refuse control and bidi characters, NUL,
+// invalid UTF-8 and texts over their limits, naming the field; an inbox
+// file that fails them is not parsed, and Submit writes nothing.
+func TestCheck(t *testing.T) {
+	for name, tc := range map[string]struct {
+		r    intake.Request
+		want string
+	}{
+		"ok":           {intake.Request{Text: "How\tdoes\r\nit work?", Topics: []string{"a b", "é ⟦x⟧"}, Body: "line\n\tmore\r\n"}, ""},
+		"nul":          {intake.Request{Text: "q", Topics: []string{"a", "b\x00"}}, "topics[1] holds the control character U+0000 at byte 1"},
+		"escape":       {intake.Request{Text: "q\x1b[2J"}, "request holds the control character U+001B"},
+		"c1":           {intake.Request{Text: "q", Guidance: "g\u009b"}, "guidance holds the control character U+009B"},
+		"bidi":         {intake.Request{Text: "q", Topics: []string{"abc\u2066"}}, "U+2066"},
+		"utf8":         {intake.Request{Text: "q\xff"}, "request is not valid UTF-8 (byte 1)"},
+		"replacement":  {intake.Request{Text: "q\uFFFD"}, ""},
+		"long topic":   {intake.Request{Text: "q", Topics: []string{strings.Repeat("x", intake.MaxLineBytes+1)}}, "topics[0] is 4097 bytes, over the limit of 4096"},
+		"long body":    {intake.Request{Text: "q", Body: strings.Repeat("x\n", intake.MaxBodyBytes)}, "body is"},
+		"body control": {intake.Request{Text: "q", Body: "a\x07"}, "body holds the control character U+0007"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := intake.Check(tc.r)
+			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("Check = %v, want %q", err, tc.want)
+			}
+		})
+	}
+	tree := t.TempDir()
+	if _, err := intake.Submit(tree, intake.Request{Text: "q", Topics: []string{"a\x00"}}, time.Now()); err == nil || !strings.Contains(err.Error(), "U+0000") {
+		t.Errorf("Submit = %v, want the NUL refused", err)
+	}
+	if ents, _ := os.ReadDir(tree); len(ents) != 0 {
+		t.Errorf("Submit of a bad request wrote %v", ents)
+	}
+	if _, err := intake.ParseRequest("r.md", []byte("---\ntopics: [\"a\\0b\"]\n---\nq\n")); err == nil || !strings.Contains(err.Error(), "request r.md: topics[0]") {
+		t.Errorf("ParseRequest = %v, want topics[0] refused, naming r.md", err)
+	}
+}

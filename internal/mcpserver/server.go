@@ -123,9 +123,10 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	return err
 }
 
-// ServeStdio is Run on this process's stdin and stdout: `specd mcp`.
+// ServeStdio is Run on this process's stdin and stdout: `specd mcp`. A
+// bad line gets a JSON-RPC error and the session goes on (LineTransport).
 func (s *Server) ServeStdio(ctx context.Context) error {
-	return s.Run(ctx, &mcp.StdioTransport{})
+	return s.Run(ctx, &LineTransport{In: os.Stdin, Out: os.Stdout})
 }
 
 // quiet is the Notifier of the daemon the server runs: it is not a

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/specd-dev/specd/internal/await"
 	"github.com/specd-dev/specd/internal/config"
+	"github.com/specd-dev/specd/internal/inert"
 	"github.com/specd-dev/specd/internal/intake"
 	"github.com/specd-dev/specd/internal/liveness"
 	"github.com/specd-dev/specd/internal/memory"
@@ -159,6 +159,10 @@ func ptr[T any](v T) *T { return &v }
 func (s *Server) research(ctx context.Context, req *mcp.CallToolRequest, in ResearchIn) (*mcp.CallToolResult, Run, error) {
 	text, topics, err := in.request()
 	if err != nil {
+		return nil, Run{}, err
+	}
+	// The inbox's checks, before a daemon starts or a byte is written.
+	if err := intake.Check(intake.Request{Text: text, Topics: topics}); err != nil {
 		return nil, Run{}, err
 	}
 	wait, err := s.checkWait("wait_seconds", in.WaitSeconds)
@@ -432,16 +436,16 @@ func (s *Server) runDir(n int) (string, error) {
 // run is r as the tools report it.
 func (s *Server) run(r progress.Run) Run {
 	n, _ := specs.RunNumber(r.Name)
-	out := Run{Run: n, Name: r.Name, Dir: s.opts.Project.Rel(r.Dir), State: "not started", Waiting: r.Waiting}
+	out := Run{Run: n, Name: inert.Line(r.Name), Dir: inert.Line(s.opts.Project.Rel(r.Dir)), State: "not started", Waiting: inert.Line(r.Waiting)}
 	switch {
 	case r.Err != nil:
-		out.State, out.Waiting = "unreadable", r.Err.Error()
+		out.State, out.Waiting = "unreadable", inert.Line(r.Err.Error())
 		return out
 	case r.State == nil:
 		if r.Plan != nil {
 			out.Expected = len(r.Plan.Topics)
 			for _, t := range r.Plan.Topics {
-				out.Topics = append(out.Topics, Topic{Index: t.Index, Topic: t.Title, Outcome: string(specs.OutcomeQueued)})
+				out.Topics = append(out.Topics, Topic{Index: t.Index, Topic: inert.Line(t.Title), Outcome: string(specs.OutcomeQueued)})
 			}
 		}
 		out.Next = fmt.Sprintf("call wait with run %d", n)
@@ -453,21 +457,22 @@ func (s *Server) run(r progress.Run) Run {
 		out.Completed = rs.Count().Done - rs.Count().Failed
 	}
 	for _, t := range rs.Topics {
-		tp := Topic{Index: t.Index, Topic: t.Topic, Outcome: string(t.Outcome), Reason: t.Reason}
+		tp := Topic{Index: t.Index, Topic: inert.Line(t.Topic), Outcome: inert.Line(string(t.Outcome)), Reason: inert.Line(t.Reason)}
 		if t.Outcome == specs.OutcomeCompleted {
 			tp.Report, tp.Findings = s.opts.Project.Rel(filepath.Join(r.Dir, specs.ReportsDir, t.Report)), t.FindingsCount
 		}
 		out.Topics = append(out.Topics, tp)
 	}
 	if rs.PlanError != "" {
-		out.Waiting = "plan rejected: " + rs.PlanError
+		out.Waiting = "plan rejected: " + inert.Line(rs.PlanError)
 	}
 	if rs.State != specs.StateFinished {
 		out.Next = fmt.Sprintf("call wait with run %d", n)
 		return out
 	}
 	path := filepath.Join(r.Dir, specs.ReportsDir, specs.Overview)
-	if b, err := os.ReadFile(path); err == nil {
+	// Read as a report is: no link followed, no FIFO waited on.
+	if b, err := specs.ReadRegular(path, specs.MaxReportBytes); err == nil {
 		out.Overview, out.OverviewPath = string(b), s.opts.Project.Rel(path)
 	}
 	return out
@@ -479,25 +484,27 @@ func (s *Server) run(r progress.Run) Run {
 func (s *Server) runResult(r progress.Run) (*mcp.CallToolResult, Run, error) {
 	run := s.run(r)
 	var b strings.Builder
-	fmt.Fprintf(&b, "Run %d (%s, %s): %s", run.Run, run.Name, run.Dir, run.State)
+	fmt.Fprintf(&b, "Run %d (%s, %s): %s", run.Run, inert.Markdown(run.Name), inert.Markdown(run.Dir), run.State)
 	if run.Verdict != "" {
 		fmt.Fprintf(&b, ", %s", run.Verdict)
 	}
 	fmt.Fprintf(&b, ", %d of %d topics completed.\n", run.Completed, run.Expected)
 	if run.Waiting != "" {
-		fmt.Fprintf(&b, "Waiting: %s\n", run.Waiting)
+		fmt.Fprintf(&b, "Waiting: %s\n", inert.Markdown(run.Waiting))
 	}
 	if run.Overview != "" {
 		fmt.Fprintf(&b, "\n%s (%s):\n\n%s\n", specs.Overview, run.OverviewPath, strings.TrimRight(run.Overview, "\n"))
 	}
 	b.WriteString("\nTopics:\n")
 	for _, t := range run.Topics {
-		fmt.Fprintf(&b, "- [%d] %s: %s", t.Index, t.Topic, t.Outcome)
+		// Topics, reports and reasons come from the plan and the
+		// specialists: one inert line each (docs/contract.md#values-in-outputs).
+		fmt.Fprintf(&b, "- [%d] %s: %s", t.Index, inert.Markdown(t.Topic), inert.Markdown(t.Outcome))
 		if t.Report != "" {
-			fmt.Fprintf(&b, ", report %s (read_report run %d topic %d)", t.Report, run.Run, t.Index)
+			fmt.Fprintf(&b, ", report %s (read_report run %d topic %d)", inert.Markdown(t.Report), run.Run, t.Index)
 		}
 		if t.Reason != "" {
-			fmt.Fprintf(&b, " (%s)", t.Reason)
+			fmt.Fprintf(&b, " (%s)", inert.Markdown(t.Reason))
 		}
 		b.WriteString("\n")
 	}

@@ -44,6 +44,7 @@ import (
 	"time"
 
 	"github.com/specd-dev/specd/internal/atomicfile"
+	"github.com/specd-dev/specd/internal/inert"
 	"github.com/specd-dev/specd/internal/lockedappend"
 	"github.com/specd-dev/specd/internal/mdsection"
 	"github.com/specd-dev/specd/internal/nofollow"
@@ -233,40 +234,43 @@ func isSeparator(text string) bool {
 	return true
 }
 
-// splitRow splits "| a | b \| c |" into trimmed, unescaped cells.
+// splitRow splits "| a | b \\| c |" into trimmed cells, each with its
+// Markdown backslash escapes undone (inert.Unescape), so a cell reads
+// back as cell wrote it.
 func splitRow(line string) []string {
 	line = strings.TrimPrefix(line, "|")
-	if strings.HasSuffix(line, "|") && !strings.HasSuffix(line, `\|`) {
-		line = line[:len(line)-1]
-	}
 	var cells []string
 	var cur strings.Builder
 	for i := 0; i < len(line); i++ {
 		switch {
-		case line[i] == '\\' && i+1 < len(line) && line[i+1] == '|':
-			cur.WriteByte('|')
+		case line[i] == '\\' && i+1 < len(line):
+			cur.WriteString(line[i : i+2]) // an escaped character, "\\|" among them
 			i++
 		case line[i] == '|':
-			cells = append(cells, strings.TrimSpace(cur.String()))
+			cells = append(cells, inert.Unescape(strings.TrimSpace(cur.String())))
 			cur.Reset()
 		default:
 			cur.WriteByte(line[i])
 		}
 	}
-	return append(cells, strings.TrimSpace(cur.String()))
+	if rest := strings.TrimSpace(cur.String()); rest != "" {
+		cells = append(cells, inert.Unescape(rest))
+	}
+	return cells
 }
 
-// cell is s as one table cell: on one line, pipes escaped.
-func cell(s string) string {
-	return strings.ReplaceAll(strings.Join(strings.Fields(s), " "), "|", `\|`)
-}
+// cell is s as one table cell: one line of inert Markdown (inert.Markdown:
+// no line break, control character, pipe, link or HTML of its own), so a
+// topic or trigger from a hostile report stays one cell of one row
+// (docs/contract.md#gap-table).
+func cell(s string) string { return inert.Markdown(s) }
 
 func renderRow(r Row) string {
-	trigger := r.Trigger
+	trigger := cell(r.Trigger)
 	if r.ID != "" {
 		trigger = "[" + r.ID + "] " + trigger
 	}
-	return fmt.Sprintf("| %s | %s | %s | %s | %s | %s |", cell(r.Date), cell(r.GapType), cell(r.Topic), cell(trigger), cell(r.Resolution), cell(r.DeferredUntil))
+	return fmt.Sprintf("| %s | %s | %s | %s | %s | %s |", cell(r.Date), cell(r.GapType), cell(r.Topic), trigger, cell(r.Resolution), cell(r.DeferredUntil))
 }
 
 // changed reports whether render would differ from the file as read.
@@ -403,7 +407,8 @@ func normID(s string) string {
 }
 
 func sameText(a, b string) bool {
-	return strings.EqualFold(strings.Join(strings.Fields(a), " "), strings.Join(strings.Fields(b), " "))
+	// As the table holds them: one line, control characters shown.
+	return strings.EqualFold(inert.Line(a), inert.Line(b))
 }
 
 // suppressed reports whether a new gap of this type and topic must not be

@@ -237,3 +237,41 @@ func TestCodexArgv(t *testing.T) {
 	}
 	check("$", schemaDoc)
 }
+
+// TestPassEnvAndHome: each agent CLI preset passes its provider's
+// variables and no socket or other tool's key; local and command pass
+// none; the private home is seeded from the variables the specialist's
+// environment sets, else from HOME's defaults.
+func TestPassEnvAndHome(t *testing.T) {
+	for _, p := range []string{config.PresetLocal, config.PresetCommand} {
+		if got := preset.PassEnv(p); got != nil {
+			t.Errorf("%s passes %q", p, got)
+		}
+	}
+	for p, key := range map[string]string{config.PresetClaude: "ANTHROPIC_*", config.PresetCodex: "OPENAI_*", config.PresetOpencode: "OPENROUTER_API_KEY"} {
+		got := preset.PassEnv(p)
+		if !slices.Contains(got, key) || !slices.Contains(got, "HTTPS_PROXY") {
+			t.Errorf("%s passes %q, want %s and the proxy variables", p, got, key)
+		}
+		for _, never := range []string{"SSH_AUTH_SOCK", "TMUX*", "DBUS_*", "GITHUB_TOKEN", "SPECD_*", "XDG_RUNTIME_DIR"} {
+			if slices.Contains(got, never) {
+				t.Errorf("%s passes %s", p, never)
+			}
+		}
+	}
+	env := map[string]string{"HOME": "/home/u", "CODEX_HOME": "/srv/codex"}
+	get := func(k string) string { return env[k] }
+	if h := preset.Home(config.PresetCodex, get); len(h) != 1 || h[0].Var != "CODEX_HOME" || h[0].Files[0].From != "/srv/codex/config.toml" {
+		t.Errorf("codex home %+v, want seeded from $CODEX_HOME", h)
+	}
+	h := preset.Home(config.PresetClaude, get)
+	if len(h) != 1 || h[0].Files[0].From != "/home/u/.claude/.credentials.json" || h[0].Files[2].From != "/home/u/.claude.json" {
+		t.Errorf("claude home %+v, want seeded from ~/.claude and ~/.claude.json", h)
+	}
+	if h := preset.Home(config.PresetOpencode, get); len(h) != 4 || h[1].Files[0].From != "/home/u/.local/share/opencode/auth.json" || h[1].Files[0].To != "opencode/auth.json" {
+		t.Errorf("opencode home %+v", h)
+	}
+	if preset.Home(config.PresetCommand, get) != nil {
+		t.Error("the command preset has a CLI home")
+	}
+}

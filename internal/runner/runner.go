@@ -32,10 +32,15 @@ import (
 // (package nofollow, docs/operating.md#links): a link in their place is
 // refused, never truncated or written through.
 type Job struct {
-	Argv  []string // program and arguments; Argv[0] is looked up in PATH
-	Dir   string   // working directory: the project root
-	Env   []string // NAME=value pairs added to the inherited environment, overriding it
-	Stdin []byte   // the process's standard input; nil is /dev/null
+	Argv []string // program and arguments; Argv[0] is looked up in PATH
+	Dir  string   // working directory: the project root
+	Env  []string // NAME=value pairs of the process's environment, overriding the passed ones
+	// Pass names the variables of specd's environment the process gets
+	// besides BaseEnv (NAME, or PREFIX* for every name starting with
+	// PREFIX): its preset's and sandbox.env_pass (sandbox.Setup.Pass).
+	// Nothing else of specd's environment is passed on.
+	Pass  []string
+	Stdin []byte // the process's standard input; nil is /dev/null
 	// NullStdin gives the process /dev/null as its standard input while
 	// Stdin still carries the specialist input, for a Temporal worker
 	// (a CLI that appends a piped standard input to its prompt: codex).
@@ -136,21 +141,39 @@ type Runner interface {
 // SIGTERM, then SIGKILL after the grace period, so no grandchild survives.
 type Process struct{}
 
-// childEnv is the environment of a specialist: specd's own minus what must
-// not be passed down (systemd's notify and socket variables, and any SPECD_
-// variable of the daemon's own), then extra (overriding inherited values).
-func childEnv(extra []string) []string {
+// BaseEnv are the names of specd's environment every specialist gets
+// (docs/operating.md#environment): NAME, or PREFIX* for every name that
+// starts with PREFIX. The rest of specd's environment — sockets such as
+// SSH_AUTH_SOCK, TMUX and DBUS_SESSION_BUS_ADDRESS, other tools' keys,
+// specd's own SPECD_ variables — is not passed on unless Job.Pass names it.
+var BaseEnv = []string{"PATH", "HOME", "LANG", "LC_*", "TZ", "USER", "LOGNAME"}
+
+// childEnv is the environment of a specialist, built, not inherited: the
+// variables of specd's own environment that BaseEnv or pass name, but
+// never specd's own (its SPECD_ variables, its secrets among them, and
+// systemd's notify and socket variables, meant for specd alone), then
+// extra (NAME=value pairs, overriding them; exec keeps the last of a name).
+func childEnv(pass, extra []string) []string {
+	never := []string{"SPECD_*", "NOTIFY_SOCKET", "WATCHDOG_*", "LISTEN_*"}
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		switch {
-		case name == "NOTIFY_SOCKET", name == "WATCHDOG_USEC", name == "WATCHDOG_PID",
-			strings.HasPrefix(name, "LISTEN_"), strings.HasPrefix(name, "SPECD_"):
-			continue
+		if !Passes(never, name) && (Passes(BaseEnv, name) || Passes(pass, name)) {
+			env = append(env, kv)
 		}
-		env = append(env, kv)
 	}
 	return append(env, extra...)
+}
+
+// Passes reports whether names (NAME, or PREFIX* for every name that
+// starts with PREFIX; BaseEnv, Job.Pass) names the variable name.
+func Passes(names []string, name string) bool {
+	for _, n := range names {
+		if p, ok := strings.CutSuffix(n, "*"); ok && p != "" && strings.HasPrefix(name, p) || n == name {
+			return true
+		}
+	}
+	return false
 }
 
 // Run implements Runner.
@@ -210,7 +233,7 @@ func (Process) Run(ctx context.Context, job Job) Result {
 	cmd := exec.CommandContext(wctx, lookPath(argv[0]), argv[1:]...)
 	cmd.Args[0] = argv[0]
 	cmd.Dir = job.Dir
-	cmd.Env = childEnv(job.Env)
+	cmd.Env = childEnv(job.Pass, job.Env)
 	if job.Dir != "" {
 		// exec sets PWD only for a nil Env; CLIs that trust $PWD (opencode)
 		// would otherwise work in specd's directory.

@@ -150,3 +150,47 @@ func TestStallWatchdog(t *testing.T) {
 		t.Errorf("a specialist that prints on stderr only: result %+v, want exit 0, not stalled", res)
 	}
 }
+
+// TestEnvAllowlist: a specialist's environment is built, not inherited
+// (docs/operating.md#environment): BaseEnv and the names Job.Pass lists
+// (NAME or PREFIX*) pass from specd's own; sockets, other tools' keys and
+// specd's SPECD_ variables do not, even when Pass names them; Job.Env
+// sets and overrides.
+func TestEnvAllowlist(t *testing.T) {
+	for k, v := range map[string]string{
+		"LANG": "C.UTF-8", "LC_TIME": "C", "TZ": "UTC", "USER": "u", "LOGNAME": "u",
+		"TMUX": "/tmp/tmux-0/default,1,0", "TMUX_PANE": "%1", "SSH_AUTH_SOCK": "/tmp/ssh/agent", "DBUS_SESSION_BUS_ADDRESS": "unix:path=/run/user/0/bus",
+		"DISPLAY": ":0", "WAYLAND_DISPLAY": "wayland-0", "XDG_RUNTIME_DIR": "/run/user/0", "GPG_AGENT_INFO": "x", "KRB5CCNAME": "FILE:/tmp/krb",
+		"SPECD_CODEC_KEYS": "k1 secret", "GITHUB_TOKEN": "ghp_x", "NOTIFY_SOCKET": "/run/notify",
+		"ANTHROPIC_API_KEY": "a", "ANTHROPIC_BASE_URL": "http://127.0.0.1", "OPENAI_API_KEY": "o", "MY_TOKEN": "m", "MY_TOKENS": "n",
+	} {
+		t.Setenv(k, v)
+	}
+	j := job(t, `env`)
+	j.Pass = []string{"ANTHROPIC_*", "MY_TOKEN", "SPECD_*", "NOTIFY_SOCKET", "*"}
+	j.Env = append(j.Env, "TZ=Europe/Paris")
+	if res := (runner.Process{}).Run(context.Background(), j); res.ExitCode != 0 || res.StartErr != nil {
+		t.Fatalf("result %+v", res)
+	}
+	got := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(runner.Tail(j.Stdout, 1<<20))), "\n") {
+		k, v, _ := strings.Cut(line, "=")
+		got[k] = v
+	}
+	for _, k := range []string{"PATH", "HOME", "LANG", "LC_TIME", "USER", "LOGNAME", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "MY_TOKEN", "GREETING", "PWD"} {
+		if _, ok := got[k]; !ok {
+			t.Errorf("%s is not passed", k)
+		}
+	}
+	if got["TZ"] != "Europe/Paris" {
+		t.Errorf("TZ=%q, want Job.Env's value over specd's", got["TZ"])
+	}
+	for k := range got {
+		switch k {
+		case "PATH", "HOME", "LANG", "LC_TIME", "TZ", "USER", "LOGNAME", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "MY_TOKEN", "GREETING", "PWD",
+			"SHLVL", "_", "OLDPWD": // the last three are the shell's own
+		default:
+			t.Errorf("%s=%s is passed; only the allowlist should be", k, got[k])
+		}
+	}
+}

@@ -33,6 +33,8 @@ type Cgroup struct {
 	// process later started into the cgroup with CLONE_INTO_CGROUP (seen
 	// here: SIGKILL within a millisecond), so a killed one is not reused.
 	empty, killed atomic.Bool
+	bounds        Limits // as Bound last wrote them; zero until then
+	exceeded      string // the bound the topic met (Exceeded), or ""
 }
 
 // spare holds emptied topic cgroups for the next topics to take, at most
@@ -132,7 +134,7 @@ func (c *Cgroup) Release() error {
 	if c == nil {
 		return nil
 	}
-	if c.empty.Load() && !c.killed.Load() {
+	if c.empty.Load() && !c.killed.Load() && c.exceeded == "" {
 		spare.Lock()
 		if len(spare.cgroups) < maxSpare {
 			spare.cgroups = append(spare.cgroups, c)

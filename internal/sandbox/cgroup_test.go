@@ -1,9 +1,14 @@
 package sandbox
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestSpareCgroup: a topic's cgroup that its specialist left empty is
@@ -53,5 +58,43 @@ func TestSpareCgroup(t *testing.T) {
 	}
 	if err := run(third, "exit 0"); err != nil {
 		t.Fatalf("a process in a new cgroup: %v", err)
+	}
+}
+
+// TestExceeded reads the counters the kernel keeps in a cgroup's
+// memory.events and pids.events (here a directory standing in for one):
+// an OOM kill is MemoryLimit, a fork refused at pids.max PidsLimit, and a
+// cgroup that met one is not kept for another topic.
+func TestExceeded(t *testing.T) {
+	for _, tc := range []struct{ file, body, want string }{
+		{"memory.events", "low 0\nhigh 0\nmax 12\noom 1\noom_kill 1\noom_group_kill 0\n", MemoryLimit},
+		{"memory.events", "low 0\nhigh 0\nmax 12\noom 0\noom_kill 0\n", ""},
+		{"pids.events", "max 3\n", PidsLimit},
+		{"pids.events", "max 0\n", ""},
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, tc.file), []byte(tc.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &Cgroup{dir: dir, fd: fd}
+		c.empty.Store(true)
+		if got := c.Exceeded(); got != tc.want {
+			t.Errorf("%s %q: Exceeded() = %q, want %q", tc.file, tc.body, got, tc.want)
+		}
+		c.Release()
+		spare.Lock()
+		kept := slices.Contains(spare.cgroups, c)
+		spare.cgroups = slices.DeleteFunc(spare.cgroups, func(x *Cgroup) bool { return x == c })
+		spare.Unlock()
+		if kept != (tc.want == "") {
+			t.Errorf("%s %q: kept for another topic: %v", tc.file, tc.body, kept)
+		}
+		if kept {
+			unix.Close(fd) // else Release closed it
+		}
 	}
 }

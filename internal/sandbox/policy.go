@@ -22,9 +22,10 @@ type Topic struct {
 	Root   string   // the project root: read, never written
 	Out    string   // the topic's own output directory: written
 	Tmp    string   // the topic's private TMPDIR: written
-	// Environ is what the specialist's environment adds to specd's own
-	// (NAME=value pairs, the last one winning): HOME, XDG_*_HOME and
-	// CLAUDE_CONFIG_DIR and CODEX_HOME are read as the specialist will see them.
+	// Environ is what the specialist's environment sets over specd's own
+	// (NAME=value pairs, the last one winning): HOME, XDG_*_HOME,
+	// CLAUDE_CONFIG_DIR and CODEX_HOME name where Prepare seeds the CLI's
+	// private home from (preset.Home).
 	Environ []string
 	// Readable and Writable are sandbox.readable and sandbox.writable:
 	// absolute, or relative to Root.
@@ -40,21 +41,20 @@ var systemRead = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "
 var systemWrite = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom"}
 
 // For returns the policy of one topic's specialist
-// (docs/operating.md#sandbox): it reads the system, the project, its own
-// program's directory and its CLI's state; it writes only its output
-// directory, its TMPDIR and its CLI's state directories; every one reads
-// the specd binary (Topic.Specd: it may run `specd specialist local`), and
-// all but local the directory their program (Argv[0]) is installed in:
+// (docs/operating.md#sandbox): it reads the system, the project and its
+// own program's directory; it writes only its output directory and its
+// TMPDIR, which holds its CLI's private home (Prepare,
+// docs/operating.md#agent-cli-homes); every one reads the specd binary
+// (Topic.Specd: it may run `specd specialist local`), and all but local
+// the directory their program (Argv[0]) is installed in:
 //
 //	local     + reads the specd binary (Argv[0]) and writes .opencode/cache (its index)
-//	opencode  + reads its install (the node_modules tree of Argv[0]) and $XDG_CONFIG_HOME/opencode;
-//	            writes $XDG_DATA_HOME/opencode, $XDG_STATE_HOME/opencode, $XDG_CACHE_HOME/opencode
-//	claude    + reads its install; writes $CLAUDE_CONFIG_DIR, or ~/.claude and ~/.claude.json
-//	codex     + reads its install; writes $CODEX_HOME, or ~/.codex
+//	opencode, claude, codex
+//	          + reads its install (the node_modules tree of Argv[0]) and node's
 //
-// and sandbox.readable / sandbox.writable on top. The CLI state
-// directories are those StateDirs returns; the caller creates them
-// before the start, since a path that does not exist is left out.
+// and sandbox.readable / sandbox.writable on top. The user's own CLI
+// state (~/.codex, ~/.claude*, opencode's XDG directories) is neither
+// read nor written.
 func For(t Topic) Policy {
 	p := Policy{
 		Read:         append(append([]string{}, systemRead...), t.Root),
@@ -87,9 +87,6 @@ func For(t Topic) Policy {
 		if node, err := exec.LookPath("node"); err == nil {
 			p.Read = append(p.Read, install(real(node)))
 		}
-		read, write := StateDirs(t.Preset, t.lookup)
-		p.Read = append(p.Read, read...)
-		p.Write = append(p.Write, write...)
 	}
 	abs := func(paths []string) []string {
 		var out []string
@@ -127,9 +124,8 @@ const freshFor = time.Second
 func (t Topic) policy() Policy {
 	out, tmp := t.Out, t.Tmp
 	t.Out, t.Tmp = "", ""
-	stateRead, stateWrite := StateDirs(t.Preset, t.lookup)
 	key := strings.Join(slices.Concat([]string{t.Preset, t.Helper, t.Specd, t.Root, os.Getenv("PATH"), fmt.Sprint(t.ConnectPorts)},
-		t.Argv[:min(1, len(t.Argv))], []string{"\x00"}, t.Readable, []string{"\x00"}, t.Writable, []string{"\x00"}, stateRead, []string{"\x00"}, stateWrite), "\x00")
+		t.Argv[:min(1, len(t.Argv))], []string{"\x00"}, t.Readable, []string{"\x00"}, t.Writable), "\x00")
 	recent.Lock()
 	if recent.key != key || time.Since(recent.at) > freshFor {
 		if old := recent.policy.opened; old != nil {
@@ -145,63 +141,6 @@ func (t Topic) policy() Policy {
 	p.own = []string{out, tmp}
 	p.Write = append(slices.Clip(p.Write), out, tmp)
 	return p
-}
-
-// StateDirs returns the directories and files of an agent CLI's own
-// state that its specialist reads (read) and writes (write), with env
-// the specialist's environment: opencode's XDG directories (config read;
-// data, state and cache written), claude's config directory
-// ($CLAUDE_CONFIG_DIR, else ~/.claude and ~/.claude.json), codex's home
-// ($CODEX_HOME, else ~/.codex: its config, auth, sessions and SQLite
-// state). nil for the other presets.
-func StateDirs(preset string, env func(string) string) (read, write []string) {
-	home := env("HOME")
-	xdg := func(name, def string) string {
-		if v := env(name); filepath.IsAbs(v) {
-			return v
-		}
-		if home == "" {
-			return ""
-		}
-		return filepath.Join(home, def)
-	}
-	keep := func(paths ...string) []string {
-		var out []string
-		for _, p := range paths {
-			if p != "" && filepath.IsAbs(p) {
-				out = append(out, p)
-			}
-		}
-		return out
-	}
-	switch preset {
-	case "opencode":
-		dir := func(base string) string {
-			if base == "" {
-				return ""
-			}
-			return filepath.Join(base, "opencode")
-		}
-		return keep(dir(xdg("XDG_CONFIG_HOME", ".config"))),
-			keep(dir(xdg("XDG_DATA_HOME", ".local/share")), dir(xdg("XDG_STATE_HOME", ".local/state")), dir(xdg("XDG_CACHE_HOME", ".cache")))
-	case "claude":
-		if v := env("CLAUDE_CONFIG_DIR"); v != "" {
-			return nil, keep(v)
-		}
-		if home == "" {
-			return nil, nil
-		}
-		return nil, keep(filepath.Join(home, ".claude"), filepath.Join(home, ".claude.json"))
-	case "codex":
-		if v := env("CODEX_HOME"); v != "" {
-			return nil, keep(v)
-		}
-		if home == "" {
-			return nil, nil
-		}
-		return nil, keep(filepath.Join(home, ".codex"))
-	}
-	return nil, nil
 }
 
 // real returns path with its links resolved (path itself when that fails).

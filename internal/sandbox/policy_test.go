@@ -4,25 +4,25 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
-// TestStateDirsCodex: codex writes its home, $CODEX_HOME or ~/.codex,
-// and For lets it.
-func TestStateDirsCodex(t *testing.T) {
-	env := map[string]string{"HOME": "/home/u"}
-	get := func(k string) string { return env[k] }
-	if r, w := StateDirs("codex", get); r != nil || !slices.Equal(w, []string{"/home/u/.codex"}) {
-		t.Errorf("without CODEX_HOME: read %q write %q, want ~/.codex written", r, w)
-	}
-	env["CODEX_HOME"] = "/var/lib/specd/codex"
-	if _, w := StateDirs("codex", get); !slices.Equal(w, []string{"/var/lib/specd/codex"}) {
-		t.Errorf("with CODEX_HOME: write %q", w)
-	}
-	p := For(Topic{Preset: "codex", Argv: []string{"/nonexistent/codex"}, Root: "/p", Out: "/p/out", Tmp: "/tmp/t",
-		Environ: []string{"CODEX_HOME=/var/lib/specd/codex"}})
-	if !slices.Contains(p.Write, "/var/lib/specd/codex") || slices.Contains(p.Write, "/p") {
-		t.Errorf("policy writes %q, want CODEX_HOME and not the project", p.Write)
+// TestForNoUserState: an agent CLI's policy neither writes nor reads the
+// user's own CLI state (its private home is under its TMPDIR), even when
+// the specialist's environment names it.
+func TestForNoUserState(t *testing.T) {
+	for _, preset := range []string{"codex", "claude", "opencode"} {
+		p := For(Topic{Preset: preset, Argv: []string{"/nonexistent/" + preset}, Root: "/p", Out: "/p/out", Tmp: "/tmp/t",
+			Environ: []string{"HOME=/home/u", "CODEX_HOME=/home/u/.codex", "CLAUDE_CONFIG_DIR=/home/u/.claude", "XDG_CACHE_HOME=/home/u/.cache"}})
+		for _, q := range slices.Concat(p.Read, p.Write) {
+			if strings.HasPrefix(q, "/home/u") {
+				t.Errorf("%s: the policy names the user's %s (reads %q, writes %q)", preset, q, p.Read, p.Write)
+			}
+		}
+		if !slices.Contains(p.Write, "/tmp/t") || slices.Contains(p.Write, "/p") {
+			t.Errorf("%s: policy writes %q, want its TMPDIR and not the project", preset, p.Write)
+		}
 	}
 }
 

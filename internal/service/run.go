@@ -137,7 +137,7 @@ func (f TemporalFlags) Apply(t config.Temporal, root string) (config.Temporal, e
 			return flag, nil
 		}
 		if v := os.Getenv(env); v != "" {
-			return v, nil
+			return strings.Clone(v), nil // Harden overwrites the environment's bytes
 		}
 		if file == "" {
 			return "", nil
@@ -186,11 +186,14 @@ type Work struct {
 	TreeDir  string          // the spec tree, absolute: a task's files are those of one run in it
 	// Specialist is Root's own specialist settings, trusted: the only
 	// commands the worker runs (docs/operating.md#security).
-	Specialist  config.Specialist
-	Sandbox     config.Sandbox // Root's own sandbox settings (docs/operating.md#sandbox)
-	Exe         string         // the specd binary that runs the local preset
-	Parallel    int            // ≥ 1
-	Identity    string         // "" = pid@host
+	Specialist config.Specialist
+	Sandbox    config.Sandbox // Root's own sandbox settings (docs/operating.md#sandbox)
+	// Trust is checked before every specialist start: nil while Root's
+	// config and the files it names are as trusted (docs/operating.md#security).
+	Trust       func() error
+	Exe         string // the specd binary that runs the local preset
+	Parallel    int    // ≥ 1
+	Identity    string // "" = pid@host
 	StopTimeout time.Duration
 	Log         zerolog.Logger
 }
@@ -251,6 +254,7 @@ func Run(ctx context.Context, o RunOptions, env Env) error {
 	if tc.Address != "" && env.Temporal == nil {
 		return Exec(env.Args)
 	}
+	harden(log)
 	if err := p.RequireTree(); err != nil {
 		switch {
 		case o.Init:
@@ -407,7 +411,15 @@ func Worker(ctx context.Context, o WorkerOptions, env Env) error {
 	if env.Temporal == nil {
 		return Exec(env.Args)
 	}
-	return env.Temporal.Work(ctx, Work{Temporal: tc, Root: p.Root, TreeDir: p.TreeDir, Specialist: cfg.Specialist, Sandbox: cfg.Sandbox, Exe: sibling("specd"),
+	harden(log)
+	trust := func() error {
+		v, err := config.Check(p.Root, cfg)
+		if err == nil && !v.Trusted {
+			err = &config.UntrustedError{Root: p.Root, Changed: v.Changed}
+		}
+		return err
+	}
+	return env.Temporal.Work(ctx, Work{Temporal: tc, Root: p.Root, TreeDir: p.TreeDir, Specialist: cfg.Specialist, Sandbox: cfg.Sandbox, Trust: trust, Exe: sibling("specd"),
 		Parallel: o.Parallel, Identity: o.Identity, StopTimeout: o.StopTimeout, Log: log})
 }
 
@@ -470,6 +482,7 @@ func CodecServer(ctx context.Context, o CodecServerOptions, env Env) error {
 	if env.Temporal == nil {
 		return Exec(env.Args)
 	}
+	harden(zerolog.Nop())
 	return env.Temporal.ServeCodec(ctx, Codec{Keys: tc.CodecKeys, Listen: o.Listen, Origin: o.Origin, Stderr: env.Stderr})
 }
 

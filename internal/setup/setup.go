@@ -212,9 +212,9 @@ func rel(root, p string) string {
 // (every key: docs/configuration.md).
 const configTemplate = `# specd configuration. Every key has a default; delete what you do not change.
 specialist:
-  # local (built in, offline) | opencode | claude | command
+  # local (built in, offline) | opencode | claude | codex | command
   preset: local
-  # opencode/claude: --model (opencode: provider/model)
+  # opencode/claude/codex: --model (opencode: provider/model)
   # model: anthropic/claude-sonnet-4-5
   # opencode/claude: the --model of a topic's next attempt once rate_limit_wait is
   # spent on it, or after the model was overloaded (docs/configuration.md#fallback-model)

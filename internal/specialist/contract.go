@@ -17,7 +17,12 @@ import (
 // as SPECD_* environment variables (see Env) and as one JSON object on stdin.
 // Paths are absolute.
 type Input struct {
-	ReportPath         string `json:"report_path"`         // where the report must be written (temp + rename)
+	ReportPath string `json:"report_path"` // where the report must be written (temp + rename)
+	// ReportDir is the directory the report is moved to once checked
+	// (the run's reports/): relative links in the report resolve from
+	// there, not from ReportPath's directory (docs/contract.md#output-directory).
+	// "" means ReportPath's directory.
+	ReportDir          string `json:"report_dir,omitempty"`
 	Topic              string `json:"topic"`               // the topic text, verbatim from the plan
 	TopicIndex         int    `json:"topic_index"`         // 0-based index in the plan
 	TopicCount         int    `json:"topic_count"`         // number of topics in the plan
@@ -44,6 +49,7 @@ type Input struct {
 // Environment variable names of the input contract.
 const (
 	EnvReportPath         = "SPECD_REPORT_PATH"
+	EnvReportDir          = "SPECD_REPORT_DIR"
 	EnvTopic              = "SPECD_TOPIC"
 	EnvTopicIndex         = "SPECD_TOPIC_INDEX"
 	EnvTopicCount         = "SPECD_TOPIC_COUNT"
@@ -63,6 +69,7 @@ const (
 func (in Input) Env() []string {
 	return []string{
 		EnvReportPath + "=" + in.ReportPath,
+		EnvReportDir + "=" + in.ReportDir,
 		EnvTopic + "=" + in.Topic,
 		EnvTopicIndex + "=" + strconv.Itoa(in.TopicIndex),
 		EnvTopicCount + "=" + strconv.Itoa(in.TopicCount),
@@ -131,6 +138,7 @@ func InputFromEnv() (Input, error) {
 		*dst = n
 	}
 	str(EnvReportPath, &in.ReportPath, true)
+	str(EnvReportDir, &in.ReportDir, false)
 	str(EnvTopic, &in.Topic, true)
 	num(EnvTopicIndex, &in.TopicIndex)
 	num(EnvTopicCount, &in.TopicCount)

@@ -45,6 +45,12 @@ type Worker struct {
 	// Sandbox is the sandbox settings of Root's own config: the worker's
 	// specialists run confined as the daemon's do (docs/operating.md#sandbox).
 	Sandbox config.Sandbox
+	// Trust, when set, is checked before every specialist start
+	// (config.Check of Root's config: nil while trusted, else the error
+	// saying what changed): a file the config names, replaced since the
+	// worker started, is not run; the attempt fails retryably, so that
+	// it waits for `specd trust` (docs/operating.md#security).
+	Trust func() error
 	// Exe is the specd binary that runs the local preset's specialist.
 	Exe      string
 	Parallel int // specialists at once on this worker (≥ 1)
@@ -96,6 +102,12 @@ func (w *Worker) Run(ctx context.Context) error {
 func (w *Worker) specialist(ctx context.Context, t Task) (Outcome, error) {
 	info := activity.GetInfo(ctx)
 	log := w.Log.With().Str("id", t.ID).Int32("try", info.Attempt).Logger()
+	if w.Trust != nil {
+		if err := w.Trust(); err != nil {
+			log.Warn().Err(err).Msg("specialist not started: this checkout's config is not trusted now")
+			return Outcome{}, temporal.NewApplicationError("specialist not started on worker "+w.identity+": "+err.Error(), errUntrusted)
+		}
+	}
 	job, s, err := w.job(t)
 	defer s.Release()
 	if err != nil {
@@ -127,6 +139,9 @@ func (w *Worker) specialist(ctx context.Context, t Task) (Outcome, error) {
 	if res.Interrupted {
 		log.Warn().Msg("specialist stopped: the attempt was cancelled or this worker is stopping")
 		return Outcome{}, ctx.Err()
+	}
+	if b := job.Cgroup.Exceeded(); b != "" { // the daemon sees a death by signal (docs/operating.md#bounds)
+		log.Warn().Str("error_type", b).Msg("the specialist met a bound of this worker's sandbox (sandbox.memory_max or pids_max)")
 	}
 	out.PID = int(pid.Load())
 	out.ExitCode, out.Signal, out.TimedOut, out.Stalled, out.Duration = res.ExitCode, res.Signal, res.TimedOut, res.Stalled, res.Duration
@@ -234,7 +249,7 @@ func (w *Worker) job(t Task) (job runner.Job, s sandbox.Setup, err error) {
 	if err != nil {
 		return runner.Job{}, s, err
 	}
-	job.Env = append(job.Env, s.Env...)
+	job.Env, job.Pass = append(job.Env, s.Env...), s.Pass
 	job.Helper, job.Cgroup, job.Sandbox = s.Helper, s.Cgroup, s.Policy
 	return job, s, nil
 }

@@ -13,6 +13,11 @@ import (
 // (a path outside its root, an input it cannot write): not retried.
 const errBadTask = "specd.BadTask"
 
+// errUntrusted is the error type of an activity a worker did not start
+// because its checkout's config is not trusted now (Worker.Trust):
+// retried, here once trusted or on another worker.
+const errUntrusted = "specd.Untrusted"
+
 // topicWorkflow runs one attempt: the specialist activity, started again
 // by Temporal on another worker when its worker stops heartbeating (up to
 // t.Retries times). It completes with the activity's Outcome, or with an

@@ -19,7 +19,8 @@ import (
 const MaxTraceBytes = 64 << 20
 
 // File checks one file against its contract, by kind (from its name):
-// *invocation-plan.txt a plan (and that its Status is one specd knows),
+// *invocation-plan.txt a plan (and that its Status is one specd knows and
+// no topic's report name is reserved, one line per such topic),
 // *invocation-trace.log a trace log, OVERVIEW.md an overview, a structured
 // result (detected from its content) the result contract and gate, and
 // anything else the report contract, with the plan topic when topic is
@@ -45,6 +46,15 @@ func File(path, topic string) (string, error) {
 		}
 		if err != nil {
 			return "", err
+		}
+		var refused []error
+		for _, t := range p.Topics {
+			if t.Refused != nil {
+				refused = append(refused, fileLineError(path, t.Line, t.Refused.Msg+": specd will not run this topic"))
+			}
+		}
+		if len(refused) > 0 {
+			return "", errors.Join(refused...)
 		}
 		if p.HasStatus {
 			if err := plans.CheckStatus(p.Status); err != nil {

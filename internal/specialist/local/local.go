@@ -204,6 +204,12 @@ func research(ctx context.Context, in specialist.Input, opt Options) error {
 		return &Error{Type: ErrFile, Message: "reports directory " + reportDir + " is not a directory",
 			Details: map[string]any{"report_path": in.ReportPath}}
 	}
+	linkDir := reportDir // where the report lands, which its links are relative to
+	if in.ReportDir != "" {
+		if linkDir, err = filepath.Abs(in.ReportDir); err != nil {
+			return fileError("resolve the report directory", err, in.ReportDir)
+		}
+	}
 	root := in.ProjectRoot
 	if root == "" {
 		root = "."
@@ -255,7 +261,7 @@ func research(ctx context.Context, in specialist.Input, opt Options) error {
 	if len(r.hits) == 0 {
 		report = renderUnmatched(in, c, fb, date)
 	} else {
-		report = render(in, q, c, r, fb, reportDir, root, date)
+		report = render(in, q, c, r, fb, linkDir, root, date)
 	}
 	if err := ctx.Err(); err != nil {
 		return cancelled(err)
