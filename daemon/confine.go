@@ -128,6 +128,7 @@ func (d *Daemon) sandboxUnavailable() {
 	d.logError(jsonl.Entry{ErrorType: jsonl.TypeSandbox, Source: "sandbox", Message: msg,
 		Details:      map[string]any{"landlock_abi": sandbox.ABI()},
 		RecoveryHint: "Run specd on Linux 5.13 or later with Landlock enabled, or set `sandbox: off` in " + specs.ConfigFile + " to run specialists unconfined (docs/operating.md#sandbox)."})
+	d.notifySandbox(msg)
 }
 
 // sandboxState is the specialists' confinement as `specd status` shows

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/nofollow"
+	"github.com/specd-dev/specd/internal/notify"
 	"github.com/specd-dev/specd/internal/runner"
 	"github.com/specd-dev/specd/internal/sources"
 	"github.com/specd-dev/specd/jsonl"
@@ -68,8 +70,11 @@ type Daemon struct {
 	// tree outside the project.
 	fsRoot string
 	notify systemd.Notifier
-	pause  chan chan struct{} // tests stall the event loop through it (export_test.go)
-	gitMu  sync.Mutex         // one git commit at a time
+	// notifier tells the config's notify: sinks (notify_events.go); nil
+	// unless Run runs.
+	notifier atomic.Pointer[notify.Notifier]
+	pause    chan chan struct{} // tests stall the event loop through it (export_test.go)
+	gitMu    sync.Mutex         // one git commit at a time
 
 	mu      sync.Mutex
 	cfg     config.Config     // the current config; replaced on reload
@@ -233,6 +238,7 @@ func (d *Daemon) finished(rs specs.RunState) {
 	if rs.Verdict == specs.VerdictFailed {
 		d.stats.failed.Add(1)
 	}
+	d.notifyRun(rs)
 	if d.opts.OnRunFinished != nil {
 		d.opts.OnRunFinished(rs)
 	}

@@ -71,6 +71,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	defer lk.Close()
 	defer sandbox.RemoveSpareCgroups()
+	defer d.startNotify()() // flushed after the runs have stopped
 
 	log := d.opts.Log
 	tree, err := watch.New(treeDir, log)

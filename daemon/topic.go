@@ -222,6 +222,7 @@ func (a *attempt) check(start, _ context.Context) next {
 			a.stopByLimit("cost", fmt.Sprintf("cost cap of %s (specialist.max_cost_usd) reached: %s spent", specs.USD(limit), specs.USD(spent)),
 				"Raise specialist.max_cost_usd in .opencode/specd.yaml (0 means no cap), then `specd rerun "+r.number()+"`.",
 				"setting", "specialist.max_cost_usd", "max_cost_usd", limit, "spent_usd", spent)
+			r.notifyCostCap(limit, spent)
 			return done
 		}
 		if unpriced {
@@ -474,6 +475,7 @@ func (r *run) finishTopic(i int, res barrier.Attempt) {
 	r.mu.Unlock()
 	r.changed()
 	r.d.metrics.topicFinished(outcome)
+	r.notifyTopic(i, outcome, res)
 }
 
 // completed records a completed topic's report metadata; r.mu is held.

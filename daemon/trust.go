@@ -46,6 +46,7 @@ func (d *Daemon) checkTrust(runDir string) error {
 		d.logError(jsonl.Entry{ErrorType: jsonl.TypeExecution, Source: "trust", Severity: "warning", Message: uerr.Error(),
 			Details:      details,
 			RecoveryHint: "Review " + specs.ConfigFile + " and the files `specd trust --show` lists, then run `specd trust`; waiting runs start by themselves."})
+		d.notifyTrust(state.String(), uerr.Error())
 	}
 	return errors.Join(errUntrusted, uerr)
 }

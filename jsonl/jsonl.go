@@ -43,6 +43,7 @@ const (
 	TypeExecution  = "execution_error"  // a command could not be started or exited badly
 	TypeSandbox    = "sandbox_error"    // specialists cannot start in their sandbox: no Landlock in this kernel (docs/operating.md#sandbox)
 	TypeStalled    = "stalled"          // a specialist printed nothing for specialist.stall_timeout and was stopped
+	TypeNotify     = "notify_error"     // a notification could not be delivered to a notify sink (docs/configuration.md#notify)
 )
 
 // SchemaVersion is the schema_version Append writes when the entry has none.

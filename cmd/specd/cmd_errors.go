@@ -102,5 +102,5 @@ func runErrors(cmd *cobra.Command, g *globalOptions, o errorsOptions) error {
 // errorTypes are the error_type values --type takes.
 var errorTypes = []string{
 	jsonl.TypeAgent, jsonl.TypeValidation, jsonl.TypeTimeout, jsonl.TypeParse,
-	jsonl.TypeFile, jsonl.TypeState, jsonl.TypeExecution, jsonl.TypeSandbox, jsonl.TypeStalled,
+	jsonl.TypeFile, jsonl.TypeState, jsonl.TypeExecution, jsonl.TypeSandbox, jsonl.TypeStalled, jsonl.TypeNotify,
 }

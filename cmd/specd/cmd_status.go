@@ -119,6 +119,7 @@ func runStatus(cmd *cobra.Command, g *globalOptions, o statusOptions, args []str
 		return err
 	}
 	costCapNote(out, p)
+	notifyStatus(out, p, time.Now())
 	return nil
 }
 

@@ -153,6 +153,7 @@ func describe(out io.Writer, root string, cfg config.Config, v config.Verdict) {
 	if cfg.Sources.Registry != "" {
 		fmt.Fprintf(out, "sources.registry: %s\n", cfg.Sources.Registry)
 	}
+	notifyPreview(out, cfg)
 	fmt.Fprintln(out, "files hashed (sha256):")
 	for _, p := range v.Covered.Paths() {
 		fmt.Fprintf(out, "  %s  %s\n", v.Covered[p][:12], p)

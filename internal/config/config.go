@@ -195,6 +195,9 @@ type Config struct {
 	Sandbox Sandbox `yaml:"sandbox"`
 	// Web is the read-only web view of runs and reports (docs/web.md).
 	Web Web `yaml:"web"`
+	// Notify are the sinks told about runs that end, fail or wait
+	// (docs/configuration.md#notify); none by default.
+	Notify []NotifySink `yaml:"notify"`
 
 	// file and raw are the path and the exact bytes Load read, which
 	// trust hashes (Cover): the bytes used, not the file as it is later;
@@ -521,6 +524,9 @@ func Load(path string) (Config, error) {
 		return c, yamlError(path, err)
 	}
 	c.names, c.dirs = c.named(), c.envNamed()
+	if err := NameSinks(c.Notify); err != nil {
+		return c, fmt.Errorf("config %s:%w", path, err)
+	}
 	if err := c.Validate(); err != nil {
 		key, _, _ := strings.Cut(err.Error(), ":")
 		key, _, _ = strings.Cut(key, " ") // "web.token and web.token_file"
@@ -660,6 +666,11 @@ func (c Config) Validate() error {
 	}
 	if err := c.Web.Validate(); err != nil {
 		return err
+	}
+	for i := range c.Notify {
+		if err := c.Notify[i].validate(); err != nil {
+			return fmt.Errorf("notify[%d]: %w", i, err)
+		}
 	}
 	return c.Temporal.Validate()
 }

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"fmt"
+	"net/url"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -30,6 +32,11 @@ func (c Config) SecretLike() []string {
 		ref := v == "" || strings.HasPrefix(v, "$") || strings.HasPrefix(v, "{env:") || strings.ContainsAny(v, "/\\")
 		if (secretNameRE.MatchString(name) && !ref) || secretValueRE.MatchString(v) {
 			out = append(out, "specialist.env."+name)
+		}
+	}
+	for i, s := range c.Notify {
+		if u, err := url.Parse(s.URL); err == nil && s.URL != "" && (u.User != nil || u.RawQuery != "" || secretValueRE.MatchString(strings.ReplaceAll(u.Path, "/", ""))) {
+			out = append(out, fmt.Sprintf("notify[%d].url (use url_file)", i))
 		}
 	}
 	t := c.Temporal

@@ -374,6 +374,9 @@ func (c Config) named() []string {
 	}
 	add(c.Specialist.Command...)
 	add(c.Specialist.Binary)
+	for _, s := range c.Notify {
+		add(s.Command...)
+	}
 	for _, v := range c.Specialist.Env {
 		add(v)
 	}

@@ -268,6 +268,13 @@ git_commit: false
 # web:
 #   listen: 127.0.0.1:7374
 #   token_file: .opencode/web.token
+# tell people when a run ends, fails or waits for 'specd trust'
+# (docs/configuration.md#notify): webhooks (json, slack, ntfy), commands, the desktop
+# notify:
+#   - type: webhook
+#     url: https://ntfy.sh/my-specd-runs
+#     format: ntfy
+#     events: [run_finished, run_failed, trust_needed, stalled]
 `
 
 // configText is the config Init writes: the template, with preset agent
