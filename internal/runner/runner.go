@@ -263,7 +263,7 @@ func (Process) Run(ctx context.Context, job Job) Result {
 		job.OnStart()
 	}
 	res.Started = true
-	spawn := cmd.Start
+	spawn := func() error { return job.Cgroup.Start(cmd) } // cmd.Start, in its v1 cgroups too
 	if job.Sandbox != nil {
 		spawn = func() error { return job.Sandbox.Start(cmd) }
 	}

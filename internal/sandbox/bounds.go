@@ -92,14 +92,14 @@ func Unbounded() string {
 	on := controllers()
 	var off []string
 	for _, k := range []struct{ ctl, key string }{{"memory", "sandbox.memory_max"}, {"pids", "sandbox.pids_max"}} {
-		if !on[k.ctl] {
+		if !on[k.ctl] && v1Parent()[k.ctl] == "" { // a v1 controller stands in (bounds_v1.go)
 			off = append(off, k.key)
 		}
 	}
 	if len(off) == 0 {
 		return ""
 	}
-	return strings.Join(off, " and ") + " not enforced: cgroup v2 offers specd's cgroup no such controller (" + CgroupParent() + "/cgroup.controllers), or it could not be enabled"
+	return strings.Join(off, " and ") + " not enforced: cgroup v2 offers specd's cgroup no such controller (" + CgroupParent() + "/cgroup.controllers), or it could not be enabled, and no v1 hierarchy of it lets specd make a cgroup"
 }
 
 // Bound applies l to the cgroup (memory.max with memory.swap.max 0 and
@@ -130,6 +130,11 @@ func (c *Cgroup) Bound(l Limits) error {
 	for _, f := range files {
 		if err := c.write(f[0], f[1]); err != nil && !(f[0] == "memory.swap.max" && errors.Is(err, os.ErrNotExist)) {
 			return err // no swap accounting: memory.max alone
+		}
+	}
+	if !on["memory"] || !on["pids"] {
+		if err := c.boundV1(l, on); err != nil {
+			return err
 		}
 	}
 	c.bounds = l
@@ -163,6 +168,8 @@ func (c *Cgroup) Exceeded() string {
 		c.exceeded = MemoryLimit
 	case c.count("pids.events", "max") > 0:
 		c.exceeded = PidsLimit
+	case c.exceededV1() != "":
+		c.exceeded = c.exceededV1()
 	}
 	return c.exceeded
 }

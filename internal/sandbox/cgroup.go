@@ -33,8 +33,9 @@ type Cgroup struct {
 	// process later started into the cgroup with CLONE_INTO_CGROUP (seen
 	// here: SIGKILL within a millisecond), so a killed one is not reused.
 	empty, killed atomic.Bool
-	bounds        Limits // as Bound last wrote them; zero until then
-	exceeded      string // the bound the topic met (Exceeded), or ""
+	bounds        Limits    // as Bound last wrote them; zero until then
+	exceeded      string    // the bound the topic met (Exceeded), or ""
+	v1            *cgroupV1 // its v1 memory and pids cgroups on a hybrid host (bounds_v1.go)
 }
 
 // spare holds emptied topic cgroups for the next topics to take, at most
@@ -226,6 +227,7 @@ func (c *Cgroup) Remove() error {
 	if c == nil {
 		return nil
 	}
+	c.removeV1()
 	unix.Close(c.fd)
 	err := os.Remove(c.dir)
 	if errors.Is(err, syscall.EBUSY) {

@@ -39,6 +39,7 @@ type Policy struct {
 	sorted *sortedPaths
 	own    []string
 	opened *openRules // sorted's rules, opened
+	cgroup *Cgroup    // the topic's, whose v1 cgroups the start thread joins (bounds_v1.go)
 }
 
 // sortedPaths are a policy's paths that exist, by kind and right.
@@ -143,6 +144,12 @@ func (p Policy) Start(cmd *exec.Cmd) error {
 		// The thread stays locked and ends with this goroutine: no other
 		// goroutine ever runs confined.
 		runtime.LockOSThread()
+		leave, err := p.cgroup.joinV1() // before Landlock, which refuses cgroupfs writes
+		defer leave()                   // idempotent
+		if err != nil {
+			errc <- err
+			return
+		}
 		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 			errc <- fmt.Errorf("no_new_privs: %w", err)
 			return
@@ -151,7 +158,9 @@ func (p Policy) Start(cmd *exec.Cmd) error {
 			errc <- fmt.Errorf("landlock_restrict_self: %w", err)
 			return
 		}
-		errc <- cmd.Start()
+		err = cmd.Start()
+		leave()
+		errc <- err
 	}()
 	return <-errc
 }
