@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -110,8 +111,9 @@ func isV1Controller(name string) bool {
 // kernel signals at each OOM of the cgroup (cgroup.event_control), which
 // watchOOM reads.
 type cgroupV1 struct {
-	dirs map[string]string
-	oom  *os.File
+	dirs  map[string]string
+	oom   *os.File
+	oomed atomic.Bool // watchOOM saw an OOM: the kernel notifies before it counts its kill
 }
 
 // boundV1 writes l into the topic's v1 cgroups of the controllers v2
@@ -160,7 +162,9 @@ func (c *Cgroup) boundV1(l Limits, on map[string]bool) error {
 
 // watchOOM registers an eventfd for the OOMs of the v1 memory cgroup dir
 // and ends the topic's whole tree at each one: v1 has no memory.oom.group,
-// and its OOM killer kills one process, whose parent would run on.
+// and its OOM killer kills one process, whose parent would run on. The
+// kernel signals the eventfd too when the cgroup is removed; removeV1
+// closes it first.
 func (c *Cgroup) watchOOM(dir string) error {
 	efd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
 	if err != nil {
@@ -178,17 +182,16 @@ func (c *Cgroup) watchOOM(dir string) error {
 		return err
 	}
 	c.v1.oom = os.NewFile(uintptr(efd), "oom eventfd") // pollable: Close ends Read
-	go func(f *os.File, dir string) {
+	go func(v1 *cgroupV1, dir string) {
 		var buf [8]byte
 		for {
-			if _, err := f.Read(buf[:]); err != nil {
+			if _, err := v1.oom.Read(buf[:]); err != nil {
 				return
 			}
-			if v1Count(filepath.Join(dir, "memory.oom_control"), "oom_kill") > 0 {
-				killV1(dir)
-			}
+			v1.oomed.Store(true)
+			killV1(dir)
 		}
-	}(c.v1.oom, dir)
+	}(c.v1, dir)
 	return nil
 }
 
@@ -274,13 +277,13 @@ func (c *Cgroup) Start(cmd *exec.Cmd) error {
 }
 
 // exceededV1 is Exceeded for the v1 cgroups: MemoryLimit after an OOM
-// kill (memory.oom_control oom_kill, Linux 4.13 or later), PidsLimit
+// (watchOOM, or memory.oom_control oom_kill, Linux 4.13 or later), PidsLimit
 // after a fork refused at pids.max (pids.events max), or "".
 func (c *Cgroup) exceededV1() string {
 	if c.v1 == nil {
 		return ""
 	}
-	if dir := c.v1.dirs["memory"]; dir != "" && v1Count(filepath.Join(dir, "memory.oom_control"), "oom_kill") > 0 {
+	if dir := c.v1.dirs["memory"]; c.v1.oomed.Load() || dir != "" && v1Count(filepath.Join(dir, "memory.oom_control"), "oom_kill") > 0 {
 		return MemoryLimit
 	}
 	if dir := c.v1.dirs["pids"]; dir != "" && v1Count(filepath.Join(dir, "pids.events"), "max") > 0 {
