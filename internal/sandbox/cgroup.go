@@ -238,14 +238,22 @@ func (c *Cgroup) Remove() error {
 }
 
 // RemoveStaleCgroups removes the empty topic cgroups a specd that is gone
-// left in CgroupParent() (killed before it could remove them); one that
-// still holds a process — a specialist that outlived its specd, which a
-// restarted specd waits for (docs/contract.md#locks) — stays.
+// left in CgroupParent() and in its v1 cgroups (killed before it could
+// remove them); one that still holds a process — a specialist that
+// outlived its specd, which a restarted specd waits for
+// (docs/contract.md#locks) — stays.
 func RemoveStaleCgroups() {
-	parent := CgroupParent()
-	if parent == "" {
-		return
+	if parent := CgroupParent(); parent != "" {
+		removeStaleIn(parent)
 	}
+	for _, parent := range v1Parent() { // a hybrid host's (bounds_v1.go)
+		removeStaleIn(parent)
+	}
+}
+
+// removeStaleIn removes the empty cgroups specd-PID-N in parent of a
+// specd PID that is gone.
+func removeStaleIn(parent string) {
 	entries, _ := os.ReadDir(parent)
 	for _, e := range entries {
 		var pid, n int
