@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -133,6 +134,31 @@ func TestV1OOM(t *testing.T) {
 	for _, dir := range dirs {
 		if _, err := os.Stat(dir); !os.IsNotExist(err) {
 			t.Errorf("%s is left after Remove: %v", dir, err)
+		}
+	}
+}
+
+// TestRemoveStaleV1Cgroups: the empty v1 topic cgroups of a specd that
+// is gone are removed with its v2 ones.
+func TestRemoveStaleV1Cgroups(t *testing.T) {
+	v1Topic(t, Limits{Memory: -1, Pids: -1})
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	var stale []string
+	for _, ctl := range v1Controllers {
+		dir := filepath.Join(v1Parent()[ctl], "specd-"+strconv.Itoa(gone.Process.Pid)+"-1")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Remove(dir) })
+		stale = append(stale, dir)
+	}
+	RemoveStaleCgroups()
+	for _, dir := range stale {
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("%s of a specd that is gone is left: %v", dir, err)
 		}
 	}
 }
