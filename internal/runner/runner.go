@@ -268,7 +268,7 @@ func (Process) Run(ctx context.Context, job Job) Result {
 		job.OnStart()
 	}
 	res.Started = true
-	spawn := cmd.Start
+	spawn := func() error { return job.Cgroup.Start(cmd) } // cmd.Start, in its v1 cgroups too
 	switch {
 	case job.Sandbox != nil && len(job.Helper) > 0:
 		// The step starts unconfined and confines the specialist.

@@ -84,7 +84,8 @@ func moveSelf(parent string) error {
 // Unbounded names the bounds of sandbox.memory_max and pids_max that
 // topics do not get here, with why, or returns "": no cgroup per topic
 // (the subreaper step bounds nothing), or a controller that cgroup v2
-// does not offer specd (docs/operating.md#bounds).
+// does not offer specd and no v1 hierarchy of specd's own stands in for
+// (docs/operating.md#bounds).
 func Unbounded() string {
 	if CgroupParent() == "" {
 		return "sandbox.memory_max and sandbox.pids_max are not enforced: specd makes no cgroup per topic here (not root, not delegated)"
@@ -92,20 +93,22 @@ func Unbounded() string {
 	on := controllers()
 	var off []string
 	for _, k := range []struct{ ctl, key string }{{"memory", "sandbox.memory_max"}, {"pids", "sandbox.pids_max"}} {
-		if !on[k.ctl] {
+		if !on[k.ctl] && v1Parent()[k.ctl] == "" { // a v1 controller stands in (bounds_v1.go)
 			off = append(off, k.key)
 		}
 	}
 	if len(off) == 0 {
 		return ""
 	}
-	return strings.Join(off, " and ") + " not enforced: cgroup v2 offers specd's cgroup no such controller (" + CgroupParent() + "/cgroup.controllers), or it could not be enabled"
+	return strings.Join(off, " and ") + " not enforced: cgroup v2 offers specd's cgroup no such controller (" + CgroupParent() + "/cgroup.controllers), or it could not be enabled, and no v1 hierarchy of it lets specd make a cgroup"
 }
 
 // Bound applies l to the cgroup (memory.max with memory.swap.max 0 and
 // memory.oom.group 1, so that the topic ends as a whole; pids.max) where
-// the controllers are on (Unbounded says where not); a cgroup used again
-// is written only when its bounds change. Errors name the file.
+// the controllers are on, and through the topic's v1 cgroups where v2
+// lacks one (boundV1: a hybrid host); Unbounded says where neither. A
+// cgroup used again is written only when its bounds change. Errors name
+// the file.
 func (c *Cgroup) Bound(l Limits) error {
 	if c == nil || c.bounds == l {
 		return nil
@@ -132,6 +135,11 @@ func (c *Cgroup) Bound(l Limits) error {
 			return err // no swap accounting: memory.max alone
 		}
 	}
+	if !on["memory"] || !on["pids"] {
+		if err := c.boundV1(l, on); err != nil {
+			return err
+		}
+	}
 	c.bounds = l
 	return nil
 }
@@ -151,7 +159,8 @@ func (c *Cgroup) write(name, v string) error {
 
 // Exceeded returns MemoryLimit when the kernel killed a process of the
 // cgroup for memory.max (memory.events oom_kill), PidsLimit when a fork
-// failed at pids.max (pids.events max), or "": read once the topic has
+// failed at pids.max (pids.events max), the same of the v1 cgroups
+// (exceededV1), or "": read once the topic has
 // ended, before Release. A cgroup that met a bound is not used again
 // (its counters would speak for the next topic).
 func (c *Cgroup) Exceeded() string {
@@ -163,6 +172,8 @@ func (c *Cgroup) Exceeded() string {
 		c.exceeded = MemoryLimit
 	case c.count("pids.events", "max") > 0:
 		c.exceeded = PidsLimit
+	case c.exceededV1() != "":
+		c.exceeded = c.exceededV1()
 	}
 	return c.exceeded
 }

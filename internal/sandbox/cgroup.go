@@ -33,8 +33,9 @@ type Cgroup struct {
 	// process later started into the cgroup with CLONE_INTO_CGROUP (seen
 	// here: SIGKILL within a millisecond), so a killed one is not reused.
 	empty, killed atomic.Bool
-	bounds        Limits // as Bound last wrote them; zero until then
-	exceeded      string // the bound the topic met (Exceeded), or ""
+	bounds        Limits    // as Bound last wrote them; zero until then
+	exceeded      string    // the bound the topic met (Exceeded), or ""
+	v1            *cgroupV1 // its v1 memory and pids cgroups on a hybrid host (bounds_v1.go)
 }
 
 // spare holds emptied topic cgroups for the next topics to take, at most
@@ -226,6 +227,7 @@ func (c *Cgroup) Remove() error {
 	if c == nil {
 		return nil
 	}
+	c.removeV1()
 	defer unix.Close(c.fd) // after Kill, which reads cgroup.events from it
 	err := os.Remove(c.dir)
 	if errors.Is(err, syscall.EBUSY) {
@@ -236,15 +238,22 @@ func (c *Cgroup) Remove() error {
 }
 
 // RemoveStaleCgroups removes the topic cgroups a specd that is gone left
-// in CgroupParent() (killed before it could remove them), and ends the
-// processes still in them first: specd, not the specialist, held their
-// topics' locks (docs/contract.md#locks), so they would otherwise run
-// beside the topic's next start.
+// in CgroupParent() and in its v1 cgroups (killed before it could remove
+// them), and ends the processes still in a v2 one first: specd, not the
+// specialist, held their topics' locks (docs/contract.md#locks), so they
+// would otherwise run beside the topic's next start.
 func RemoveStaleCgroups() {
-	parent := CgroupParent()
-	if parent == "" {
-		return
+	if parent := CgroupParent(); parent != "" {
+		removeStaleIn(parent)
 	}
+	for _, parent := range v1Parent() { // a hybrid host's (bounds_v1.go)
+		removeStaleIn(parent)
+	}
+}
+
+// removeStaleIn removes the cgroups specd-PID-N in parent of a specd PID
+// that is gone.
+func removeStaleIn(parent string) {
 	entries, _ := os.ReadDir(parent)
 	for _, e := range entries {
 		var pid, n int

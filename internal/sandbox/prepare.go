@@ -104,6 +104,7 @@ func Prepare(cfg config.Sandbox, specd string, t Topic) (Setup, error) {
 		}
 	}
 	p := t.policy()
+	p.cgroup = s.Cgroup
 	s.Policy = &p
 	return s, nil
 }

@@ -48,7 +48,8 @@ type Policy struct {
 	// loose are Read paths the mount namespace leaves as they are, not
 	// read-only: a CLI's own config directory, whose write it expects
 	// to fail with EACCES (Landlock's answer), not EROFS (opencode stops).
-	loose []string
+	loose  []string
+	cgroup *Cgroup // the topic's, whose v1 cgroups the start thread joins (bounds_v1.go)
 }
 
 // sortedPaths are a policy's paths that exist, by kind and right.
@@ -137,11 +138,19 @@ func (p Policy) Start(cmd *exec.Cmd) error {
 		// The thread stays locked and ends with this goroutine: no other
 		// goroutine ever runs confined.
 		runtime.LockOSThread()
+		leave, err := p.cgroup.joinV1() // before the mount namespace and Landlock, which refuse cgroupfs writes
+		defer leave()                   // idempotent
+		if err != nil {
+			errc <- err
+			return
+		}
 		if err := confine.Thread(m, fd); err != nil {
 			errc <- err
 			return
 		}
-		errc <- cmd.Start()
+		err = cmd.Start()
+		leave()
+		errc <- err
 	}()
 	return <-errc
 }

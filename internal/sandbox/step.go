@@ -53,7 +53,7 @@ func (p Policy) StartStep(cmd *exec.Cmd, helper int) error {
 		}
 	}
 	cmd.Args = slices.Concat(cmd.Args[:helper], flags, cmd.Args[helper:])
-	return cmd.Start()
+	return p.cgroup.Start(cmd) // the step in the topic's v1 cgroups too, where there are any
 }
 
 // ruleList returns p's Landlock rules (addRules adds the same).
