@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/specd-dev/specd/internal/sandbox/confine"
 )
 
 // On a hybrid cgroup host (v1 hierarchies for the controllers, the v2
@@ -264,15 +265,14 @@ func (c *Cgroup) Start(cmd *exec.Cmd) error {
 		return cmd.Start()
 	}
 	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+	confine.Go(func() {
 		leave, err := c.joinV1()
 		if err == nil {
 			err = cmd.Start()
 		}
 		leave()
 		errc <- err
-	}()
+	})
 	return <-errc
 }
 

@@ -15,7 +15,6 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -134,10 +133,7 @@ func (p Policy) Start(cmd *exec.Cmd) error {
 		}
 	}
 	errc := make(chan error, 1)
-	go func() {
-		// The thread stays locked and ends with this goroutine: no other
-		// goroutine ever runs confined.
-		runtime.LockOSThread()
+	confine.Go(func() {
 		leave, err := p.cgroup.joinV1() // before the mount namespace and Landlock, which refuse cgroupfs writes
 		defer leave()                   // idempotent
 		if err != nil {
@@ -151,7 +147,7 @@ func (p Policy) Start(cmd *exec.Cmd) error {
 		err = cmd.Start()
 		leave()
 		errc <- err
-	}()
+	})
 	return <-errc
 }
 

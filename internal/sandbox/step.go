@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -139,10 +138,9 @@ func MountNamespaces(path string, helper []string) (bool, string) {
 // withholds CAP_SYS_ADMIN, for one.
 var rootMounts = sync.OnceValues(func() (bool, string) {
 	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+	confine.Go(func() {
 		errc <- confine.Probe()
-	}()
+	})
 	if err := <-errc; err != nil {
 		return false, "the kernel refuses specd a mount namespace (" + err.Error() + ")"
 	}

@@ -14,6 +14,7 @@ package confine
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -202,4 +203,30 @@ func Drop() error {
 		return fmt.Errorf("capset: %w", err)
 	}
 	return nil
+}
+
+// Go runs f on a locked OS thread of its own that ends when f returns, so
+// that what f gives its thread (a Landlock domain, a mount namespace,
+// dropped capabilities, another cgroup) goes with it. Never on the
+// process's main thread: the Go runtime cannot end that one and parks it
+// instead, so it would keep what f gave it — and kill(2) and ptrace
+// aimed at the process's pid reach the main thread, so a specialist
+// confined from it could signal its keeper. On the main thread, Go keeps
+// it locked (so no other goroutine runs there) while f runs on another.
+func Go(f func()) {
+	go func() {
+		runtime.LockOSThread()
+		if unix.Gettid() != unix.Getpid() {
+			f()
+			return // locked: the thread ends with the goroutine
+		}
+		done := make(chan struct{})
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+			defer close(done)
+			f()
+		}()
+		<-done
+		runtime.UnlockOSThread()
+	}()
 }

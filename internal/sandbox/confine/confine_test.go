@@ -114,3 +114,22 @@ func TestMountsApply(t *testing.T) {
 		t.Errorf("the write did not land outside the namespace: %v", err)
 	}
 }
+
+// TestGoNeverOnMainThread: f runs on a thread that is not the process's
+// main one, which the runtime would park with f's confinement instead of
+// ending it, and where kill(2) aimed at the pid lands. The goroutine Go
+// starts lands on the main thread often enough (the main goroutine of a
+// test binary waits) that 200 calls meet the case.
+func TestGoNeverOnMainThread(t *testing.T) {
+	onMain := 0
+	for range 200 {
+		done := make(chan bool)
+		Go(func() { done <- unix.Gettid() == unix.Getpid() })
+		if <-done {
+			onMain++
+		}
+	}
+	if onMain > 0 {
+		t.Errorf("f ran on the main thread %d times of 200", onMain)
+	}
+}

@@ -22,7 +22,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -152,15 +151,14 @@ func (c *confinement) start(path string, argv []string) (int, error) {
 		err error
 	}
 	done := make(chan started, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+	confine.Go(func() {
 		if err := confine.Thread(m, fd); err != nil {
 			done <- started{0, err}
 			return
 		}
 		pid, err := syscall.ForkExec(path, argv, attr)
 		done <- started{pid, err}
-	}()
+	})
 	s := <-done
 	return s.pid, s.err
 }
