@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/specd-dev/specd/internal/visible"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -41,17 +42,18 @@ The kind is taken from the name:
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			bad := 0
+			out := visible.Writer(cmd.OutOrStdout()) // a report's values and names are untrusted text
 			for _, f := range args {
 				msg, err := validate.File(f, topic)
 				if err != nil {
 					bad++
-					fmt.Fprintln(cmd.OutOrStdout(), err)
+					fmt.Fprintln(out, err)
 					continue
 				}
 				msg, details, _ := strings.Cut(msg, "\n") // a structured result lists what the gate removes
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok (%s)\n", f, msg)
+				fmt.Fprintf(out, "%s: ok (%s)\n", f, msg)
 				if details != "" {
-					fmt.Fprintln(cmd.OutOrStdout(), details)
+					fmt.Fprintln(out, details)
 				}
 			}
 			if bad > 0 {
