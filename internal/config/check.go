@@ -78,8 +78,9 @@ func lineOf(root *yaml.Node, key string) int {
 }
 
 var (
-	durationType = reflect.TypeFor[Duration]()
-	sandboxType  = reflect.TypeFor[Sandbox]()
+	durationType    = reflect.TypeFor[Duration]()
+	sandboxType     = reflect.TypeFor[Sandbox]()
+	unmarshalerType = reflect.TypeFor[yaml.Unmarshaler]()
 )
 
 // checkNode walks the YAML tree n against the Go type t that Load decodes
@@ -115,6 +116,12 @@ func checkNode(n *yaml.Node, t reflect.Type, key string) []problem {
 			return nil
 		}
 		return checkMapping(n, t, key, []string{"mode"})
+	case n.Kind == yaml.ScalarNode && reflect.PointerTo(t).Implements(unmarshalerType):
+		// A type that reads its own scalars (Size): its error says what it wants.
+		if err := n.Decode(reflect.New(t).Interface()); err != nil {
+			return []problem{{n.Line, key, yamlLineRE.ReplaceAllString(err.Error(), "$2")}}
+		}
+		return nil
 	}
 	switch t.Kind() {
 	case reflect.Struct:

@@ -59,7 +59,7 @@ func TestNotifyLoads(t *testing.T) {
 // and two sinks of one name, are errors naming the file's line.
 func TestNotifyErrorsNameTheLine(t *testing.T) {
 	for _, c := range []struct{ text, want string }{
-		{"notify:\n  - type: webhook\n    url: http://x\n    colour: red\n", `:4: field colour not found in notify`},
+		{"notify:\n  - type: webhook\n    url: http://x\n    colour: red\n", `:4: unknown key "notify[0].colour"`},
 		{"notify:\n  - type: webhook\n    url: http://x\n    events: [run_done]\n", `:4: notify.events: "run_done" is not one of`},
 		{"notify:\n  - type: webhook\n    url: http://x\n    format: teams\n", `:4: notify.format: "teams" is not one of json, slack, ntfy`},
 		{"notify:\n  - type: pager\n", `:2: notify.type: "pager"`},
