@@ -125,33 +125,7 @@ func (d *Daemon) runPlan(start, kill context.Context, runDir string, settle time
 	case lifecycle.Record, lifecycle.Warn:
 		return r.planChanged(prev, act, perr, hash)
 	}
-	now := d.now()
-	r.rs = specs.RunState{
-		SchemaVersion: 1,
-		// Derived from the directory number and the plan, not the clock, so
-		// that the same plan gives the same OVERVIEW.md (no churn in git).
-		WorkflowID: fmt.Sprintf("specd_%s_%s", specs.RunLabel(runDir), hash[:12]),
-		SpecDir:    r.rel,
-		Plan:       filepath.ToSlash(planRel),
-		PlanSHA256: hash,
-		Date:       now.UTC().Format("2006-01-02"),
-		StartedAt:  specs.Stamp(now),
-		State:      specs.StateRunning,
-	}
-	switch act {
-	case lifecycle.Resume, lifecycle.Grow:
-		// Keep the identity of the interrupted (or grown) run.
-		r.rs.WorkflowID, r.rs.Date, r.rs.StartedAt = prev.WorkflowID, prev.Date, prev.StartedAt
-		r.rs.CancelledBy = prev.CancelledBy
-		if act == lifecycle.Grow {
-			r.log.Info().Str("workflow_id", prev.WorkflowID).Int("topics_before", len(prev.Topics)).Int("topics_now", len(plan.Topics)).
-				Msg("topics were added to the plan: running them")
-		} else {
-			r.log.Info().Str("workflow_id", prev.WorkflowID).Msg("resuming unfinished run")
-		}
-	default:
-		prev = specs.RunState{}
-	}
+	prev = r.begin(act, prev, plan, planRel, hash)
 	r.log = r.log.With().Str("workflow_id", r.rs.WorkflowID).Logger()
 	req := intake.ReadRequest(runDir)
 	r.rs.Request, r.rs.Complexity, r.guidance = req.Text, req.Complexity, req.Guidance
@@ -211,6 +185,40 @@ func (r *run) notReady(plan *plans.Plan, hash string) {
 		Details:      map[string]any{"spec_dir": r.rel, "plan": r.rs.Plan, "status": plan.Status},
 		RecoveryHint: "Fix the plan's last Status: line (PLAN_COMPLETE runs it, PLAN_CREATED keeps it waiting); specd reads the plan again when it changes.",
 	})
+}
+
+// begin sets the run's identity for what lifecycle.Next decided: a new
+// run's, or for Resume and Grow the interrupted run's (prev), which it
+// returns; for any other act it returns no previous state.
+func (r *run) begin(act lifecycle.Action, prev specs.RunState, plan *plans.Plan, planRel, hash string) specs.RunState {
+	now := r.d.now()
+	r.rs = specs.RunState{
+		SchemaVersion: 1,
+		// Derived from the directory number and the plan, not the clock, so
+		// that the same plan gives the same OVERVIEW.md (no churn in git).
+		WorkflowID: fmt.Sprintf("specd_%s_%s", specs.RunLabel(r.runDir), hash[:12]),
+		SpecDir:    r.rel,
+		Plan:       filepath.ToSlash(planRel),
+		PlanSHA256: hash,
+		Date:       now.UTC().Format("2006-01-02"),
+		StartedAt:  specs.Stamp(now),
+		State:      specs.StateRunning,
+	}
+	switch act {
+	case lifecycle.Resume, lifecycle.Grow:
+		// Keep the identity of the interrupted (or grown) run.
+		r.rs.WorkflowID, r.rs.Date, r.rs.StartedAt = prev.WorkflowID, prev.Date, prev.StartedAt
+		r.rs.CancelledBy = prev.CancelledBy
+		if act == lifecycle.Grow {
+			r.log.Info().Str("workflow_id", prev.WorkflowID).Int("topics_before", len(prev.Topics)).Int("topics_now", len(plan.Topics)).
+				Msg("topics were added to the plan: running them")
+		} else {
+			r.log.Info().Str("workflow_id", prev.WorkflowID).Msg("resuming unfinished run")
+		}
+	default:
+		prev = specs.RunState{}
+	}
+	return prev
 }
 
 // planWarnings puts each of the plan's warnings (an unknown header
@@ -339,9 +347,12 @@ func (r *run) addTopics(topics []plans.Topic, prev specs.RunState) {
 				ts.Outcome, ts.PID = specs.OutcomeQueued, 0
 			}
 		}
-		p, err := specs.ResolveReportPath(r.runDir, planDir, t.ReportPath)
+		var p string
+		var err error
 		if t.Refused != nil { // a reserved report name: the reason names the plan line
-			p, err = "", t.Refused
+			err = t.Refused
+		} else {
+			p, err = specs.ResolveReportPath(r.runDir, planDir, t.ReportPath)
 		}
 		r.paths = append(r.paths, p)
 		switch {
