@@ -106,19 +106,7 @@ plant() { mkdir -p "$p" && echo "require('fs').writeFileSync('$MARKS/ran', '') /
 // home holds no plant. The CLI still gets its config and credentials: the
 // topics succeed against the stand-in model.
 func TestCLIHomeContained(t *testing.T) {
-	var clis []agentCLI
-	if bin := os.Getenv("SPECD_OPENCODE"); bin != "" {
-		clis = append(clis, opencodeCLI(bin))
-	}
-	if bin := os.Getenv("SPECD_CLAUDE"); bin != "" {
-		clis = append(clis, claudeCLI(bin))
-	}
-	if bin := os.Getenv("SPECD_CODEX"); bin != "" {
-		clis = append(clis, codexCLI(bin))
-	}
-	if len(clis) == 0 {
-		t.Skip("set SPECD_OPENCODE, SPECD_CLAUDE and/or SPECD_CODEX to the pinned CLIs (.ci/run does it)")
-	}
+	clis := pinnedCLIs(t)
 	result, err := os.ReadFile("../internal/results/testdata/web_research.json")
 	if err != nil {
 		t.Fatal(err)

@@ -128,19 +128,7 @@ wire_api = "responses"
 // model are exactly it, and Claude Code's hooks and MCP server never run.
 // SPECD_OPENCODE, SPECD_CLAUDE and SPECD_CODEX name the pinned CLIs.
 func TestHostileCloneE2E(t *testing.T) {
-	var clis []agentCLI
-	if bin := os.Getenv("SPECD_OPENCODE"); bin != "" {
-		clis = append(clis, opencodeCLI(bin))
-	}
-	if bin := os.Getenv("SPECD_CLAUDE"); bin != "" {
-		clis = append(clis, claudeCLI(bin))
-	}
-	if bin := os.Getenv("SPECD_CODEX"); bin != "" {
-		clis = append(clis, codexCLI(bin))
-	}
-	if len(clis) == 0 {
-		t.Skip("set SPECD_OPENCODE, SPECD_CLAUDE and/or SPECD_CODEX to the pinned CLIs (.ci/run does it)")
-	}
+	clis := pinnedCLIs(t)
 	defer daemon.UseRealTrust()()
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir()) // trust records
 	result, err := os.ReadFile("../internal/results/testdata/web_research.json")
@@ -212,4 +200,24 @@ func TestHostileCloneE2E(t *testing.T) {
 			}
 		})
 	}
+}
+
+// pinnedCLIs returns the agent CLIs SPECD_OPENCODE, SPECD_CLAUDE and
+// SPECD_CODEX name, and skips t when none is named.
+func pinnedCLIs(t *testing.T) []agentCLI {
+	t.Helper()
+	var clis []agentCLI
+	if bin := os.Getenv("SPECD_OPENCODE"); bin != "" {
+		clis = append(clis, opencodeCLI(bin))
+	}
+	if bin := os.Getenv("SPECD_CLAUDE"); bin != "" {
+		clis = append(clis, claudeCLI(bin))
+	}
+	if bin := os.Getenv("SPECD_CODEX"); bin != "" {
+		clis = append(clis, codexCLI(bin))
+	}
+	if len(clis) == 0 {
+		t.Skip("set SPECD_OPENCODE, SPECD_CLAUDE and/or SPECD_CODEX to the pinned CLIs (.ci/run does it)")
+	}
+	return clis
 }
