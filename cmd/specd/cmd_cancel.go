@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/specd-dev/specd/internal/await"
+	"github.com/specd-dev/specd/internal/inert"
 	"github.com/specd-dev/specd/internal/liveness"
 	"github.com/specd-dev/specd/specs"
 )
@@ -105,7 +106,7 @@ func runCancel(cmd *cobra.Command, g *globalOptions, o cancelOptions, arg string
 		}
 		for _, i := range o.topics {
 			t := rs.Topics[i]
-			fmt.Fprintf(cmd.OutOrStdout(), "topic [%d] %s: %s\n", i, oneLine(string(t.Outcome)), oneLine(t.Reason))
+			fmt.Fprintf(cmd.OutOrStdout(), "topic [%d] %s: %s\n", i, inert.Line(string(t.Outcome)), inert.Line(t.Reason))
 		}
 		return nil
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/specd-dev/specd/internal/config"
+	"github.com/specd-dev/specd/internal/inert"
 	"github.com/specd-dev/specd/internal/visible"
 	"github.com/specd-dev/specd/jsonl"
 	"github.com/specd-dev/specd/specs"
@@ -81,9 +82,9 @@ func runErrors(cmd *cobra.Command, g *globalOptions, o errorsOptions) error {
 			fmt.Fprintf(out, "%s\n", visible.String(string(b)))
 			continue
 		}
-		fmt.Fprintf(out, "%s %-7s %-16s %s %s\n", oneLine(e.Timestamp), oneLine(e.Severity), oneLine(e.ErrorType), oneLine(e.WorkflowID), oneLine(e.Message))
+		fmt.Fprintf(out, "%s %-7s %-16s %s %s\n", inert.Line(e.Timestamp), inert.Line(e.Severity), inert.Line(e.ErrorType), inert.Line(e.WorkflowID), inert.Line(e.Message))
 		if e.RecoveryHint != "" {
-			fmt.Fprintf(out, "    hint: %s\n", oneLine(e.RecoveryHint))
+			fmt.Fprintf(out, "    hint: %s\n", inert.Line(e.RecoveryHint))
 		}
 	}
 	if skipped > 0 {

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/specd-dev/specd/internal/config"
+	"github.com/specd-dev/specd/internal/inert"
 	"github.com/specd-dev/specd/internal/intake"
 	"github.com/specd-dev/specd/internal/memory"
 	"github.com/specd-dev/specd/internal/visible"
@@ -60,7 +61,7 @@ func runGaps(cmd *cobra.Command, g *globalOptions, asJSON bool) error {
 		if r.DeferredUntil != "" {
 			res += " until " + r.DeferredUntil
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", oneLine(r.ID), oneLine(r.Date), oneLine(r.GapType), oneLine(res), oneLine(r.Topic))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", inert.Line(r.ID), inert.Line(r.Date), inert.Line(r.GapType), inert.Line(res), inert.Line(r.Topic))
 	}
 	return tw.Flush()
 }
@@ -127,9 +128,9 @@ func runGapsResolve(cmd *cobra.Command, g *globalOptions, o resolveOptions, id s
 		return err
 	}
 	out := cmd.OutOrStdout()
-	fmt.Fprintf(out, "%s %s: %s", oneLine(row.ID), oneLine(row.GapType), oneLine(row.Resolution))
+	fmt.Fprintf(out, "%s %s: %s", inert.Line(row.ID), inert.Line(row.GapType), inert.Line(row.Resolution))
 	if row.DeferredUntil != "" {
-		fmt.Fprintf(out, " until %s", oneLine(row.DeferredUntil))
+		fmt.Fprintf(out, " until %s", inert.Line(row.DeferredUntil))
 	}
 	fmt.Fprintln(out)
 	if !o.research {

@@ -161,7 +161,7 @@ func planWarnings(out io.Writer, p project, dir string) {
 	}
 	if plan, err := plans.Parse(bytes.NewReader(data), name); err == nil {
 		for _, w := range plan.Warnings {
-			fmt.Fprintf(out, "plan warning: %s\n", oneLine(w.Error()))
+			fmt.Fprintf(out, "plan warning: %s\n", inert.Line(w.Error()))
 		}
 	}
 }
@@ -248,10 +248,6 @@ func writeJSON(w io.Writer, v any) error {
 	_, err := io.WriteString(w, visible.String(buf.String()))
 	return err
 }
-
-// oneLine is untrusted text (a title, a message) made safe to print on
-// one line of a terminal (inert.Line).
-func oneLine(s string) string { return inert.Line(s) }
 
 // printSummary prints the 4-section summary, its untrusted text (titles,
 // reasons) with control characters made visible; a FAILED run exits 1.

@@ -2,12 +2,12 @@ package main
 
 import (
 	"fmt"
-	"github.com/specd-dev/specd/internal/visible"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/specd-dev/specd/cmd/specd/validate"
+	"github.com/specd-dev/specd/internal/visible"
 )
 
 func newValidateCommand(_ *globalOptions) *cobra.Command {
