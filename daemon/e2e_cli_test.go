@@ -21,7 +21,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/specd-dev/specd/internal/config"
-	"github.com/specd-dev/specd/internal/modelserver"
+	"github.com/specd-dev/specd/internal/specdtest/modelserver"
 	"github.com/specd-dev/specd/internal/progress"
 	"github.com/specd-dev/specd/internal/specialist/agents"
 	"github.com/specd-dev/specd/specs"
@@ -67,7 +67,7 @@ var priced = modelserver.Usage{Input: 1000, Output: 50, CacheRead: 200, CacheWri
 const opencodeInput, opencodeOutput, opencodeCacheRead, opencodeCacheWrite = 3.0, 15.0, 0.3, 3.75
 
 // TestOpencodeE2E runs the opencode preset end to end against
-// internal/modelserver, offline. SPECD_OPENCODE names the opencode binary
+// internal/specdtest/modelserver, offline. SPECD_OPENCODE names the opencode binary
 // (.ci/run installs the pinned version and sets it).
 func TestOpencodeE2E(t *testing.T) {
 	bin := os.Getenv("SPECD_OPENCODE")
@@ -118,7 +118,7 @@ func opencodeCLI(bin string) agentCLI {
 }
 
 // TestClaudeE2E runs the claude preset end to end against
-// internal/modelserver's Anthropic Messages API, offline. SPECD_CLAUDE names
+// internal/specdtest/modelserver's Anthropic Messages API, offline. SPECD_CLAUDE names
 // the claude binary (.ci/run installs the pinned version and sets it).
 func TestClaudeE2E(t *testing.T) {
 	bin := os.Getenv("SPECD_CLAUDE")
@@ -165,7 +165,7 @@ func claudeCLI(bin string) agentCLI {
 // cases, USD per million tokens.
 const codexInput, codexCached, codexOutput = 1.25, 0.125, 10.0
 
-// TestCodexE2E runs the codex preset end to end against internal/modelserver's
+// TestCodexE2E runs the codex preset end to end against internal/specdtest/modelserver's
 // Responses API, offline. SPECD_CODEX names the codex binary (.ci/run
 // installs the pinned version and sets it).
 func TestCodexE2E(t *testing.T) {

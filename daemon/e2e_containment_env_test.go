@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/specd-dev/specd/internal/config"
-	"github.com/specd-dev/specd/internal/modelserver"
+	"github.com/specd-dev/specd/internal/specdtest/modelserver"
 	"github.com/specd-dev/specd/specs"
 )
 

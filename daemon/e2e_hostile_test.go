@@ -12,7 +12,7 @@ import (
 
 	"github.com/specd-dev/specd/daemon"
 	"github.com/specd-dev/specd/internal/config"
-	"github.com/specd-dev/specd/internal/modelserver"
+	"github.com/specd-dev/specd/internal/specdtest/modelserver"
 	"github.com/specd-dev/specd/specs"
 )
 

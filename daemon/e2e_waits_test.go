@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/specd-dev/specd/internal/config"
-	"github.com/specd-dev/specd/internal/modelserver"
+	"github.com/specd-dev/specd/internal/specdtest/modelserver"
 	"github.com/specd-dev/specd/specs"
 )
 

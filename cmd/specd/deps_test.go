@@ -60,7 +60,7 @@ func TestLayout(t *testing.T) {
 		pkgs = append(pkgs, filepath.ToSlash(rel))
 	}
 	allowed := map[string]bool{"cmd": true, "daemon": true, "specs": true, "plans": true, "jsonl": true, "systemd": true,
-		"internal": true, "docs": true, "bench": true, "testdata": true}
+		"internal": true, "docs": true, "tools": true, "testdata": true}
 	ents, err := os.ReadDir(root)
 	if err != nil {
 		t.Fatal(err)

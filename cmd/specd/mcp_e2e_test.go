@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/specd-dev/specd/internal/modelserver"
+	"github.com/specd-dev/specd/internal/specdtest/modelserver"
 	"github.com/specd-dev/specd/specs"
 )
 

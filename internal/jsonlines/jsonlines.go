@@ -1,6 +1,6 @@
 // Package jsonlines reads a labelled data set kept as JSON Lines (one JSON
 // object a line; blank lines skipped), as the evaluation and training
-// commands keep theirs (bench/codeqa, bench/injection, internal/quarantine/train).
+// commands keep theirs (tools/bench/codeqa, tools/bench/injection, tools/train).
 package jsonlines
 
 import (

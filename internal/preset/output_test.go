@@ -41,7 +41,7 @@ func show(u *specs.Usage) string {
 }
 
 // TestReadOutputCLIs: the JSON events the pinned CLIs printed against
-// internal/modelserver (testdata/*.jsonl, captured with opencode 1.18.33
+// internal/specdtest/modelserver (testdata/*.jsonl, captured with opencode 1.18.33
 // and Claude Code 2.1.330; two model turns of 1000 input, 50 output, 200
 // cache-read and 30 cache-write tokens each, opencode's model priced at
 // $3/$15/$0.30 per million input/output/cache-read tokens in

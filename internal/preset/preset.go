@@ -390,7 +390,7 @@ const (
 // cliPatterns are matched, in order, against each line a CLI printed.
 // The comments quote the lines captured from opencode 1.18.33, Claude
 // Code 2.1.330 and codex 0.169.0 against the test model server
-// (internal/modelserver) and from the providers' documented error bodies;
+// (internal/specdtest/modelserver) and from the providers' documented error bodies;
 // codex's errors are its error and turn.failed events, rendered as
 // "Error: …" lines (Renderer). They are compiled on first
 // use: a daemon whose specialists never fail does not hold them.

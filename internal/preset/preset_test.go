@@ -17,7 +17,7 @@ import (
 
 // TestErrorType: lines the CLIs really printed (opencode 1.18.33 with
 // --print-logs --log-level ERROR, Claude Code 2.1.330 -p, codex 0.169.0
-// exec --json rendered; captured against internal/modelserver, codex's
+// exec --json rendered; captured against internal/specdtest/modelserver, codex's
 // unknown model against a server answering OpenAI's documented 404) map to
 // their error class.
 func TestErrorType(t *testing.T) {

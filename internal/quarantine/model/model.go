@@ -2,7 +2,7 @@
 // (docs/decisions.md#prompt-injection-detector): a logistic regression over
 // hashed word and character n-grams of normalised text, small enough to run
 // in-process in microseconds. The weights are data, embedded from
-// weights.bin and written by `go run ./internal/quarantine/train`; the file carries
+// weights.bin and written by `go run ./tools/train`; the file carries
 // its own version and the threshold tuned on the training command's
 // held-out tuning split.
 package model

@@ -14,7 +14,7 @@ import (
 // The retrieval confidence (docs/local-specialist.md#confidence): a
 // logistic model maps signals of a ranking to the probability that its
 // first finding answers the topic. Its coefficients were fitted by
-// `go run ./bench/codeqa -fit` on the questions of the tune repositories
+// `go run ./tools/bench/codeqa -fit` on the questions of the tune repositories
 // only and are read from calibration.json; the labels' cut-offs are stored
 // with them.
 

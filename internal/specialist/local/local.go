@@ -81,7 +81,7 @@ type Options struct {
 	// command passes its stderr.
 	Log io.Writer
 	// Observe, when not nil, receives the confidence signals of the
-	// ranking the report is written from (bench/codeqa fits and checks the
+	// ranking the report is written from (tools/bench/codeqa fits and checks the
 	// model with them); it is not called for a report without findings.
 	Observe func(Signals)
 }

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/specd-dev/specd/internal/quarantine/corpus"
+	"github.com/specd-dev/specd/tools/train/corpus"
 )
 
 // tldrLangs maps a tldr-pages directory to a language code.

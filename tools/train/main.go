@@ -1,20 +1,20 @@
 // Command train builds the prompt-injection model (internal/quarantine/model)
-// from the labelled texts in internal/quarantine/train/data: the *.jsonl
+// from the labelled texts in testdata/quarantine/data: the *.jsonl
 // files and the parts of data/written.yaml the generator combines
-// (internal/quarantine/corpus; docs/decisions.md#prompt-injection-detector).
+// (tools/train/corpus; docs/decisions.md#prompt-injection-detector).
 //
-//	go run ./internal/quarantine/train            # from the repository root
+//	go run ./tools/train            # from the repository root
 //
 // Every text is assigned by a hash of its group (a page, a module, a
 // written template) to the training split (90 %) or the tuning split
 // (10 %); the model is fit on the first, and the threshold is the lowest
 // score that flags at most -max-fp of the tuning split's benign texts.
-// The texts of internal/quarantine/train/heldout are never read here: they
-// are the source group `go run ./bench/injection` looks at once, at the
+// The texts of testdata/quarantine/heldout are never read here: they
+// are the source group `go run ./tools/bench/injection` looks at once, at the
 // end. Same data, same output: the order, the shuffling seed and the
 // version are fixed.
 //
-// Sources and licences of the data files are in internal/quarantine/train/SOURCES.md.
+// Sources and licences of the data files are in tools/train/SOURCES.md.
 // The -extract-* flags rebuild data files from checkouts.
 package main
 
@@ -26,11 +26,11 @@ import (
 	"strings"
 
 	"github.com/specd-dev/specd/internal/atomicfile"
-	"github.com/specd-dev/specd/internal/quarantine/corpus"
+	"github.com/specd-dev/specd/tools/train/corpus"
 )
 
 func main() {
-	data := flag.String("data", "internal/quarantine/train/data", "directory of labelled *.jsonl files and written.yaml")
+	data := flag.String("data", "testdata/quarantine/data", "directory of labelled *.jsonl files and written.yaml")
 	weights := flag.String("weights", "internal/quarantine/model/weights.bin", "where to write the model")
 	version := flag.String("version", "2026-11.3", "model version recorded with every decision")
 	maxFP := flag.Float64("max-fp", 0.02, "largest share of tune-split benign texts the threshold may flag")
@@ -39,9 +39,9 @@ func main() {
 	tldr := flag.String("extract-tldr", "", "rebuild data/tldr.jsonl from this tldr-pages checkout, then exit")
 	readmes := flag.String("extract-readmes", "", "rebuild data/readmes.jsonl from this Go module cache, then exit")
 	public := flag.String("extract-public", "", "rebuild the data files public.yaml lists from the git repositories in this directory (owner+name each), then exit")
-	manifest := flag.String("public", "internal/quarantine/train/public.yaml", "the manifest of public data for -extract-public")
+	manifest := flag.String("public", "tools/train/public.yaml", "the manifest of public data for -extract-public")
 	publicOnly := flag.String("public-only", "", "with -extract-public: rebuild only these sources of public.yaml, comma-separated")
-	heldout := flag.String("heldout", "internal/quarantine/train/heldout", "where -extract-public writes the held-out source group")
+	heldout := flag.String("heldout", "testdata/quarantine/heldout", "where -extract-public writes the held-out source group")
 	flag.Parse()
 	var err error
 	switch {

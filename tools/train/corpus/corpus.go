@@ -1,11 +1,11 @@
 // Package corpus is the labelled texts the prompt-injection model learns
 // from and is measured on (docs/decisions.md#prompt-injection-detector):
-// the data files of internal/quarantine/train/data (*.jsonl, and the parts
+// the data files of testdata/quarantine/data (*.jsonl, and the parts
 // of written.yaml the generator combines), one canonical order, the split
 // of each text by its group, the source each text comes from, and Fit,
 // which trains a model and tunes its threshold. The training command
-// (internal/quarantine/train) writes the shipped model with it; the bench
-// (bench/injection) trains one model per left-out source with it.
+// (tools/train) writes the shipped model with it; the bench
+// (tools/bench/injection) trains one model per left-out source with it.
 package corpus
 
 import (

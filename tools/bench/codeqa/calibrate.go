@@ -69,7 +69,7 @@ func fit(res []result, path string) (local.Calibration, error) {
 	for _, y := range ys {
 		pos += int(y)
 	}
-	cal.Note = fmt.Sprintf("fitted by `go run ./bench/codeqa -fit` on the tune split of every set (%d questions with findings, %d right at rank 1): "+
+	cal.Note = fmt.Sprintf("fitted by `go run ./tools/bench/codeqa -fit` on the tune split of every set (%d questions with findings, %d right at rank 1): "+
 		"logistic regression, L2 %.1f on standardised features; the cut-offs are fixed by definition: low under %.2f, high from %.2f", len(xs), pos, fitLambda, lowCut, highCut)
 	if err := cal.Check(); err != nil {
 		return cal, err

@@ -12,7 +12,7 @@ import (
 )
 
 // dataDir is the training data, kept beside the training command.
-const dataDir = "../train/data"
+const dataDir = "../../../testdata/quarantine/data"
 
 // A bad line is an error naming the file and line; good lines load.
 func TestReadJSONL(t *testing.T) {

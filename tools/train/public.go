@@ -17,7 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/specd-dev/specd/internal/jsonlines"
-	"github.com/specd-dev/specd/internal/quarantine/corpus"
+	"github.com/specd-dev/specd/tools/train/corpus"
 )
 
 // publicSource is one entry of public.yaml: a repository at a pinned

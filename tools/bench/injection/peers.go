@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/specd-dev/specd/internal/atomicfile"
-	"github.com/specd-dev/specd/internal/quarantine/corpus"
+	"github.com/specd-dev/specd/tools/train/corpus"
 )
 
 // peerFiles are what a peer needs beside its node_modules: the pinned

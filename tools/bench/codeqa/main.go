@@ -3,8 +3,8 @@
 //
 // Each line of a set is a JSON object: a question about one Go module at a
 // pinned version, and the line ranges that answer it (the doc comment plus
-// the body of the function, type or section). bench/codeqa/questions.jsonl
-// holds written questions; bench/codeqa/history.jsonl holds questions
+// the body of the function, type or section). testdata/codeqa/questions.jsonl
+// holds written questions; testdata/codeqa/history.jsonl holds questions
 // derived from the history of public Go repositories (fix-commit subjects
 // and the functions the fix changed; -derive makes it, see derive.go),
 // split by repository. codeqa runs the specialist on the module's files,
@@ -43,10 +43,10 @@
 // all the questions of its set, module and version, so that the ranking
 // weighs a request's words (docs/local-specialist.md#the-request).
 //
-// Usage: go run ./bench/codeqa [-set FILES] [-split tune|holdout] [-fit] [-v] [-j N] [-perf MODULE@VERSION] [-git MIRRORDIR] [-request siblings]
+// Usage: go run ./tools/bench/codeqa [-set FILES] [-split tune|holdout] [-fit] [-v] [-j N] [-perf MODULE@VERSION] [-git MIRRORDIR] [-request siblings]
 //
-//	go run ./bench/codeqa -scale DIR [-parallel 2] [-cpus 2]
-//	go run ./bench/codeqa -derive OUT tune:OWNER/NAME=GITDIR … holdout:OWNER/NAME=GITDIR …
+//	go run ./tools/bench/codeqa -scale DIR [-parallel 2] [-cpus 2]
+//	go run ./tools/bench/codeqa -derive OUT tune:OWNER/NAME=GITDIR … holdout:OWNER/NAME=GITDIR …
 package main
 
 import (
@@ -111,7 +111,7 @@ type result struct {
 }
 
 func main() {
-	set := flag.String("set", "bench/codeqa/questions.jsonl,bench/codeqa/history.jsonl", "the labelled sets (JSONL files, comma-separated)")
+	set := flag.String("set", "testdata/codeqa/questions.jsonl,testdata/codeqa/history.jsonl", "the labelled sets (JSONL files, comma-separated)")
 	jobs := flag.Int("j", 2, "questions run at once")
 	doFit := flag.Bool("fit", false, "fit the confidence model on the tune split of the sets and write "+calibrationFile+" (then rerun to score with it)")
 	split := flag.String("split", "", "run only the questions of this split (tune or holdout; \"\" runs all)")

@@ -2,17 +2,17 @@
 // docs/decisions.md#prompt-injection-detector) on texts from sources it
 // was not trained on.
 //
-//	go run ./bench/injection [-misses] [-only SOURCE,…] [-peers=false]
-//	go run ./bench/injection [-threshold 0.7] [-misses] FILE.jsonl ...
+//	go run ./tools/bench/injection [-misses] [-only SOURCE,…] [-peers=false]
+//	go run ./tools/bench/injection [-threshold 0.7] [-misses] FILE.jsonl ...
 //
 // Without FILE it leaves one source out at a time: for every source of
-// the training data (internal/quarantine/train/data, corpus.SourceOf), it
+// the training data (testdata/quarantine/data, corpus.SourceOf), it
 // trains a model in this process on the other sources with
 // corpus.Fit (the training command's own steps: same settings, the
 // threshold tuned on the others' tuning split) and judges every text of
 // the left-out source with it. It prints one row per source (attacks and
 // the share caught, benign texts and the share flagged) and the mean of
-// the rows; then the source group of internal/quarantine/train/heldout,
+// the rows; then the source group of testdata/quarantine/heldout,
 // which no training and no tuning ever read, judged once by the shipped
 // model; then the shipped model's latency per text (p50, p99) and its size
 // on disk.
@@ -39,7 +39,7 @@ import (
 	"time"
 
 	"github.com/specd-dev/specd/internal/quarantine"
-	"github.com/specd-dev/specd/internal/quarantine/corpus"
+	"github.com/specd-dev/specd/tools/train/corpus"
 	"github.com/specd-dev/specd/internal/quarantine/model"
 	"github.com/specd-dev/specd/internal/results"
 )
@@ -47,8 +47,8 @@ import (
 func main() {
 	threshold := flag.Float64("threshold", 0, "with FILE: score at or above which a text is an attack; 0 = the model's trained threshold")
 	misses := flag.Bool("misses", false, "list every missed attack and flagged benign text")
-	data := flag.String("data", "internal/quarantine/train/data", "the training data: labelled *.jsonl files and written.yaml")
-	heldout := flag.String("heldout", "internal/quarantine/train/heldout", "the source group held out from everything")
+	data := flag.String("data", "testdata/quarantine/data", "the training data: labelled *.jsonl files and written.yaml")
+	heldout := flag.String("heldout", "testdata/quarantine/heldout", "the source group held out from everything")
 	weights := flag.String("weights", "internal/quarantine/model/weights.bin", "the shipped model's file, for its size on disk")
 	only := flag.String("only", "", "leave out only these sources, comma-separated (and skip the held-out group)")
 	peers := flag.Bool("peers", true, "without FILE: also judge the same texts with npm prompt-injection guards (needs npm; installed under the user cache directory)")

@@ -24,7 +24,7 @@
 //   - the 8 sleeping topics in Temporal mode over two workers against
 //     local mode (bench/temporal.go; needs SPECD_TEMPORAL; this checkout only).
 //
-// Usage: go run ./bench [-baseline REV] [-rounds 3] [-plans 60] [-parallel 4]
+// Usage: go run ./tools/bench [-baseline REV] [-rounds 3] [-plans 60] [-parallel 4]
 // [-dirs 10000] [-idle 15s] [-dir DIR] [-cases latency,throughput,floor,sleepers,idle,temporal]
 //
 // Where the files go matters (-dir, default $TMPDIR): on an ext4 file
