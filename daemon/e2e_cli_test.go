@@ -21,8 +21,8 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/specd-dev/specd/internal/config"
-	"github.com/specd-dev/specd/internal/specdtest/modelserver"
 	"github.com/specd-dev/specd/internal/progress"
+	"github.com/specd-dev/specd/internal/specdtest/modelserver"
 	"github.com/specd-dev/specd/internal/specialist/agents"
 	"github.com/specd-dev/specd/specs"
 )

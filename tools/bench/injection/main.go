@@ -39,9 +39,9 @@ import (
 	"time"
 
 	"github.com/specd-dev/specd/internal/quarantine"
-	"github.com/specd-dev/specd/tools/train/corpus"
 	"github.com/specd-dev/specd/internal/quarantine/model"
 	"github.com/specd-dev/specd/internal/results"
+	"github.com/specd-dev/specd/tools/train/corpus"
 )
 
 func main() {
