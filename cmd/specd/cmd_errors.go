@@ -35,7 +35,7 @@ oldest first: time, severity, error_type, workflow_id and message, then the reco
 With no entry it says "no errors recorded", or "no matching errors" when the filters
 leave none. --json prints the matching entries as JSON lines, as stored (nothing when
 none match). Lines that are not JSON (torn or foreign) are skipped and counted on stderr.
-The entry format: docs/contract.md#errors-jsonl.` + exitHelp,
+The entry format: docs/contract.md#errors-jsonl.` + exitHelp("errors.jsonl could not be read"),
 		Example: `  specd errors --since 24h --type timeout_error
   specd errors --workflow specd_007_434e43c7e907 --json | jq .details`,
 		Args: cobra.NoArgs,

@@ -61,7 +61,7 @@ splits a question into 3 to 8 topics and calls specd's research tool (or 'specd 
 config: "mcp" in opencode.json, "mcpServers" in .mcp.json; an entry named specd that is
 there already is kept (README "Use it from your agent").
 
---dry-run prints every step and changes nothing.` + exitHelp,
+--dry-run prints every step and changes nothing.` + exitHelp("a step failed (the message names it); nothing after it was done"),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runInit(cmd, g, o) },
 	}

@@ -30,7 +30,7 @@ reports/.invocation-plan.txt (Status: PLAN_COMPLETE), and print the directory.
 Each --topic becomes one specialist; without --topic the request is one topic.
 
 With --wait, wait for the run to finish and print the summary. When no daemon is
-running on the tree, --wait runs the plan in this process.` + exitHelp,
+running on the tree, --wait runs the plan in this process.` + exitHelp("the request was refused; with --wait, the run ended FAILED"),
 		Example: `  specd submit "How does token refresh work?" --topic "Refresh token rotation" --topic "Session storage" --wait`,
 		Args:    cobra.ExactArgs(1),
 		RunE:    func(cmd *cobra.Command, args []string) error { return runSubmit(cmd, g, o, args[0]) },
