@@ -75,3 +75,15 @@ func TestArchitectureClaims(t *testing.T) {
 		t.Fatal("docs/architecture.md makes no claim this test reads (\"`a`, `b` stand alone\", \"`a` uses `b`\")")
 	}
 }
+
+// TestReadmeFitsAScreen: the README says what specd is, the two commands
+// and how to use it on a project, and links into docs/ for the rest.
+func TestReadmeFitsAScreen(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(strings.Fields(string(readme))); n > 1200 {
+		t.Errorf("README.md has %d words; at most 1200: move the detail into docs/", n)
+	}
+}
