@@ -111,7 +111,7 @@ type result struct {
 }
 
 func main() {
-	set := flag.String("set", "testdata/codeqa/questions.jsonl,testdata/codeqa/history.jsonl", "the labelled sets (JSONL files, comma-separated)")
+	set := flag.String("set", "testdata/codeqa/questions.jsonl,testdata/codeqa/history.jsonl,testdata/codeqa/godoc.jsonl", "the labelled sets (JSONL files, comma-separated)")
 	jobs := flag.Int("j", 2, "questions run at once")
 	doFit := flag.Bool("fit", false, "fit the confidence model on the tune split of the sets and write "+calibrationFile+" (then rerun to score with it)")
 	split := flag.String("split", "", "run only the questions of this split (tune or holdout; \"\" runs all)")
