@@ -125,45 +125,108 @@ func main() {
 	request := flag.String("request", "", "give each question's run a REQUEST.md: \"siblings\" holds the questions of its set, module and version (\"\" gives none)")
 	gitDir := flag.String("git", "", "run history-derived questions on git checkouts of their pinned release, made from the mirrors in this directory (OWNER+NAME/repo) (\"\" reads the module cache)")
 	flag.Parse()
-	if *scaleDir != "" {
-		if err := scale(*scaleDir, *parallel, *cpus); err != nil {
-			fmt.Fprintln(os.Stderr, "codeqa:", err)
-			os.Exit(1)
-		}
-		return
+	var err error
+	switch {
+	case *scaleDir != "":
+		err = scale(*scaleDir, *parallel, *cpus)
+	case *deriveOut != "":
+		err = derive(*deriveOut, flag.Args())
+	default:
+		err = bench(benchFlags{set: *set, jobs: *jobs, fit: *doFit, split: *split, verbose: *verbose,
+			perf: *perf, only: *only, request: *request, gitDir: *gitDir})
 	}
-	if *deriveOut != "" {
-		if err := derive(*deriveOut, flag.Args()); err != nil {
-			fmt.Fprintln(os.Stderr, "codeqa:", err)
-			os.Exit(1)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "codeqa:", err)
+		var u usageError
+		if errors.As(err, &u) {
+			os.Exit(2)
 		}
-		return
+		os.Exit(1)
 	}
+}
+
+// usageError is a bad flag value (exit status 2).
+type usageError string
+
+func (e usageError) Error() string { return string(e) }
+
+// benchFlags are the scoring run's flags (see main).
+type benchFlags struct {
+	set, split, perf, only, request, gitDir string
+	jobs                                    int
+	fit, verbose                            bool
+}
+
+// bench scores the sets: it reads the questions, finds their modules,
+// runs the specialist on each question, and prints the tables; with fit
+// it refits the confidence model on the tune split.
+func bench(f benchFlags) error {
+	qs, err := readSets(f.set, f.only, f.split)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "codeqa-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	dirs, err := moduleDirs(qs)
+	if err != nil {
+		return err
+	}
+	if f.gitDir != "" {
+		if qs, dirs, err = checkouts(tmp, f.gitDir, qs, dirs); err != nil {
+			return err
+		}
+	}
+	var requests []string
+	switch f.request {
+	case "":
+	case "siblings":
+		requests = siblingRequests(qs)
+	default:
+		return usageError(fmt.Sprintf("-request %q: want siblings or nothing", f.request))
+	}
+	res := askAll(tmp, qs, dirs, requests, f.jobs)
+	printResults(res, qs, f.verbose)
+	if f.fit {
+		if err := refit(res); err != nil {
+			return err
+		}
+	}
+	if f.perf != "" {
+		return timeRequest(tmp, f.perf, qs)
+	}
+	return nil
+}
+
+// readSets reads the comma-separated sets, each question marked with its
+// set's name, keeping those whose id starts with only and of split ("":
+// all).
+func readSets(sets, only, split string) ([]question, error) {
 	var qs []question
-	for name := range strings.SplitSeq(*set, ",") {
+	for name := range strings.SplitSeq(sets, ",") {
 		one, err := readSet(name)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "codeqa:", err)
-			os.Exit(1)
+			return nil, err
 		}
 		for i := range one {
 			one[i].set = strings.TrimSuffix(filepath.Base(name), ".jsonl")
 		}
 		qs = append(qs, one...)
 	}
-	if *only != "" {
-		qs = slices.DeleteFunc(qs, func(q question) bool { return !strings.HasPrefix(q.ID, *only) })
+	if only != "" {
+		qs = slices.DeleteFunc(qs, func(q question) bool { return !strings.HasPrefix(q.ID, only) })
 	}
-	if *split != "" {
-		qs = slices.DeleteFunc(qs, func(q question) bool { return q.Split != *split })
+	if split != "" {
+		qs = slices.DeleteFunc(qs, func(q question) bool { return q.Split != split })
 	}
-	tmp, err := os.MkdirTemp("", "codeqa-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "codeqa:", err)
-		os.Exit(1)
-	}
-	defer os.RemoveAll(tmp)
+	return qs, nil
+}
 
+// moduleDirs returns the module cache directory of each module@version of
+// qs, with the answers checked against it.
+func moduleDirs(qs []question) (map[string]string, error) {
 	dirs := map[string]string{}
 	for _, q := range qs {
 		key := q.Module + "@" + q.Version
@@ -172,47 +235,45 @@ func main() {
 		}
 		var err error
 		if dirs[key], err = moduleDir(key); err != nil {
-			fmt.Fprintln(os.Stderr, "codeqa:", err)
-			os.Exit(1)
+			return nil, err
 		}
 		if err := checkAnswers(dirs[key], qs, q.Module, q.Version); err != nil {
-			fmt.Fprintf(os.Stderr, "codeqa: %s: %v\n", q.set, err)
-			os.Exit(1)
+			return nil, fmt.Errorf("%s: %v", q.set, err)
 		}
 	}
-	if *gitDir != "" {
-		// One checkout per repository and version, answers checked against the module cache.
-		cache := dirs
-		dirs = map[string]string{}
-		n := len(qs)
-		qs = slices.DeleteFunc(qs, func(q question) bool {
-			key := q.Module + "@" + q.Version
-			dir, err := checkout(tmp, *gitDir, q, cache[key])
-			if errors.Is(err, errNoCheckout) {
-				return true
-			}
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "codeqa:", err)
-				os.Exit(1)
-			}
-			dirs[key] = dir
-			return false
-		})
-		fmt.Printf("-git: %d of %d questions on checkouts of their pinned release; %d left out (release not an ancestor of the fix's parent in the mirror)\n", len(qs), n, n-len(qs))
+	return dirs, nil
+}
+
+// checkouts returns the questions that have a git checkout of their
+// pinned release (made in tmp from the mirrors in gitDir; answers were
+// checked against the module cache, cache) and the checkouts' directories.
+func checkouts(tmp, gitDir string, qs []question, cache map[string]string) ([]question, map[string]string, error) {
+	dirs := map[string]string{}
+	n := len(qs)
+	var kept []question
+	for _, q := range qs {
+		key := q.Module + "@" + q.Version
+		dir, err := checkout(tmp, gitDir, q, cache[key])
+		if errors.Is(err, errNoCheckout) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		dirs[key] = dir
+		kept = append(kept, q)
 	}
-	var requests []string
-	switch *request {
-	case "":
-	case "siblings":
-		requests = siblingRequests(qs)
-	default:
-		fmt.Fprintf(os.Stderr, "codeqa: -request %q: want siblings or nothing\n", *request)
-		os.Exit(2)
-	}
+	fmt.Printf("-git: %d of %d questions on checkouts of their pinned release; %d left out (release not an ancestor of the fix's parent in the mirror)\n", len(kept), n, n-len(kept))
+	return kept, dirs, nil
+}
+
+// askAll runs the specialist on every question, jobs at a time; requests
+// is nil or each question's REQUEST.md.
+func askAll(tmp string, qs []question, dirs map[string]string, requests []string, jobs int) []result {
 	res := make([]result, len(qs))
 	work := make(chan int)
 	var wg sync.WaitGroup
-	for range max(*jobs, 1) {
+	for range max(jobs, 1) {
 		wg.Go(func() {
 			for i := range work {
 				req := ""
@@ -228,11 +289,17 @@ func main() {
 	}
 	close(work)
 	wg.Wait()
+	return res
+}
+
+// printResults prints the errors, each question's rank when verbose, and
+// per set its table and the calibration of each split.
+func printResults(res []result, qs []question, verbose bool) {
 	for _, r := range res {
 		if r.err != nil {
 			fmt.Fprintf(os.Stderr, "codeqa: %s: %v\n", r.q.ID, r.err)
 		}
-		if *verbose {
+		if verbose {
 			p := 0.0
 			if r.signals != nil {
 				p = r.signals.Probability
@@ -270,30 +337,26 @@ func main() {
 			fmt.Println()
 		}
 	}
-	if *doFit {
-		if err := checkCalibrationPath(); err != nil {
-			fmt.Fprintln(os.Stderr, "codeqa:", err)
-			os.Exit(1)
-		}
-		var tune []result
-		for _, r := range res {
-			if r.q.Split == "tune" {
-				tune = append(tune, r)
-			}
-		}
-		cal, err := fit(tune, calibrationFile)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "codeqa: -fit:", err)
-			os.Exit(1)
-		}
-		fmt.Printf("fitted: %s\nweights %v bias %.3f, high from %.2f, low under %.2f; written to %s\n", cal.Note, cal.Weights, cal.Bias, cal.High, cal.Low, calibrationFile)
+}
+
+// refit fits the confidence model on the tune split of res and writes it
+// to calibrationFile.
+func refit(res []result) error {
+	if err := checkCalibrationPath(); err != nil {
+		return err
 	}
-	if *perf != "" {
-		if err := timeRequest(tmp, *perf, qs); err != nil {
-			fmt.Fprintln(os.Stderr, "codeqa:", err)
-			os.Exit(1)
+	var tune []result
+	for _, r := range res {
+		if r.q.Split == "tune" {
+			tune = append(tune, r)
 		}
 	}
+	cal, err := fit(tune, calibrationFile)
+	if err != nil {
+		return fmt.Errorf("-fit: %w", err)
+	}
+	fmt.Printf("fitted: %s\nweights %v bias %.3f, high from %.2f, low under %.2f; written to %s\n", cal.Note, cal.Weights, cal.Bias, cal.High, cal.Low, calibrationFile)
+	return nil
 }
 
 // readSet reads the JSONL set (unknown fields refused); a bad line is an
