@@ -72,11 +72,13 @@ func answer(c *corpus, r ranking) string {
 	case len(how) > 0:
 		fmt.Fprintf(&b, " %s", andList(how))
 	default:
-		fmt.Fprintf(&b, " is the best match (%s, %s)", lineRange(h.Start-1, h.End-1), d.role)
+		fmt.Fprintf(&b, " is the best match (%s, %s, %s).", at, lineRange(h.Start-1, h.End-1), d.role)
 	}
-	if len(cites) > 0 {
+	switch {
+	case what == "" && len(how) == 0:
+	case len(cites) > 0:
 		fmt.Fprintf(&b, " (%s; %s).", at, strings.Join(cites, ", "))
-	} else {
+	default:
 		fmt.Fprintf(&b, " (%s).", at)
 	}
 	b.WriteString(nextFindings(c, r))
