@@ -107,6 +107,7 @@ type result struct {
 	confidence string
 	cites      []string
 	signals    *local.Signals // the ranking's confidence signals; nil for a report without findings
+	worded     bool           // the Summary's first sentence says the answer and cites finding 1 (summaryWorded)
 	err        error
 }
 
@@ -484,7 +485,28 @@ func ask(tmp string, i int, dir string, q question, request string) result {
 	if r.rank > 5 {
 		r.rank = 0
 	}
+	r.worded = len(r.cites) > 0 && summaryWorded(string(data), r.cites[0])
 	return r
+}
+
+// summaryWorded reports whether the report's Summary opens with a
+// sentence in words that names the first finding's file, says something
+// of it beyond the name and cites its path:line
+// (docs/local-specialist.md#the-summary): "In `f.go`, func `F` returns …
+// (`f.go:12`; …)." The bench cannot judge whether the words are right;
+// rank 1 says whether they are about the right unit.
+func summaryWorded(report, cite string) bool {
+	_, sum, _ := strings.Cut(report, "## Summary\n")
+	first, _, _ := strings.Cut(sum, "\n")
+	first, _, _ = strings.Cut(first, " Next: ")
+	path, _, _ := strings.Cut(cite, ":")
+	head := "In `" + path + "`, "
+	if !strings.HasPrefix(first, head) {
+		return false
+	}
+	// After the unit's kind and name: a predicate, then the citation.
+	_, rest, ok := strings.Cut(first[len(head):], "` ")
+	return ok && strings.Contains(first, "(`"+cite+"`") && !strings.HasPrefix(rest, "is the best match") && !strings.HasPrefix(rest, "(")
 }
 
 func answers(q question, path string, line int) bool {
@@ -548,6 +570,16 @@ func printTable(res []result) {
 		f := func(k int) float64 { return float64(k) / float64(n) }
 		fmt.Printf("%-24s %4d %6.2f %6.2f %6.2f %6.2f\n", g.name, n, f(h1), f(h3), f(h5), mrr/float64(n))
 	}
+	worded, wordedRight := 0, 0
+	for _, r := range res {
+		if r.worded {
+			worded++
+			if r.rank == 1 {
+				wordedRight++
+			}
+		}
+	}
+	fmt.Printf("\nsummary in words citing finding 1: %d of %d (%d of them about the answer, rank 1)\n", worded, len(res), wordedRight)
 	fmt.Printf("\n%-24s %4s %6s %6s\n", "confidence", "n", "hit@1", "hit@5")
 	for _, c := range []string{"high", "medium", "low", ""} {
 		var n, h1, h5 int
