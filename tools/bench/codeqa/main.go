@@ -4,7 +4,9 @@
 // Each line of a set is a JSON object: a question about one Go module at a
 // pinned version, and the line ranges that answer it (the doc comment plus
 // the body of the function, type or section). testdata/codeqa/questions.jsonl
-// holds written questions; testdata/codeqa/history.jsonl holds questions
+// holds written questions; testdata/codeqa/godoc.jsonl holds questions
+// written from the documentation of projects no tuning used, split by a
+// hash of the question; testdata/codeqa/history.jsonl holds questions
 // derived from the history of public Go repositories (fix-commit subjects
 // and the functions the fix changed; -derive makes it, see derive.go),
 // split by repository. codeqa runs the specialist on the module's files,
@@ -14,7 +16,9 @@
 // finding's cited line lies in one of its answer ranges. Per set it prints
 // hit@1, hit@3, hit@5 and MRR, overall, by whether the question names an
 // identifier, and by split (tune, what tuning may look at, and holdout);
-// how often each confidence label was right; and per split the
+// how many Summaries open with the answer in words citing the first
+// finding (summaryWorded); how often each confidence label was right; and
+// per split the
 // reliability table of the confidence score and its expected calibration
 // error (calibrate.go). -fit refits the confidence model on the tune split.
 //
