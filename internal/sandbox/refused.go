@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -132,7 +133,8 @@ func access(line string) string {
 // allows it (writing allows reading too), nor when the file's mode
 // refuses it to specd's user (the sandbox is then not what stands in the
 // way). A read p allows was not refused by the sandbox, so an access the
-// message did not name is a write there.
+// message did not name is a write there, as it is to a file that does
+// not exist.
 func (p *Policy) refused(path, access string) (Refusal, bool) {
 	if covers(p.Write, path) {
 		return Refusal{}, false
@@ -142,6 +144,9 @@ func (p *Policy) refused(path, access string) (Refusal, bool) {
 			return Refusal{}, false
 		}
 		access = "write"
+	}
+	if _, err := os.Lstat(path); access == "" && errors.Is(err, fs.ErrNotExist) {
+		access = "write" // a read of a file that is not there fails ENOENT: this was a create
 	}
 	if !modeAllows(path, access) {
 		return Refusal{}, false

@@ -19,8 +19,10 @@ func TestRefusals(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(root, "README.md"), []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
+	for _, f := range []string{filepath.Join(root, "README.md"), filepath.Join(outside, "secret")} {
+		if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	p := &Policy{Read: []string{"/usr", root, home}, Write: []string{out}, home: home}
 	readme, secret, log := filepath.Join(root, "README.md"), filepath.Join(outside, "secret"), filepath.Join(home, ".local/share/opencode/log/opencode.log")
@@ -43,6 +45,7 @@ func TestRefusals(t *testing.T) {
 		{"cat: " + secret + ": Permission denied", []Refusal{either(secret)}},
 		{"Error: EACCES: permission denied, scandir '" + outside + "'", []Refusal{r(outside)}},
 		{"panic: open " + secret + ": permission denied", []Refusal{either(secret)}},
+		{"panic: open " + outside + "/new: permission denied", []Refusal{w(outside + "/new")}},
 		{"Error: EACCES: permission denied, rename '" + out + "/a' -> '" + root + "/b'", []Refusal{w(root + "/b")}},
 		{"OSError: [Errno 30] Read-only file system: '" + root + "/x'\n" + "boom", []Refusal{w(root + "/x")}},
 		// Not the sandbox: writable, a read of a readable file, no path.
