@@ -60,7 +60,7 @@ var (
 )
 
 // Refusals reads what a specialist printed (the tail of its stderr) for
-// accesses the sandbox refused (docs/operating.md#sandbox): a line that
+// accesses the sandbox refused (docs/operating.md#refused-by-the-sandbox): a line that
 // reports EACCES, EPERM or EROFS and names a path (refusalRE, pathRE),
 // where the path is one p does not allow that access to and one the
 // file's owner and mode would allow specd's user (so that widening the
@@ -133,14 +133,14 @@ func access(line string) string {
 // allows it (writing allows reading too), nor when the file's mode
 // refuses it to specd's user (the sandbox is then not what stands in the
 // way). A read p allows was not refused by the sandbox, so an access the
-// message did not name is a write there, as it is to a file that does
-// not exist.
+// message did not name is a write there (unless the file may have been
+// run: execRefused), as it is to a file that does not exist.
 func (p *Policy) refused(path, access string) (Refusal, bool) {
 	if covers(p.Write, path) {
 		return Refusal{}, false
 	}
 	if covers(p.Read, path) {
-		if access == "read" {
+		if access == "read" || access == "" && execRefused(path) {
 			return Refusal{}, false
 		}
 		access = "write"
@@ -161,6 +161,14 @@ func (p *Policy) refused(path, access string) (Refusal, bool) {
 		r.Setting = "sandbox.readable or sandbox.writable"
 	}
 	return r, true
+}
+
+// execRefused reports whether path is a file its mode keeps specd's
+// user from running: then "bash: /x: Permission denied" may be that run
+// refused as well as a write (the sandbox lets a readable file run).
+func execRefused(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && unix.Faccessat(unix.AT_FDCWD, path, unix.X_OK, unix.AT_EACCESS) != nil
 }
 
 // covers reports whether path is one of paths or beneath one, as printed

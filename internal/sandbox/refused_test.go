@@ -19,8 +19,8 @@ func TestRefusals(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, f := range []string{filepath.Join(root, "README.md"), filepath.Join(outside, "secret")} {
-		if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
+	for f, mode := range map[string]os.FileMode{filepath.Join(root, "README.md"): 0o644, filepath.Join(root, "run.sh"): 0o755, filepath.Join(outside, "secret"): 0o644} {
+		if err := os.WriteFile(f, []byte("x"), mode); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -50,7 +50,8 @@ func TestRefusals(t *testing.T) {
 		{"OSError: [Errno 30] Read-only file system: '" + root + "/x'\n" + "boom", []Refusal{w(root + "/x")}},
 		// Not the sandbox: writable, a read of a readable file, no path.
 		{"cannot create " + out + "/r.md: Permission denied", nil},
-		{"cat: " + readme + ": Permission denied", []Refusal{w(readme)}},
+		{"bash: line 1: " + root + "/run.sh: Permission denied", []Refusal{w(root + "/run.sh")}},
+		{"bash: line 1: " + readme + ": Permission denied", nil}, // may be a run its mode refused
 		{"Error: EACCES: permission denied, scandir '" + root + "'", nil},
 		{"Error: Permission denied (os error 13)", nil},
 		{"wrote " + secret + " fine", nil},
