@@ -343,8 +343,9 @@ func (a *attempt) spawned(pid int) {
 }
 
 // collect is the attempt's third step: what the specialist printed (the
-// signals of docs/contract.md#specialists, an agent CLI's error class) and
-// its report, delivered from a structured result when it gave one.
+// signals of docs/contract.md#specialists, an agent CLI's error class, the
+// paths its sandbox refused it: docs/operating.md#refused-by-the-sandbox)
+// and its report, delivered from a structured result when it gave one.
 func (a *attempt) collect(context.Context, context.Context) next {
 	r := a.r
 	var stdout []byte
