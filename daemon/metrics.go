@@ -30,10 +30,9 @@ type metrics struct {
 	tokens  *prometheus.CounterVec // by kind
 	cost    prometheus.Counter     // priced usage, USD
 
-	mu      sync.Mutex
-	timer   *time.Timer // a write is due; nil when none is
-	writeMu sync.Mutex  // one write at a time
-	lastErr string      // the last write error logged, so a failing disk logs once
+	writer  *coalescer // writes the file after a change
+	writeMu sync.Mutex // one write at a time
+	lastErr string     // the last write error logged, so a failing disk logs once
 	logErr  func(error)
 }
 
@@ -80,6 +79,7 @@ func newMetrics(root, path string, running func() float64, logErr func(error)) *
 	for _, k := range tokenKinds {
 		m.tokens.WithLabelValues(k)
 	}
+	m.writer = newCoalescer(metricsCoalesce, m.write)
 	return m
 }
 
@@ -116,16 +116,7 @@ func (m *metrics) changed() {
 	if m.path == "" {
 		return
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.timer == nil {
-		m.timer = time.AfterFunc(metricsCoalesce, func() {
-			m.mu.Lock()
-			m.timer = nil
-			m.mu.Unlock()
-			m.write()
-		})
-	}
+	m.writer.changed()
 }
 
 // write writes the file now (temp + fsync + rename: node_exporter never
