@@ -581,8 +581,15 @@ func (r *run) limitHit(kind, msg, hint string) {
 		return
 	}
 	r.log.Warn().Str("limit", kind).Msg(msg)
-	r.d.logError(jsonl.Entry{WorkflowID: r.rs.WorkflowID, ErrorType: jsonl.TypeExecution, Source: "runner", Severity: "warning",
-		Message: msg, Details: map[string]any{"spec_dir": r.rel, "limit": kind}, RecoveryHint: hint})
+	r.d.logError(jsonl.Entry{
+		WorkflowID:   r.rs.WorkflowID,
+		ErrorType:    jsonl.TypeExecution,
+		Source:       "runner",
+		Severity:     "warning",
+		Message:      msg,
+		Details:      map[string]any{"spec_dir": r.rel, "limit": kind},
+		RecoveryHint: hint,
+	})
 }
 
 // stopByLimit keeps the attempt's topic from starting because limit kind
