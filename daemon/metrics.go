@@ -49,17 +49,36 @@ func newMetrics(root, path string, running func() float64, logErr func(error)) *
 		path = filepath.Join(root, path)
 	}
 	labels := prometheus.Labels{"root": root}
-	m := &metrics{root: root, path: path, reg: prometheus.NewRegistry(), logErr: logErr,
-		runs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "specd_runs_total", ConstLabels: labels,
-			Help: "Runs finished since the daemon started, by verdict (SUCCESS, PARTIAL_SUCCESS, FAILED)."}, []string{"verdict"}),
-		topics: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "specd_topics_total", ConstLabels: labels,
-			Help: "Topics that got their outcome since the daemon started, by outcome."}, []string{"outcome"}),
-		seconds: prometheus.NewCounter(prometheus.CounterOpts{Name: "specd_specialist_seconds_total", ConstLabels: labels,
-			Help: "Wall-clock seconds of specialist attempts that ended since the daemon started."}),
-		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "specd_tokens_total", ConstLabels: labels,
-			Help: "Tokens the specialists reported since the daemon started, by kind (input, output, cache_read, cache_write)."}, []string{"kind"}),
-		cost: prometheus.NewCounter(prometheus.CounterOpts{Name: "specd_cost_usd_total", ConstLabels: labels,
-			Help: "US dollars the specialists reported since the daemon started; tokens reported without a price are not in it."}),
+	m := &metrics{
+		root:   root,
+		path:   path,
+		reg:    prometheus.NewRegistry(),
+		logErr: logErr,
+		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name:        "specd_runs_total",
+			ConstLabels: labels,
+			Help:        "Runs finished since the daemon started, by verdict (SUCCESS, PARTIAL_SUCCESS, FAILED).",
+		}, []string{"verdict"}),
+		topics: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name:        "specd_topics_total",
+			ConstLabels: labels,
+			Help:        "Topics that got their outcome since the daemon started, by outcome.",
+		}, []string{"outcome"}),
+		seconds: prometheus.NewCounter(prometheus.CounterOpts{
+			Name:        "specd_specialist_seconds_total",
+			ConstLabels: labels,
+			Help:        "Wall-clock seconds of specialist attempts that ended since the daemon started.",
+		}),
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name:        "specd_tokens_total",
+			ConstLabels: labels,
+			Help:        "Tokens the specialists reported since the daemon started, by kind (input, output, cache_read, cache_write).",
+		}, []string{"kind"}),
+		cost: prometheus.NewCounter(prometheus.CounterOpts{
+			Name:        "specd_cost_usd_total",
+			ConstLabels: labels,
+			Help:        "US dollars the specialists reported since the daemon started; tokens reported without a price are not in it.",
+		}),
 	}
 	started := prometheus.NewGauge(prometheus.GaugeOpts{Name: "specd_start_time_seconds", ConstLabels: labels,
 		Help: "When the daemon started, in seconds since the Unix epoch."})

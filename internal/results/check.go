@@ -178,7 +178,12 @@ func (g gate) findings(root string, findings []Finding) []Finding {
 		}
 		if f.Claim = oneLine(f.Claim); f.Claim == "" {
 			c.Uncited++ // nothing to cite; counted with the uncited
-			c.Removed = append(c.Removed, Removal{Kind: "uncited", Field: field + ".claim", Reason: "empty claim", SourceURL: f.SourceURL})
+			c.Removed = append(c.Removed, Removal{
+				Kind:      "uncited",
+				Field:     field + ".claim",
+				Reason:    "empty claim",
+				SourceURL: f.SourceURL,
+			})
 			continue
 		}
 		if kind, reason := cite(root, f); kind != "" {
@@ -187,7 +192,13 @@ func (g gate) findings(root string, findings []Finding) []Finding {
 			} else {
 				c.CitationsFailed++
 			}
-			c.Removed = append(c.Removed, Removal{Kind: kind, Field: field, Reason: reason, Text: f.Claim, SourceURL: f.SourceURL})
+			c.Removed = append(c.Removed, Removal{
+				Kind:      kind,
+				Field:     field,
+				Reason:    reason,
+				Text:      f.Claim,
+				SourceURL: f.SourceURL,
+			})
 			continue
 		}
 		kept = append(kept, f)
