@@ -19,14 +19,12 @@ func (d *Daemon) ConfigNow() config.Config { return d.config() }
 // written: a test's temporary directory is removed after it, never while
 // the daemon writes into it.
 func (d *Daemon) FlushMetrics() {
-	m := d.metrics
-	m.mu.Lock()
-	pending := m.timer != nil && m.timer.Stop()
-	m.timer = nil
-	m.mu.Unlock()
+	m, c := d.metrics, d.metrics.writer
+	c.mu.Lock()
+	pending := c.timer != nil
+	c.mu.Unlock()
+	c.stop() // a timer that fired meanwhile finds it stopped and does not write
 	if pending {
 		m.write()
 	}
-	m.writeMu.Lock()
-	m.writeMu.Unlock() //nolint:staticcheck // waits for a write in progress
 }

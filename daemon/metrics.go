@@ -30,10 +30,9 @@ type metrics struct {
 	tokens  *prometheus.CounterVec // by kind
 	cost    prometheus.Counter     // priced usage, USD
 
-	mu      sync.Mutex
-	timer   *time.Timer // a write is due; nil when none is
-	writeMu sync.Mutex  // one write at a time
-	lastErr string      // the last write error logged, so a failing disk logs once
+	writer  *coalescer // writes the file after a change
+	writeMu sync.Mutex // one write at a time
+	lastErr string     // the last write error logged, so a failing disk logs once
 	logErr  func(error)
 }
 
@@ -50,17 +49,36 @@ func newMetrics(root, path string, running func() float64, logErr func(error)) *
 		path = filepath.Join(root, path)
 	}
 	labels := prometheus.Labels{"root": root}
-	m := &metrics{root: root, path: path, reg: prometheus.NewRegistry(), logErr: logErr,
-		runs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "specd_runs_total", ConstLabels: labels,
-			Help: "Runs finished since the daemon started, by verdict (SUCCESS, PARTIAL_SUCCESS, FAILED)."}, []string{"verdict"}),
-		topics: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "specd_topics_total", ConstLabels: labels,
-			Help: "Topics that got their outcome since the daemon started, by outcome."}, []string{"outcome"}),
-		seconds: prometheus.NewCounter(prometheus.CounterOpts{Name: "specd_specialist_seconds_total", ConstLabels: labels,
-			Help: "Wall-clock seconds of specialist attempts that ended since the daemon started."}),
-		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "specd_tokens_total", ConstLabels: labels,
-			Help: "Tokens the specialists reported since the daemon started, by kind (input, output, cache_read, cache_write)."}, []string{"kind"}),
-		cost: prometheus.NewCounter(prometheus.CounterOpts{Name: "specd_cost_usd_total", ConstLabels: labels,
-			Help: "US dollars the specialists reported since the daemon started; tokens reported without a price are not in it."}),
+	m := &metrics{
+		root:   root,
+		path:   path,
+		reg:    prometheus.NewRegistry(),
+		logErr: logErr,
+		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name:        "specd_runs_total",
+			ConstLabels: labels,
+			Help:        "Runs finished since the daemon started, by verdict (SUCCESS, PARTIAL_SUCCESS, FAILED).",
+		}, []string{"verdict"}),
+		topics: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name:        "specd_topics_total",
+			ConstLabels: labels,
+			Help:        "Topics that got their outcome since the daemon started, by outcome.",
+		}, []string{"outcome"}),
+		seconds: prometheus.NewCounter(prometheus.CounterOpts{
+			Name:        "specd_specialist_seconds_total",
+			ConstLabels: labels,
+			Help:        "Wall-clock seconds of specialist attempts that ended since the daemon started.",
+		}),
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name:        "specd_tokens_total",
+			ConstLabels: labels,
+			Help:        "Tokens the specialists reported since the daemon started, by kind (input, output, cache_read, cache_write).",
+		}, []string{"kind"}),
+		cost: prometheus.NewCounter(prometheus.CounterOpts{
+			Name:        "specd_cost_usd_total",
+			ConstLabels: labels,
+			Help:        "US dollars the specialists reported since the daemon started; tokens reported without a price are not in it.",
+		}),
 	}
 	started := prometheus.NewGauge(prometheus.GaugeOpts{Name: "specd_start_time_seconds", ConstLabels: labels,
 		Help: "When the daemon started, in seconds since the Unix epoch."})
@@ -80,6 +98,7 @@ func newMetrics(root, path string, running func() float64, logErr func(error)) *
 	for _, k := range tokenKinds {
 		m.tokens.WithLabelValues(k)
 	}
+	m.writer = newCoalescer(metricsCoalesce, m.write)
 	return m
 }
 
@@ -116,16 +135,7 @@ func (m *metrics) changed() {
 	if m.path == "" {
 		return
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.timer == nil {
-		m.timer = time.AfterFunc(metricsCoalesce, func() {
-			m.mu.Lock()
-			m.timer = nil
-			m.mu.Unlock()
-			m.write()
-		})
-	}
+	m.writer.changed()
 }
 
 // write writes the file now (temp + fsync + rename: node_exporter never

@@ -46,34 +46,15 @@ var ErrAlreadyRunning = errors.New("another specd daemon is running on this spec
 // next start. It returns nil then. Errors: ErrAlreadyRunning (wrapped with
 // the lock path), and set-up failures naming the directory.
 func (d *Daemon) Run(ctx context.Context) error {
-	treeDir := d.opts.TreeDir
-	if err := nofollow.MkdirAll(d.fsRoot, filepath.Join(treeDir, specs.InboxDir)); err != nil {
+	lk, err := d.lock(ctx)
+	if err != nil || lk == nil {
 		return err
-	}
-	lockPath := filepath.Join(treeDir, specs.DaemonLock)
-	lk, ok, err := nofollow.Flock(ctx, d.fsRoot, lockPath, false)
-	if err != nil {
-		return err
-	}
-	if !ok && d.opts.Standby {
-		d.opts.Log.Info().Str("lock", lockPath).Msg("standby: another daemon runs this tree; taking over when it stops")
-		d.notify.Notify("STATUS=standby: waiting for " + lockPath)
-		if lk, ok, err = nofollow.Flock(ctx, d.fsRoot, lockPath, true); err != nil && ctx.Err() == nil {
-			return err
-		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		d.opts.Log.Info().Msg("standby: the other daemon stopped; taking over")
-	}
-	if !ok {
-		return fmt.Errorf("%w (%s is locked; use --standby to wait and take over)", ErrAlreadyRunning, lockPath)
 	}
 	defer lk.Close()
 	defer sandbox.RemoveSpareCgroups()
 	defer d.startNotify()() // flushed after the runs have stopped
 
-	log := d.opts.Log
+	treeDir, log := d.opts.TreeDir, d.opts.Log
 	tree, err := watch.New(treeDir, log)
 	if err != nil {
 		return fmt.Errorf("watch %s: %w", treeDir, err)
@@ -91,26 +72,83 @@ func (d *Daemon) Run(ctx context.Context) error {
 	kill, killAll := context.WithCancel(context.Background())
 	defer killAll()
 	l := &loop{d: d, tree: tree, ctx: ctx, kill: kill, due: make(chan string, 256), timers: map[string]*time.Timer{}}
+	up := l.ready()
+	defer d.metrics.write() // specialists running 0, the last counts
+	l.serve(up, hup, killAll)
+	return nil
+}
+
+// lock creates the inbox and takes the tree's .specd.lock, which the
+// caller closes. With Standby it waits for another daemon's lock; a nil
+// file and nil error then mean that ctx ended first. Errors:
+// ErrAlreadyRunning (wrapped with the lock path), and failures naming the
+// directory.
+func (d *Daemon) lock(ctx context.Context) (*os.File, error) {
+	treeDir := d.opts.TreeDir
+	if err := nofollow.MkdirAll(d.fsRoot, filepath.Join(treeDir, specs.InboxDir)); err != nil {
+		return nil, err
+	}
+	lockPath := filepath.Join(treeDir, specs.DaemonLock)
+	lk, ok, err := nofollow.Flock(ctx, d.fsRoot, lockPath, false)
+	if err != nil {
+		return nil, err
+	}
+	if !ok && d.opts.Standby {
+		d.opts.Log.Info().Str("lock", lockPath).Msg("standby: another daemon runs this tree; taking over when it stops")
+		d.notify.Notify("STATUS=standby: waiting for " + lockPath)
+		if lk, ok, err = nofollow.Flock(ctx, d.fsRoot, lockPath, true); err != nil && ctx.Err() == nil {
+			return nil, err
+		}
+		if ctx.Err() != nil {
+			return nil, nil
+		}
+		d.opts.Log.Info().Msg("standby: the other daemon stopped; taking over")
+	}
+	if !ok {
+		return nil, fmt.Errorf("%w (%s is locked; use --standby to wait and take over)", ErrAlreadyRunning, lockPath)
+	}
+	return lk, nil
+}
+
+// ready scans the tree fully, writes the daemon's status file and
+// metrics, tells systemd READY=1, and logs the configuration in force. It
+// returns the status written.
+func (l *loop) ready() liveness.Status {
+	d, log, treeDir := l.d, l.d.opts.Log, l.d.opts.TreeDir
 	// Before any topic starts: what a killed specd's cgroups still hold
 	// ran without a lock of its own (docs/contract.md#locks).
 	sandbox.RemoveStaleCgroups()
 	l.fullScan()
 	cfg := d.config()
-	up := liveness.Status{PID: os.Getpid(), StartedAt: time.Now().UTC(), State: liveness.StateReady, MaxParallel: cfg.MaxParallel, Preset: cfg.Specialist.Preset,
-		Sandbox: sandboxState(cfg.Sandbox)}
+	up := liveness.Status{
+		PID:         os.Getpid(),
+		StartedAt:   time.Now().UTC(),
+		State:       liveness.StateReady,
+		MaxParallel: cfg.MaxParallel,
+		Preset:      cfg.Specialist.Preset,
+		Sandbox:     sandboxState(cfg.Sandbox),
+	}
 	d.inForce(&up, cfg)
 	if err := liveness.Write(treeDir, up); err != nil {
 		log.Warn().Err(err).Msg("cannot write the daemon status file; specd status cannot show uptime")
 	}
 	d.metrics.write()
-	defer d.metrics.write() // specialists running 0, the last counts
 	d.notify.Notify("READY=1\n" + d.stats.status())
 	log.Info().Str("specs_dir", treeDir).Int("max_parallel", cfg.MaxParallel).
 		Str("preset", cfg.Specialist.Preset).Str("sandbox", up.Sandbox).Msg("specd ready")
 	d.warnAgent(cfg.Specialist)
 	d.warnSandbox(cfg.Sandbox)
+	return up
+}
 
-	tick := time.NewTicker(cfg.RescanInterval.Std())
+// serve is the daemon's one loop: it takes fsnotify events, watcher
+// errors, debounced directories, the rescan tick, SIGHUP (hup) and pauses,
+// and feeds the watchdog with STATUS= from the heartbeat. It returns when
+// the loop's context ends, after the warm shutdown (drain; killAll stops
+// the running specialists).
+func (l *loop) serve(up liveness.Status, hup <-chan os.Signal, killAll func()) {
+	d, log := l.d, l.d.opts.Log
+	tick := time.NewTicker(d.config().RescanInterval.Std())
 	defer tick.Stop()
 	// The heartbeat comes from this loop, so a wedged loop stops pinging
 	// the watchdog and systemd restarts the service; STATUS= rides along.
@@ -124,12 +162,12 @@ func (d *Daemon) Run(ctx context.Context) error {
 	lastStatus := ""
 	for {
 		select {
-		case <-ctx.Done():
+		case <-l.ctx.Done():
 			for _, t := range l.timers {
 				t.Stop()
 			}
 			l.drain(up, heart.C, pingWatchdog, killAll)
-			return nil
+			return
 		case <-heart.C:
 			state := ""
 			if pingWatchdog {
@@ -145,11 +183,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 			up = d.reload(up)
 		case resume := <-d.pause:
 			<-resume
-		case ev, ok := <-tree.Events():
+		case ev, ok := <-l.tree.Events():
 			if ok {
 				l.event(ev)
 			}
-		case err, ok := <-tree.Errors():
+		case err, ok := <-l.tree.Errors():
 			if !ok {
 				continue
 			}

@@ -45,9 +45,9 @@ type run struct {
 	mkdirs   sync.Once // reports/.logs/ and .results/ exist (dirs)
 	mkdirErr error
 
-	mu      sync.Mutex    // the run's one lock: guards the fields below and the trace file
-	dirty   chan struct{} // a topic's state changed: .run.json is due (writeChanges); nil when no writer runs
-	traceF  *os.File      // the trace file, open for appending from the run's first line (trace)
+	mu      sync.Mutex // the run's one lock: guards the fields below and the trace file
+	writer  *coalescer // rewrites .run.json after a topic's state changed (writeChanges); nil when no writer runs
+	traceF  *os.File   // the trace file, open for appending from the run's first line (trace)
 	rs      specs.RunState
 	results []*barrier.Attempt         // how each topic's last attempt ended; nil when it did not run here
 	metas   map[int]specs.ReportMeta   // completed reports' metadata, by topic index
@@ -514,10 +514,10 @@ func (r *run) number() string { return specs.RunLabel(r.runDir) }
 // it does nothing.
 func (r *run) changed() {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	select {
-	case r.dirty <- struct{}{}: // a nil channel (no writer) never takes it
-	default: // a write is due already; it will include this change
+	w := r.writer
+	r.mu.Unlock()
+	if w != nil { // no writer: nothing to do
+		w.changed() // a write is due already or scheduled now; it will include this change
 	}
 }
 
@@ -532,36 +532,19 @@ const coalesce = 200 * time.Millisecond
 // dropping a pending write: its caller writes the run's state next
 // (execute: the barrier, or the checkpoint of an interrupted run).
 func (r *run) writeChanges() (stop func()) {
-	dirty := make(chan struct{}, 1)
-	quit := make(chan struct{})
-	r.mu.Lock()
-	r.dirty = dirty
-	r.mu.Unlock()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for range dirty {
-			select {
-			case <-time.After(coalesce):
-			case <-quit:
-				return
-			}
-			select {
-			case <-dirty: // folded into this write
-			default:
-			}
-			if err := r.checkpoint(); err != nil {
-				r.log.Error().Err(err).Msg("checkpoint failed; the next state change writes it again")
-			}
+	w := newCoalescer(coalesce, func() {
+		if err := r.checkpoint(); err != nil {
+			r.log.Error().Err(err).Msg("checkpoint failed; the next state change writes it again")
 		}
-	}()
+	})
+	r.mu.Lock()
+	r.writer = w
+	r.mu.Unlock()
 	return func() {
-		close(quit)
+		w.stop()
 		r.mu.Lock()
-		close(dirty)
-		r.dirty = nil
+		r.writer = nil
 		r.mu.Unlock()
-		<-done
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
@@ -215,7 +216,7 @@ func (a *attempt) check(start, _ context.Context) next {
 	a.argv = argv
 	if used := time.Duration(r.used.Load()); a.sp.Budget > 0 && used >= a.sp.Budget.Std() {
 		a.stopByLimit("budget", fmt.Sprintf("the run's specialist budget of %s is used up (%s spent)", a.sp.Budget.Std(), used.Round(time.Second)),
-			"Raise specialist.budget in .opencode/specd.yaml, then `specd rerun "+r.number()+"`.")
+			"Raise specialist.budget in .opencode/specd.yaml, then `specd rerun "+r.number()+"`.", nil)
 		return done
 	}
 	if limit := a.sp.MaxCostUSD; limit > 0 {
@@ -223,7 +224,11 @@ func (a *attempt) check(start, _ context.Context) next {
 		if spent >= limit {
 			a.stopByLimit("cost", fmt.Sprintf("cost cap of %s (specialist.max_cost_usd) reached: %s spent", specs.USD(limit), specs.USD(spent)),
 				"Raise specialist.max_cost_usd in .opencode/specd.yaml (0 means no cap), then `specd rerun "+r.number()+"`.",
-				"setting", "specialist.max_cost_usd", "max_cost_usd", limit, "spent_usd", spent)
+				map[string]any{
+					"setting":      "specialist.max_cost_usd",
+					"max_cost_usd": limit,
+					"spent_usd":    spent,
+				})
 			r.notifyCostCap(limit, spent)
 			return done
 		}
@@ -584,20 +589,26 @@ func (r *run) limitHit(kind, msg, hint string) {
 		return
 	}
 	r.log.Warn().Str("limit", kind).Msg(msg)
-	r.d.logError(jsonl.Entry{WorkflowID: r.rs.WorkflowID, ErrorType: jsonl.TypeExecution, Source: "runner", Severity: "warning",
-		Message: msg, Details: map[string]any{"spec_dir": r.rel, "limit": kind}, RecoveryHint: hint})
+	r.d.logError(jsonl.Entry{
+		WorkflowID:   r.rs.WorkflowID,
+		ErrorType:    jsonl.TypeExecution,
+		Source:       "runner",
+		Severity:     "warning",
+		Message:      msg,
+		Details:      map[string]any{"spec_dir": r.rel, "limit": kind},
+		RecoveryHint: hint,
+	})
 }
 
 // stopByLimit keeps the attempt's topic from starting because limit kind
 // is reached: the topic ends missing, "not started: why", and its one
 // errors.jsonl entry (the barrier's) carries hint and the limit's details
-// (key, value pairs); the log says it once per run and kind.
-func (a *attempt) stopByLimit(kind, why, hint string, details ...any) {
+// (kind under "limit", then details, which may be nil); the log says it
+// once per run and kind.
+func (a *attempt) stopByLimit(kind, why, hint string, details map[string]any) {
 	a.res = notStarted(why)
 	a.res.Hint, a.res.Details = hint, map[string]any{"limit": kind}
-	for i := 0; i+1 < len(details); i += 2 {
-		a.res.Details[details[i].(string)] = details[i+1]
-	}
+	maps.Copy(a.res.Details, details)
 	a.r.warnOnce(kind, "topics not started: "+why)
 }
 

@@ -253,158 +253,215 @@ const (
 // tab), a bidirectional control or invalid UTF-8 does not fail the plan:
 // its Refused says why, and only that topic is refused. Parse never panics.
 func Parse(r io.Reader, name string) (*Plan, error) {
-	type block struct {
-		line, k, n int
-		title      string
-		pathLine   int // 0 when the block has no "Report Path:" line
-		path       string
-		agent      string
-	}
-	var (
-		p            = &Plan{Expected: -1}
-		blocks       []*block
-		cur          *block
-		expectedLine int
-		generated    bool            // a "# Generated:" line was seen: the first one wins
-		lineOf       = map[int]int{} // topic index as written -> line
-	)
-	name0 := name
-	fail := func(line int, format string, args ...any) (*Plan, error) {
-		return nil, &ParseError{File: name0, Line: line, Msg: fmt.Sprintf(format, args...)}
-	}
+	ps := &parser{name: name, p: &Plan{Expected: -1}, lineOf: map[int]int{}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4<<10), maxLine) // grows to maxLine for a long line
 	sc.Split(scanLines)
-	n := 0
 	for sc.Scan() {
-		n++
+		ps.n++
 		raw := sc.Text()
-		if n == 1 {
+		if ps.n == 1 {
 			raw = strings.TrimPrefix(raw, "\ufeff")
 		}
-		line := strings.TrimSpace(raw)
-		if line == "" || topicsHdrRE.MatchString(line) {
-			continue
+		if err := ps.line(strings.TrimSpace(raw)); err != nil {
+			return nil, err
 		}
-		if m := generatedRE.FindStringSubmatch(line); m != nil {
-			v := strings.TrimSpace(m[1])
-			if len(v) > maxValue {
-				return fail(n, "generated value is longer than %d bytes", maxValue)
-			}
-			if !generated {
-				p.Generated, generated = v, true
-			}
-			continue
-		}
-		if strings.HasPrefix(line, "#") {
-			continue
-		}
-		if m := expectedRE.FindStringSubmatch(line); m != nil {
-			v, ok := count(strings.TrimSpace(m[1]))
-			if !ok {
-				return fail(n, "expected invocations %q is not a non-negative integer", strings.TrimSpace(m[1]))
-			}
-			p.Expected, expectedLine, p.HasExpected = v, n, true
-			continue
-		}
-		if m := depthRE.FindStringSubmatch(line); m != nil {
-			v := strings.ToLower(strings.TrimSpace(m[1]))
-			if err := CheckDepth(v); err != nil {
-				return fail(n, "%v", err)
-			}
-			p.AnalysisDepth = v
-			continue
-		}
-		if m := statusRE.FindStringSubmatch(line); m != nil {
-			p.HasStatus, p.Status, p.StatusLine = true, "", n
-			if f := strings.Fields(m[1]); len(f) > 0 {
-				if len(f[0]) > maxValue {
-					return fail(n, "status is longer than %d bytes", maxValue)
-				}
-				p.Status = f[0]
-			}
-			continue
-		}
-		if m := entryRE.FindStringSubmatch(line); m != nil {
-			idx, ok := count(m[1])
-			if !ok || idx > maxIndex {
-				return fail(n, "topic index %s is out of range", abbrev(m[1]))
-			}
-			// Split on the last " -> ". The leading and trailing spaces let
-			// "[0] -> a.md" and "[0] a ->" (trimmed) show an empty side.
-			rest := " " + m[2] + " "
-			i := strings.LastIndex(rest, " -> ")
-			if i < 0 {
-				return fail(n, "topic entry has no \" -> \" between the topic and its report path")
-			}
-			title, path := strings.TrimSpace(rest[:i]), strings.TrimSpace(rest[i+len(" -> "):])
-			switch {
-			case title == "":
-				return fail(n, "topic entry [%d] has an empty topic", idx)
-			case path == "":
-				return fail(n, "topic entry [%d] has an empty report path", idx)
-			case len(title)+len(path) > maxValue:
-				return fail(n, "topic entry [%d] is longer than %d bytes", idx, maxValue)
-			}
-			if first, dup := lineOf[idx]; dup {
-				return fail(n, "topic index %d appears twice (first on line %d)", idx, first)
-			}
-			lineOf[idx] = n
-			p.Topics = append(p.Topics, Topic{Index: idx, Title: title, ReportPath: path, Line: n})
-			continue
-		}
-		if m := blockRE.FindStringSubmatch(line); m != nil {
-			k, _ := count(m[1]) // an overflow leaves 0, which names no topic
-			total, _ := count(m[2])
-			cur = &block{line: n, k: k, n: total, title: strings.TrimSpace(m[3])}
-			blocks = append(blocks, cur)
-			continue
-		}
-		if v, ok := strings.CutPrefix(line, "Report Path:"); ok && cur != nil {
-			cur.pathLine, cur.path = n, strings.TrimSpace(v)
-			continue
-		}
-		if v, ok := strings.CutPrefix(line, "Agent:"); ok && cur != nil {
-			cur.agent = strings.TrimSpace(v)
-			continue
-		}
-		if m := fieldRE.FindStringSubmatch(line); m != nil && len(p.Topics) == 0 && !knownField(m[1]) {
-			p.Warnings = append(p.Warnings, unknownField(name0, n, m[1]))
-		}
-		// Anything else is prose that some writers add: ignored.
 	}
 	if err := sc.Err(); err == bufio.ErrTooLong {
-		return fail(n+1, "line is longer than %d bytes", maxLine)
+		return nil, ps.errAt(ps.n+1, "line is longer than %d bytes", maxLine)
 	} else if err != nil {
 		return nil, fmt.Errorf("read plan %s: %w", name, err)
 	}
+	if err := ps.finish(); err != nil {
+		return nil, err
+	}
+	return ps.p, nil
+}
 
-	if len(p.Topics) == 0 {
-		if n == 0 {
-			return fail(0, "no topics: the plan is empty; want lines such as \"[0] topic -> 001_topic.md\"")
+// parser is Parse's state between lines of one plan.
+type parser struct {
+	name         string // the plan's name in errors
+	p            *Plan
+	n            int // the line being read, 1-based
+	blocks       []*block
+	cur          *block // the last "Topic [k/N]" block, which later lines fill
+	expectedLine int
+	generated    bool        // a "# Generated:" line was seen: the first one wins
+	lineOf       map[int]int // topic index as written -> line
+}
+
+// block is one appended "Topic [k/N]: <title>" block with its optional
+// "Report Path:" and "Agent:" lines.
+type block struct {
+	line, k, n int
+	title      string
+	pathLine   int // 0 when the block has no "Report Path:" line
+	path       string
+	agent      string
+}
+
+// errAt is the *ParseError for line of the plan.
+func (ps *parser) errAt(line int, format string, args ...any) error {
+	return &ParseError{File: ps.name, Line: line, Msg: fmt.Sprintf(format, args...)}
+}
+
+// line reads the trimmed plan line ps.n: a header field, an entry, a
+// block line, or prose, which is ignored. It returns a *ParseError or nil.
+func (ps *parser) line(line string) error {
+	if line == "" || topicsHdrRE.MatchString(line) {
+		return nil
+	}
+	if done, err := ps.header(line); done {
+		return err
+	}
+	if m := entryRE.FindStringSubmatch(line); m != nil {
+		return ps.entry(m[1], m[2])
+	}
+	if m := blockRE.FindStringSubmatch(line); m != nil {
+		k, _ := count(m[1]) // an overflow leaves 0, which names no topic
+		total, _ := count(m[2])
+		ps.cur = &block{line: ps.n, k: k, n: total, title: strings.TrimSpace(m[3])}
+		ps.blocks = append(ps.blocks, ps.cur)
+		return nil
+	}
+	if v, ok := strings.CutPrefix(line, "Report Path:"); ok && ps.cur != nil {
+		ps.cur.pathLine, ps.cur.path = ps.n, strings.TrimSpace(v)
+		return nil
+	}
+	if v, ok := strings.CutPrefix(line, "Agent:"); ok && ps.cur != nil {
+		ps.cur.agent = strings.TrimSpace(v)
+		return nil
+	}
+	if m := fieldRE.FindStringSubmatch(line); m != nil && len(ps.p.Topics) == 0 && !knownField(m[1]) {
+		ps.p.Warnings = append(ps.p.Warnings, unknownField(ps.name, ps.n, m[1]))
+	}
+	// Anything else is prose that some writers add: ignored.
+	return nil
+}
+
+// header reads line as a comment or a header field (Generated, Expected
+// Invocations, Analysis Depth, Status). done is false when line is none of
+// them; err is a *ParseError for a bad value.
+func (ps *parser) header(line string) (done bool, err error) {
+	p, n := ps.p, ps.n
+	if m := generatedRE.FindStringSubmatch(line); m != nil {
+		v := strings.TrimSpace(m[1])
+		if len(v) > maxValue {
+			return true, ps.errAt(n, "generated value is longer than %d bytes", maxValue)
 		}
-		return fail(0, "no topics: none of its %d lines is an entry such as \"[0] topic -> 001_topic.md\"", n)
+		if !ps.generated {
+			p.Generated, ps.generated = v, true
+		}
+		return true, nil
+	}
+	if strings.HasPrefix(line, "#") {
+		return true, nil
+	}
+	if m := expectedRE.FindStringSubmatch(line); m != nil {
+		v, ok := count(strings.TrimSpace(m[1]))
+		if !ok {
+			return true, ps.errAt(n, "expected invocations %q is not a non-negative integer", strings.TrimSpace(m[1]))
+		}
+		p.Expected, ps.expectedLine, p.HasExpected = v, n, true
+		return true, nil
+	}
+	if m := depthRE.FindStringSubmatch(line); m != nil {
+		v := strings.ToLower(strings.TrimSpace(m[1]))
+		if err := CheckDepth(v); err != nil {
+			return true, ps.errAt(n, "%v", err)
+		}
+		p.AnalysisDepth = v
+		return true, nil
+	}
+	if m := statusRE.FindStringSubmatch(line); m != nil {
+		p.HasStatus, p.Status, p.StatusLine = true, "", n
+		if f := strings.Fields(m[1]); len(f) > 0 {
+			if len(f[0]) > maxValue {
+				return true, ps.errAt(n, "status is longer than %d bytes", maxValue)
+			}
+			p.Status = f[0]
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
+// entry reads the topic entry "[index] rest" on line ps.n.
+func (ps *parser) entry(index, rest string) error {
+	n := ps.n
+	idx, ok := count(index)
+	if !ok || idx > maxIndex {
+		return ps.errAt(n, "topic index %s is out of range", abbrev(index))
+	}
+	// Split on the last " -> ". The leading and trailing spaces let
+	// "[0] -> a.md" and "[0] a ->" (trimmed) show an empty side.
+	rest = " " + rest + " "
+	i := strings.LastIndex(rest, " -> ")
+	if i < 0 {
+		return ps.errAt(n, "topic entry has no \" -> \" between the topic and its report path")
+	}
+	title, path := strings.TrimSpace(rest[:i]), strings.TrimSpace(rest[i+len(" -> "):])
+	switch {
+	case title == "":
+		return ps.errAt(n, "topic entry [%d] has an empty topic", idx)
+	case path == "":
+		return ps.errAt(n, "topic entry [%d] has an empty report path", idx)
+	case len(title)+len(path) > maxValue:
+		return ps.errAt(n, "topic entry [%d] is longer than %d bytes", idx, maxValue)
+	}
+	if first, dup := ps.lineOf[idx]; dup {
+		return ps.errAt(n, "topic index %d appears twice (first on line %d)", idx, first)
+	}
+	ps.lineOf[idx] = n
+	ps.p.Topics = append(ps.p.Topics, Topic{Index: idx, Title: title, ReportPath: path, Line: n})
+	return nil
+}
+
+// finish checks the whole plan once every line is read: entries present
+// and numbered 0..n-1 or 1..n (renumbered 0-based), report file names
+// distinct, Expected matching, blocks matching their entries.
+func (ps *parser) finish() error {
+	p := ps.p
+	if len(p.Topics) == 0 {
+		if ps.n == 0 {
+			return ps.errAt(0, "no topics: the plan is empty; want lines such as \"[0] topic -> 001_topic.md\"")
+		}
+		return ps.errAt(0, "no topics: none of its %d lines is an entry such as \"[0] topic -> 001_topic.md\"", ps.n)
 	}
 	sort.Slice(p.Topics, func(i, j int) bool { return p.Topics[i].Index < p.Topics[j].Index })
 	base := p.Topics[0].Index
 	if base > 1 {
-		return fail(lineOf[base], "topic indices start at %d: want 0 or 1", base)
+		return ps.errAt(ps.lineOf[base], "topic indices start at %d: want 0 or 1", base)
 	}
 	for i := range p.Topics {
 		t := &p.Topics[i]
 		if t.Index != base+i {
-			return fail(lineOf[t.Index], "topic index %d is out of sequence: want %d", t.Index, base+i)
+			return ps.errAt(ps.lineOf[t.Index], "topic index %d is out of sequence: want %d", t.Index, base+i)
 		}
 		t.Index = i
 	}
+	if err := ps.reportNames(); err != nil {
+		return err
+	}
+	if p.Expected < 0 {
+		p.Expected = len(p.Topics)
+	} else if p.Expected != len(p.Topics) {
+		return ps.errAt(ps.expectedLine, "expected invocations is %d but the plan lists %d topics", p.Expected, len(p.Topics))
+	}
+	return ps.matchBlocks(base)
+}
+
+// reportNames fails when two topics share a report file name, and
+// refuses each topic whose report name or title cannot be used.
+func (ps *parser) reportNames() error {
 	// Every report path ends in the topic's reports/ directory, so two
 	// entries with one file name would write one report.
 	byName := map[string]*Topic{}
-	for i := range p.Topics {
-		t := &p.Topics[i]
+	for i := range ps.p.Topics {
+		t := &ps.p.Topics[i]
 		name := t.ReportPath[strings.LastIndexAny(t.ReportPath, `/\`)+1:]
 		if first, dup := byName[name]; dup {
-			return fail(t.Line, "topics [%d] (line %d) and [%d] (line %d) have the same report file %q: give each topic its own report path",
+			return ps.errAt(t.Line, "topics [%d] (line %d) and [%d] (line %d) have the same report file %q: give each topic its own report path",
 				first.Index, first.Line, t.Index, t.Line, abbrev(name))
 		}
 		byName[name] = t
@@ -413,32 +470,34 @@ func Parse(r io.Reader, name string) (*Plan, error) {
 			reason = checkTitle(t.Title)
 		}
 		if reason != "" {
-			t.Refused = &ParseError{File: name0, Line: t.Line, Msg: fmt.Sprintf("topic [%d]: %s", t.Index, reason)}
+			t.Refused = &ParseError{File: ps.name, Line: t.Line, Msg: fmt.Sprintf("topic [%d]: %s", t.Index, reason)}
 		}
 	}
-	if p.Expected < 0 {
-		p.Expected = len(p.Topics)
-	} else if p.Expected != len(p.Topics) {
-		return fail(expectedLine, "expected invocations is %d but the plan lists %d topics", p.Expected, len(p.Topics))
-	}
-	for _, b := range blocks {
-		if b.k < 1 || b.k > len(p.Topics) || b.n != len(p.Topics) {
-			return fail(b.line, "topic block [%d/%d] does not match the %d topics of the plan", b.k, b.n, len(p.Topics))
+	return nil
+}
+
+// matchBlocks checks each "Topic [k/N]" block against entry k-1 (base is
+// the first index as written, for the messages) and fills Topic.Agent.
+func (ps *parser) matchBlocks(base int) error {
+	topics := ps.p.Topics
+	for _, b := range ps.blocks {
+		if b.k < 1 || b.k > len(topics) || b.n != len(topics) {
+			return ps.errAt(b.line, "topic block [%d/%d] does not match the %d topics of the plan", b.k, b.n, len(topics))
 		}
-		t := &p.Topics[b.k-1]
+		t := &topics[b.k-1]
 		if b.title != t.Title {
-			return fail(b.line, "topic block [%d/%d] title %q differs from entry [%d] %q",
+			return ps.errAt(b.line, "topic block [%d/%d] title %q differs from entry [%d] %q",
 				b.k, b.n, abbrev(b.title), b.k-1+base, abbrev(t.Title))
 		}
 		if b.pathLine > 0 && b.path != t.ReportPath {
-			return fail(b.pathLine, "topic block [%d/%d] report path %q differs from entry [%d] %q",
+			return ps.errAt(b.pathLine, "topic block [%d/%d] report path %q differs from entry [%d] %q",
 				b.k, b.n, abbrev(b.path), b.k-1+base, abbrev(t.ReportPath))
 		}
 		if b.agent != "" {
 			t.Agent = b.agent
 		}
 	}
-	return p, nil
+	return nil
 }
 
 // unknownField is the warning for a header field specd does not know,

@@ -103,46 +103,7 @@ func RenderOverview(in OverviewInput) []byte {
 	b.WriteString(executiveSummary(in))
 	b.WriteString("\n\n## Reports\n\n")
 	topics := sortedTopics(rs.Topics)
-	weak := 0
-	for _, m := range in.Reports {
-		if weakness(m) == 0 {
-			weak++
-		}
-	}
-	if weak > 0 {
-		fmt.Fprintf(&b, "Weakest answers first: %s with low confidence, whose first finding probably does not answer the topic, %s listed before the others (docs/local-specialist.md#confidence).\n\n",
-			pluralN(weak, "report"), map[bool]string{true: "is", false: "are"}[weak == 1])
-	}
-	n := 0
-	for _, t := range byConfidence(topics, in.Reports) {
-		m, ok := in.Reports[t.Index]
-		if !ok {
-			continue
-		}
-		n++
-		fmt.Fprintf(&b, "### %d. %s\n\n", n, inert.Markdown(t.Topic))
-		fmt.Fprintf(&b, "- Findings: %d | Recommendations: %d\n", m.FindingsCount, m.RecommendationsCount)
-		if t.Sources != nil {
-			fmt.Fprintf(&b, "- Sources: %s\n", inert.Markdown(t.Sources.Line())) // .run.json may be a clone's
-		}
-		if m.Confidence == "NONE" {
-			b.WriteString("- No definitive answer found (confidence NONE); next steps under Recommendations\n")
-		} else if strings.EqualFold(m.Confidence, "low") {
-			fmt.Fprintf(&b, "- Confidence: low%s (the first finding probably does not answer the topic; see the report's Recommendations)\n", score(m))
-		} else if c := strings.ToLower(m.Confidence); c == "high" || c == "medium" {
-			fmt.Fprintf(&b, "- Confidence: %s%s\n", c, score(m))
-		}
-		if m.UncitedRemoved+m.CitationsFailed+m.Quarantined > 0 {
-			fmt.Fprintf(&b, "- Removed by the result gate: %d uncited, %d citations failed, %d quarantined\n", m.UncitedRemoved, m.CitationsFailed, m.Quarantined)
-		}
-		if m.Contradictions {
-			b.WriteString("- Contradictions: the sources disagree; see the report's Notes\n")
-		}
-		fmt.Fprintf(&b, "- Report: [%s](%s)\n\n", inert.Markdown(t.Report), url.PathEscape(t.Report))
-	}
-	if n == 0 {
-		b.WriteString("No report passed the report contract.\n\n")
-	}
+	writeReports(&b, topics, in.Reports)
 	b.WriteString("## Failed Topics\n\n")
 	failed := 0
 	for _, t := range topics {
@@ -174,6 +135,52 @@ func RenderOverview(in OverviewInput) []byte {
 	}
 	b.WriteString("```\n")
 	return b.Bytes()
+}
+
+// writeReports adds the body of the "## Reports" section: a note when
+// some answers are weak, then one entry per report that passed the report
+// contract, weakest first (docs/local-specialist.md#confidence).
+func writeReports(b *bytes.Buffer, topics []TopicState, reports map[int]ReportMeta) {
+	weak := 0
+	for _, m := range reports {
+		if weakness(m) == 0 {
+			weak++
+		}
+	}
+	if weak > 0 {
+		fmt.Fprintf(b, "Weakest answers first: %s with low confidence, whose first finding probably does not answer the topic, %s listed before the others (docs/local-specialist.md#confidence).\n\n",
+			pluralN(weak, "report"), map[bool]string{true: "is", false: "are"}[weak == 1])
+	}
+	n := 0
+	for _, t := range byConfidence(topics, reports) {
+		m, ok := reports[t.Index]
+		if !ok {
+			continue
+		}
+		n++
+		fmt.Fprintf(b, "### %d. %s\n\n", n, inert.Markdown(t.Topic))
+		fmt.Fprintf(b, "- Findings: %d | Recommendations: %d\n", m.FindingsCount, m.RecommendationsCount)
+		if t.Sources != nil {
+			fmt.Fprintf(b, "- Sources: %s\n", inert.Markdown(t.Sources.Line())) // .run.json may be a clone's
+		}
+		if m.Confidence == "NONE" {
+			b.WriteString("- No definitive answer found (confidence NONE); next steps under Recommendations\n")
+		} else if strings.EqualFold(m.Confidence, "low") {
+			fmt.Fprintf(b, "- Confidence: low%s (the first finding probably does not answer the topic; see the report's Recommendations)\n", score(m))
+		} else if c := strings.ToLower(m.Confidence); c == "high" || c == "medium" {
+			fmt.Fprintf(b, "- Confidence: %s%s\n", c, score(m))
+		}
+		if m.UncitedRemoved+m.CitationsFailed+m.Quarantined > 0 {
+			fmt.Fprintf(b, "- Removed by the result gate: %d uncited, %d citations failed, %d quarantined\n", m.UncitedRemoved, m.CitationsFailed, m.Quarantined)
+		}
+		if m.Contradictions {
+			b.WriteString("- Contradictions: the sources disagree; see the report's Notes\n")
+		}
+		fmt.Fprintf(b, "- Report: [%s](%s)\n\n", inert.Markdown(t.Report), url.PathEscape(t.Report))
+	}
+	if n == 0 {
+		b.WriteString("No report passed the report contract.\n\n")
+	}
 }
 
 // writeSourceQuality adds the "## Source Quality" section

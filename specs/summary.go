@@ -51,10 +51,31 @@ func ContextReduction(metadataTokens, fullTokens int) int {
 func RenderSummary(w io.Writer, rs RunState) error {
 	bw := bufio.NewWriter(w)
 	p := func(format string, args ...any) { fmt.Fprintf(bw, format+"\n", args...) }
-	reports := path.Join(rs.SpecDir, ReportsDir)
+	summaryHead(p, rs)
+	p("")
+	p("Phases")
+	if len(rs.Phases) == 0 {
+		p("  (none recorded)")
+	}
+	for _, ph := range rs.Phases {
+		p("  %-12s %s", ph.Name, duration(ph.DurationMS))
+	}
+	p("")
+	summaryArtifacts(p, rs)
+	p("")
+	summaryNextSteps(p, rs)
+	return bw.Flush()
+}
+
+// linef writes one line of the summary: format and args as fmt.Printf,
+// followed by a newline.
+type linef func(format string, args ...any)
+
+// summaryHead writes the "Summary" section: progress or verdict, the
+// threshold warning, cost and context reduction.
+func summaryHead(p linef, rs RunState) {
 	failed := rs.Expected - rs.Completed
 	running := rs.Verdict == ""
-
 	p("Summary")
 	if running {
 		p("  Research running: %d/%d topics completed so far", rs.Completed, rs.Expected)
@@ -83,17 +104,13 @@ func RenderSummary(w io.Writer, rs RunState) error {
 		p("  Context reduction: %d%% (metadata ~%d tokens vs full reports ~%d tokens; estimator: bytes/4)",
 			ContextReduction(rs.MetadataTokens, rs.FullTokens), rs.MetadataTokens, rs.FullTokens)
 	}
+}
 
-	p("")
-	p("Phases")
-	if len(rs.Phases) == 0 {
-		p("  (none recorded)")
-	}
-	for _, ph := range rs.Phases {
-		p("  %-12s %s", ph.Name, duration(ph.DurationMS))
-	}
-
-	p("")
+// summaryArtifacts writes the "Artifacts" section: the run's directory,
+// plan, OVERVIEW.md, the completed reports and the trace.
+func summaryArtifacts(p linef, rs RunState) {
+	reports := path.Join(rs.SpecDir, ReportsDir)
+	running := rs.Verdict == ""
 	p("Artifacts")
 	p("  %s/", rs.SpecDir)
 	if rs.Plan != "" {
@@ -110,8 +127,14 @@ func RenderSummary(w io.Writer, rs RunState) error {
 	if rs.PlanError == "" {
 		p("  %s", path.Join(reports, TraceFile))
 	}
+}
 
-	p("")
+// summaryNextSteps writes the "Next Steps" section: what to read or fix,
+// quarantined texts to review, and each failed topic with its reason.
+func summaryNextSteps(p linef, rs RunState) {
+	reports := path.Join(rs.SpecDir, ReportsDir)
+	failed := rs.Expected - rs.Completed
+	running := rs.Verdict == ""
 	p("Next Steps")
 	num := RunLabel(rs.SpecDir)
 	switch {
@@ -141,7 +164,6 @@ func RenderSummary(w io.Writer, rs RunState) error {
 		p("  - See every entry of this run: specd errors --workflow %s", rs.WorkflowID)
 		p("  - After fixing the cause, run the failed topics again: specd rerun %s", num)
 	}
-	return bw.Flush()
 }
 
 // duration prints milliseconds with their unit: "850ms" below a second,

@@ -107,22 +107,13 @@ var (
 	idArgRE   = regexp.MustCompile(`^(?:[Gg]-?)?0*(\d{1,9})$`)
 )
 
+// parse reads the memory file data: its line ending, and the table under
+// the "## Source Gaps" heading when there is one. It never fails: a file
+// without the heading or the table has an empty table at the place one
+// would be written.
 func parse(data []byte) *doc {
 	d := &doc{data: data, eol: "\n", dirty: map[int]bool{}}
-	type line struct {
-		off  int
-		raw  string // with its terminator
-		text string // without it
-		code bool   // inside fenced code, fences included
-	}
-	var lines []line
-	doc := string(data)
-	for l := range mdsection.Lines(doc) {
-		if l.Off == len(doc) {
-			break // the empty line after a final "\n", or of an empty file
-		}
-		lines = append(lines, line{off: l.Off, raw: doc[l.Off:l.End], text: l.Text, code: l.Kind.Fenced()})
-	}
+	lines := fileLines(string(data))
 	for _, l := range lines {
 		if strings.HasSuffix(l.raw, "\n") {
 			if strings.HasSuffix(l.raw, "\r\n") {
@@ -155,11 +146,40 @@ func parse(data []byte) *doc {
 			break
 		}
 	}
+	d.table(lines, h, secEnd)
+	return d
+}
+
+// fileLine is one line of the memory file.
+type fileLine struct {
+	off  int
+	raw  string // with its terminator
+	text string // without it
+	code bool   // inside fenced code, fences included
+}
+
+// fileLines splits doc into its lines, without the empty one after a
+// final "\n".
+func fileLines(doc string) []fileLine {
+	var lines []fileLine
+	for l := range mdsection.Lines(doc) {
+		if l.Off == len(doc) {
+			break // the empty line after a final "\n", or of an empty file
+		}
+		lines = append(lines, fileLine{off: l.Off, raw: doc[l.Off:l.End], text: l.Text, code: l.Kind.Fenced()})
+	}
+	return lines
+}
+
+// table finds the gap table in lines[h+1:secEnd], the section under the
+// heading on line h, and reads its rows. Without a table, the place for
+// one is after the section's last line that is not blank.
+func (d *doc) table(lines []fileLine, h, secEnd int) {
 	offAt := func(i int) int {
 		if i < len(lines) {
 			return lines[i].off
 		}
-		return len(data)
+		return len(d.data)
 	}
 	hdr := -1
 	for i := h + 1; i < secEnd; i++ {
@@ -177,7 +197,7 @@ func parse(data []byte) *doc {
 		}
 		d.start = offAt(last + 1)
 		d.end = d.start
-		return d
+		return
 	}
 	end := hdr + 1
 	for end < secEnd && !lines[end].code && strings.HasPrefix(strings.TrimSpace(lines[end].text), "|") {
@@ -190,18 +210,30 @@ func parse(data []byte) *doc {
 		idx := -1
 		if i > hdr && !isSeparator(lines[i].text) {
 			if c := splitRow(strings.TrimSpace(lines[i].text)); len(c) >= 6 {
-				r := Row{Date: c[0], GapType: c[1], Topic: c[2], Trigger: c[3], Resolution: c[4], DeferredUntil: c[5]}
-				if m := idRE.FindStringSubmatch(r.Trigger); m != nil {
-					r.ID, r.Trigger = normID(m[1]), r.Trigger[len(m[0]):]
-				}
-				d.rows = append(d.rows, r)
+				d.rows = append(d.rows, readRow(c))
 				idx = len(d.rows) - 1
 			}
 		}
 		d.lineRow = append(d.lineRow, idx)
 	}
 	d.read = len(d.rows)
-	return d
+}
+
+// readRow is the Row of a table line's cells c (at least six), its ID
+// taken from the "[G-001] " prefix of the Trigger cell.
+func readRow(c []string) Row {
+	r := Row{
+		Date:          c[0],
+		GapType:       c[1],
+		Topic:         c[2],
+		Trigger:       c[3],
+		Resolution:    c[4],
+		DeferredUntil: c[5],
+	}
+	if m := idRE.FindStringSubmatch(r.Trigger); m != nil {
+		r.ID, r.Trigger = normID(m[1]), r.Trigger[len(m[0]):]
+	}
+	return r
 }
 
 func isHeader(text string) bool {

@@ -103,18 +103,37 @@ func (l look) outcome(o specs.Outcome) string {
 // why a failed one failed.
 // Lines are cut to width cells when width > 0.
 func render(s Snapshot, l look, plain bool, width int) string {
-	var b strings.Builder
-	line := func(format string, args ...any) {
-		t := fmt.Sprintf(format, args...)
-		if width > 0 {
-			t = ansi.Truncate(t, width, "…")
-		}
-		b.WriteString(strings.TrimRight(t, " "))
-		b.WriteByte('\n')
-	}
-	line("%s", s.DaemonLine())
-	line("")
+	f := &frame{width: width}
+	f.line("%s", s.DaemonLine())
+	f.line("")
 	active := s.Active()
+	f.runs(s, active, l, plain)
+	running, queued, moreQueued, finished := topicItems(s, active)
+	f.topics(s.Now, l, running, queued, moreQueued, finished)
+	return f.b.String()
+}
+
+// frame is a frame of the live view being drawn.
+type frame struct {
+	b     strings.Builder
+	width int // lines are cut to this many cells when > 0
+}
+
+// line adds one line, formatted as by fmt.Sprintf, cut to the frame's
+// width and without trailing spaces.
+func (f *frame) line(format string, args ...any) {
+	t := fmt.Sprintf(format, args...)
+	if f.width > 0 {
+		t = ansi.Truncate(t, f.width, "…")
+	}
+	f.b.WriteString(strings.TrimRight(t, " "))
+	f.b.WriteByte('\n')
+}
+
+// runs draws one line per active run with its progress bar, and one per
+// run waiting to start or unreadable; with neither, the last run's
+// outcome.
+func (f *frame) runs(s Snapshot, active []Run, l look, plain bool) {
 	var waiting []Run
 	for _, r := range s.Runs {
 		if r.State == nil && !r.NoPlan || r.Err != nil {
@@ -127,7 +146,7 @@ func render(s Snapshot, l look, plain bool, width int) string {
 	}
 	switch {
 	case len(s.Runs) == 0:
-		line("no runs yet")
+		f.line("no runs yet")
 	case len(active) == 0 && len(waiting) == 0:
 		last := s.Runs[len(s.Runs)-1]
 		for _, r := range s.Runs {
@@ -137,9 +156,9 @@ func render(s Snapshot, l look, plain bool, width int) string {
 		}
 		if last.Finished() {
 			rs := last.State
-			line("no active runs; the last one: %s %s %s %d/%d, %s%s", oneLine(last.Name), oneLine(string(rs.State)), oneLine(string(rs.Verdict)), Completed(rs), Total(rs), RunTime(rs, s.Now), cost(rs.Usage, ", "))
+			f.line("no active runs; the last one: %s %s %s %d/%d, %s%s", oneLine(last.Name), oneLine(string(rs.State)), oneLine(string(rs.Verdict)), Completed(rs), Total(rs), RunTime(rs, s.Now), cost(rs.Usage, ", "))
 		} else {
-			line("no active runs")
+			f.line("no active runs")
 		}
 	}
 	for _, r := range active {
@@ -148,28 +167,35 @@ func render(s Snapshot, l look, plain bool, width int) string {
 		counts := fmt.Sprintf("%d/%d done  %s  queued %d  failed %d  %s%s", c.Done, Total(rs),
 			l.run.Render(fmt.Sprintf("running %d", c.Running)), c.Queued, c.Failed, RunTime(rs, s.Now), cost(rs.Usage, "  "))
 		bar := l.bar
-		if width > 0 { // leave room for the counts, down to a bar of minBar cells
-			bar.Width = min(barWidth, max(minBar, width-nameW-ansi.StringWidth(counts)-4))
+		if f.width > 0 { // leave room for the counts, down to a bar of minBar cells
+			bar.Width = min(barWidth, max(minBar, f.width-nameW-ansi.StringWidth(counts)-4))
 		}
-		line("%s  %s  %s", pad(oneLine(r.Name), nameW), barView(bar, c.Done, Total(rs), plain), counts)
+		f.line("%s  %s  %s", pad(oneLine(r.Name), nameW), barView(bar, c.Done, Total(rs), plain), counts)
 	}
 	for _, r := range waiting {
 		switch {
 		case r.Err != nil:
-			line("%s  %s", pad(oneLine(r.Name), nameW), l.bad.Render("unreadable: "+oneLine(r.Err.Error())))
+			f.line("%s  %s", pad(oneLine(r.Name), nameW), l.bad.Render("unreadable: "+oneLine(r.Err.Error())))
 		case r.Waiting != "":
-			line("%s  waiting: %s", pad(oneLine(r.Name), nameW), oneLine(r.Waiting))
+			f.line("%s  waiting: %s", pad(oneLine(r.Name), nameW), oneLine(r.Waiting))
 		default:
-			line("%s  not started yet (%s)", pad(oneLine(r.Name), nameW), plural(len(r.Plan.Topics), "topic"))
+			f.line("%s  not started yet (%s)", pad(oneLine(r.Name), nameW), plural(len(r.Plan.Topics), "topic"))
 		}
 	}
+}
 
-	type item struct {
-		run string
-		t   specs.TopicState
-		at  time.Time // sort key
-	}
-	var running, queued, finished []item
+// item is one topic of a run in the live view's topic lists.
+type item struct {
+	run string
+	t   specs.TopicState
+	at  time.Time // sort key
+}
+
+// topicItems returns the topics of the active runs that are running
+// (oldest first) and queued (the first maxQueuedShown of them, and how many
+// more there are), and the last maxFinishedShown finished topics of every
+// run, newest first.
+func topicItems(s Snapshot, active []Run) (running, queued []item, moreQueued int, finished []item) {
 	for _, r := range active {
 		for _, t := range r.State.Topics {
 			switch {
@@ -192,11 +218,16 @@ func render(s Snapshot, l look, plain bool, width int) string {
 	}
 	slices.SortStableFunc(running, func(a, b item) int { return a.at.Compare(b.at) })
 	slices.SortStableFunc(finished, func(a, b item) int { return b.at.Compare(a.at) })
-	moreQueued := 0
 	if len(queued) > maxQueuedShown {
 		queued, moreQueued = queued[:maxQueuedShown], len(queued)-maxQueuedShown
 	}
 	finished = finished[:min(len(finished), maxFinishedShown)]
+	return running, queued, moreQueued, finished
+}
+
+// topics draws the Running, Queued and Last finished lists, their labels
+// padded to one width; now is the snapshot's time, for elapsed times.
+func (f *frame) topics(now time.Time, l look, running, queued []item, moreQueued int, finished []item) {
 	labelW := 0
 	label := func(it item) string {
 		num := specs.RunLabel(it.run)
@@ -208,8 +239,8 @@ func render(s Snapshot, l look, plain bool, width int) string {
 		}
 	}
 	if len(running) > 0 {
-		line("")
-		line("%s", l.title.Render("Running"))
+		f.line("")
+		f.line("%s", l.title.Render("Running"))
 		for _, it := range running {
 			pid := ""
 			if it.t.PID > 0 {
@@ -218,35 +249,34 @@ func render(s Snapshot, l look, plain bool, width int) string {
 			if it.t.Worker != "" {
 				pid += "  on " + oneLine(it.t.Worker)
 			}
-			line("  %s  attempt %d%s  %s", pad(label(it), labelW), it.t.Attempts, pid, TopicTime(it.t, s.Now))
+			f.line("  %s  attempt %d%s  %s", pad(label(it), labelW), it.t.Attempts, pid, TopicTime(it.t, now))
 		}
 	}
 	if len(queued) > 0 {
-		line("")
-		line("%s", l.title.Render("Queued"))
+		f.line("")
+		f.line("%s", l.title.Render("Queued"))
 		for _, it := range queued {
-			if w := Waiting(it.t, s.Now); w != "" {
-				line("  %s  %s", pad(label(it), labelW), l.faint.Render("waiting: "+w))
+			if w := Waiting(it.t, now); w != "" {
+				f.line("  %s  %s", pad(label(it), labelW), l.faint.Render("waiting: "+w))
 				continue
 			}
-			line("  %s", label(it))
+			f.line("  %s", label(it))
 		}
 		if moreQueued > 0 {
-			line("  %s", l.faint.Render(fmt.Sprintf("… and %d more", moreQueued)))
+			f.line("  %s", l.faint.Render(fmt.Sprintf("… and %d more", moreQueued)))
 		}
 	}
 	if len(finished) > 0 {
-		line("")
-		line("%s", l.title.Render("Last finished"))
+		f.line("")
+		f.line("%s", l.title.Render("Last finished"))
 		for _, it := range finished {
 			why := ""
 			if it.t.Reason != "" {
 				why = "  " + l.faint.Render(oneLine(it.t.Reason))
 			}
-			line("  %s  %s  %s%s", pad(label(it), labelW), l.outcome(it.t.Outcome), TopicTime(it.t, s.Now), why)
+			f.line("  %s  %s  %s%s", pad(label(it), labelW), l.outcome(it.t.Outcome), TopicTime(it.t, now), why)
 		}
 	}
-	return b.String()
 }
 
 // cost is what a run's specialists cost so far after sep: "$0.42", "cost
@@ -301,26 +331,21 @@ func WritePlain(w io.Writer, s Snapshot) error {
 // 0, another one every interval, separated by a blank line, until no run
 // is active, no daemon is running (nothing would change), or ctx ends.
 func WatchPlain(ctx context.Context, w io.Writer, src Source, every time.Duration) error {
-	for first := true; ; first = false {
+	first := true
+	return repeat(ctx, every, func() (bool, error) {
 		s, err := src.Read(time.Now())
 		if err != nil {
-			return err
+			return true, err
 		}
 		if !first {
 			fmt.Fprintln(w)
 		}
+		first = false
 		if err := WritePlain(w, s); err != nil {
-			return err
+			return true, err
 		}
-		if every <= 0 || len(s.Active()) == 0 || !s.Daemon.Running {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(every):
-		}
-	}
+		return every <= 0 || len(s.Active()) == 0 || !s.Daemon.Running, nil
+	})
 }
 
 // Model is the live view of `specd top`, a bubbletea model: it reads its

@@ -161,24 +161,17 @@ func (s Stream) open() (*os.File, int64, error) {
 func Follow(ctx context.Context, w io.Writer, streams []Stream, poll time.Duration, finished func() bool) error {
 	t := tailer{w: w, atLineStart: true}
 	off := make([]int64, len(streams))
-	for {
+	return repeat(ctx, poll, func() (bool, error) {
 		done := finished() // before the last read, so that nothing written before it is lost
 		for i, s := range streams {
 			n, err := t.follow(s, off[i], done)
 			if err != nil {
-				return err
+				return true, err
 			}
 			off[i] = n
 		}
-		if done {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(poll):
-		}
-	}
+		return done, nil
+	})
 }
 
 // follow writes what stream s holds past offset off (from its start when

@@ -64,3 +64,19 @@ func WhileDaemon(ctx context.Context, treeDir string, grace, poll time.Duration)
 	}()
 	return ctx, func() { cancel(context.Canceled) }
 }
+
+// repeat calls step, then again every interval, until step reports done
+// or fails (its error is returned) or ctx ends (nil): the poll loop of
+// the views that follow a tree as it changes (WatchPlain, Follow).
+func repeat(ctx context.Context, every time.Duration, step func() (done bool, err error)) error {
+	for {
+		if done, err := step(); done || err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(every):
+		}
+	}
+}

@@ -130,103 +130,133 @@ func (d *Detector) Assess(text string) Assessment { return d.AssessField(text, F
 // documentation shows markers with harmless messages, an injection fills
 // them with orders.
 func (d *Detector) AssessField(text string, field Field) Assessment {
-	v := Assessment{Model: d.Model.Version}
+	a := &assessing{d: d, text: text, field: field, cues: cues()}
+	a.v.Model = d.Model.Version
 	if strings.TrimSpace(text) == "" {
-		return v
+		return a.v
 	}
-	views := normalize.Views(text)
-	hit := func(id, category, form, says, phr string) {
-		r := "rule:" + id
-		if form != "text" {
-			r += " (" + form + ")"
-		}
-		for _, have := range v.Reasons {
-			if strings.HasPrefix(have, r+":") {
-				return
-			}
-		}
-		v.Reasons = append(v.Reasons, r+": "+says+": "+strconv.Quote(phr))
-		if v.Rule == "" {
-			v.Rule, v.Category = id, category
-		}
-		v.Score = 1
+	for i, w := range normalize.Views(text) {
+		a.view(i, w)
 	}
-	var roles []ruleHit // role markers, judged by their message below
-	var roleForms []string
-	directed := false
-	best, form, worst := 0.0, "", ""
-	judge := func(kind, t string) {
-		if p := d.prob(t); p > best {
-			best, form, worst = p, kind, t
-		}
-	}
-	t := cues()
-	for i, w := range views {
-		raw := ""
-		if i == 0 {
-			raw = text // control_char rules look at the text as given, once
-		}
-		for _, h := range matchRules(raw, w.Text) {
-			if h.Category == "role_marker" {
-				roles, roleForms = append(roles, h), append(roleForms, w.Kind)
-				continue
-			}
-			hit(h.Rule, h.Category, w.Kind, categorySays[h.Category], phrase(text, h.Match))
-		}
-		masked := maskMentions(w.Text) // the quotes it talks about masked
-		sents := t.read(masked)
-		for _, h := range t.matchDirectives(sents, hidden(w.Kind), len(roles) > 0) {
-			directed = true
-			hit(h.d.ID, "directive", w.Kind, h.d.Says, phrase(text, h.sentence))
-		}
-		// The model judges the form whole, and each sentence that gives
-		// an order alone and with its neighbours.
-		orders := make([]bool, len(sents))
-		any := false
-		for k, x := range sents {
-			// Under a role marker a bare task is an order too: the
-			// marker says whose order the message is.
-			// A decoded form is judged as giving orders when it holds
-			// an order concept: eight bytes of a binary tutorial that
-			// spell "hello wo" give none.
-			orders[k] = hidden(w.Kind) && t.hasOrderConcept(x) || t.givesOrder(x, field == Fetched) || len(roles) > 0 && t.bareTask(x)
-			any = any || orders[k]
-		}
-		if !any {
-			continue // tells of orders at most: left to rules and directives
-		}
-		judge(w.Kind, masked)
-		for k, x := range sents {
-			if len(sents) > 1 && orders[k] {
-				judge(w.Kind, x.text)
-			}
-			if k > 0 && (orders[k-1] || orders[k]) {
-				judge(w.Kind, sents[k-1].text+" "+x.text)
-			}
-		}
-	}
-	for i, h := range roles {
+	for i, h := range a.roles {
 		// A marker hidden in an encoding is never documentation.
-		if directed || best >= d.Threshold/2 || roleForms[i] != "text" {
-			hit(h.Rule, h.Category, roleForms[i], categorySays[h.Category], phrase(text, h.Match))
+		if a.directed || a.best >= d.Threshold/2 || a.roleForms[i] != "text" {
+			a.hit(h.Rule, h.Category, a.roleForms[i], categorySays[h.Category], phrase(text, h.Match))
 		}
 	}
-	r := "model:" + strconv.FormatFloat(best, 'f', 3, 64)
-	if form != "" && form != "text" {
+	return a.verdict()
+}
+
+// assessing is AssessField's state while it reads one text's views.
+type assessing struct {
+	d     *Detector
+	text  string // the text as given
+	field Field
+	cues  *cueTable
+	v     Assessment
+
+	roles     []ruleHit // role markers, judged by their message at the end
+	roleForms []string  // the view kind each role marker was found in
+	directed  bool      // a directive matched in some view
+
+	best        float64 // the model's highest probability so far
+	form, worst string  // the view kind and text that scored best
+}
+
+// hit records rule id of category matched in view form: says is what the
+// rule means, phr the phrase that matched. A rule counts once per form.
+func (a *assessing) hit(id, category, form, says, phr string) {
+	r := "rule:" + id
+	if form != "text" {
 		r += " (" + form + ")"
 	}
+	for _, have := range a.v.Reasons {
+		if strings.HasPrefix(have, r+":") {
+			return
+		}
+	}
+	a.v.Reasons = append(a.v.Reasons, r+": "+says+": "+strconv.Quote(phr))
+	if a.v.Rule == "" {
+		a.v.Rule, a.v.Category = id, category
+	}
+	a.v.Score = 1
+}
+
+// judge has the model score text t of view kind, keeping the best.
+func (a *assessing) judge(kind, t string) {
+	if p := a.d.prob(t); p > a.best {
+		a.best, a.form, a.worst = p, kind, t
+	}
+}
+
+// view reads view i of the text with the rules and directives, and has
+// the model judge it when it gives orders.
+func (a *assessing) view(i int, w normalize.View) {
+	t := a.cues
+	raw := ""
+	if i == 0 {
+		raw = a.text // control_char rules look at the text as given, once
+	}
+	for _, h := range matchRules(raw, w.Text) {
+		if h.Category == "role_marker" {
+			a.roles, a.roleForms = append(a.roles, h), append(a.roleForms, w.Kind)
+			continue
+		}
+		a.hit(h.Rule, h.Category, w.Kind, categorySays[h.Category], phrase(a.text, h.Match))
+	}
+	masked := maskMentions(w.Text) // the quotes it talks about masked
+	sents := t.read(masked)
+	for _, h := range t.matchDirectives(sents, hidden(w.Kind), len(a.roles) > 0) {
+		a.directed = true
+		a.hit(h.d.ID, "directive", w.Kind, h.d.Says, phrase(a.text, h.sentence))
+	}
+	// The model judges the form whole, and each sentence that gives
+	// an order alone and with its neighbours.
+	orders := make([]bool, len(sents))
+	any := false
+	for k, x := range sents {
+		// Under a role marker a bare task is an order too: the
+		// marker says whose order the message is.
+		// A decoded form is judged as giving orders when it holds
+		// an order concept: eight bytes of a binary tutorial that
+		// spell "hello wo" give none.
+		orders[k] = hidden(w.Kind) && t.hasOrderConcept(x) || t.givesOrder(x, a.field == Fetched) || len(a.roles) > 0 && t.bareTask(x)
+		any = any || orders[k]
+	}
+	if !any {
+		return // tells of orders at most: left to rules and directives
+	}
+	a.judge(w.Kind, masked)
+	for k, x := range sents {
+		if len(sents) > 1 && orders[k] {
+			a.judge(w.Kind, x.text)
+		}
+		if k > 0 && (orders[k-1] || orders[k]) {
+			a.judge(w.Kind, sents[k-1].text+" "+x.text)
+		}
+	}
+}
+
+// verdict adds the model's score and phrases to the reasons and decides
+// the assessment against the threshold.
+func (a *assessing) verdict() Assessment {
+	d, v := a.d, &a.v
+	r := "model:" + strconv.FormatFloat(a.best, 'f', 3, 64)
+	if a.form != "" && a.form != "text" {
+		r += " (" + a.form + ")"
+	}
 	v.Reasons = append(v.Reasons, r)
-	if best >= d.Threshold {
-		if ex := d.explain(worst, 4); ex != "" {
+	if a.best >= d.Threshold {
+		if ex := d.explain(a.worst, 4); ex != "" {
 			v.Reasons = append(v.Reasons, "model phrases: "+ex)
 		}
 	}
-	v.Score = math.Round(max(v.Score, best)*1000) / 1000
+	v.Score = math.Round(max(v.Score, a.best)*1000) / 1000
 	v.Attack = v.Score >= d.Threshold
 	if v.Attack && v.Rule == "" {
 		v.Rule, v.Category = "model", "model"
 	}
-	return v
+	return *v
 }
 
 // hidden reports whether a form was hidden in an encoding (base64, hex,

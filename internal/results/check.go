@@ -101,62 +101,115 @@ func Check(name string, r *Result, opt Options) (*Checked, error) {
 	}
 	c := &Checked{Result: r}
 	hadFindings := len(r.Findings) > 0
-	det := opt.Detector
-	if det == nil {
-		det = quarantine.Default()
+	g := gate{c: c, det: opt.Detector}
+	if g.det == nil {
+		g.det = quarantine.Default()
 	}
-	scan := func(field, text string) bool {
-		f := quarantine.Own
-		if strings.HasPrefix(field, "findings[") {
-			f = quarantine.Fetched
-		}
-		v := det.AssessField(text, f)
-		if v.Attack {
-			c.Quarantined++
-			c.Removed = append(c.Removed, Removal{Kind: "quarantined", Field: field, Rule: v.Rule, Category: v.Category,
-				Score: v.Score, Reasons: v.Reasons, Model: v.Model, Text: text})
-		}
-		return v.Attack
+	r.Findings = g.findings(opt.Root, r.Findings)
+	if g.scan("summary", r.Summary) {
+		r.Summary = "(The summary was quarantined: see the topic's quarantine file.)"
 	}
+	if g.scan("title", r.Title) {
+		r.Title = ""
+	}
+	if g.scan("notes", r.Notes) {
+		r.Notes = "(The notes were quarantined: see the topic's quarantine file.)"
+	}
+	var steps []string
+	for i, s := range r.NextSteps {
+		if !g.scan(fmt.Sprintf("next_steps[%d]", i), s) {
+			steps = append(steps, s)
+		}
+	}
+	r.NextSteps = steps
+	r.Sources = sources(r)
+	if len(r.Findings) == 0 && !(r.Confidence == "NONE" && !hadFindings && len(r.NextSteps) > 0) {
+		if hadFindings {
+			return fail("no finding left after the result gate (%d uncited, %d citations failed, %d quarantined): not an empty success", c.Uncited, c.CitationsFailed, c.Quarantined)
+		}
+		return fail("no findings")
+	}
+	c.Contradictions = contradicts(r)
+	c.Mark = NewMark()
+	return c, nil
+}
+
+// gate holds what Check's result gate has removed so far.
+type gate struct {
+	c   *Checked
+	det *quarantine.Detector
+}
+
+// scan assesses one field's text with the prompt-injection detector and,
+// when it is an attack, counts and records it as quarantined. Findings
+// are fetched text; every other field is the specialist's own.
+func (g gate) scan(field, text string) bool {
+	f := quarantine.Own
+	if strings.HasPrefix(field, "findings[") {
+		f = quarantine.Fetched
+	}
+	v := g.det.AssessField(text, f)
+	if v.Attack {
+		g.c.Quarantined++
+		g.c.Removed = append(g.c.Removed, Removal{
+			Kind:     "quarantined",
+			Field:    field,
+			Rule:     v.Rule,
+			Category: v.Category,
+			Score:    v.Score,
+			Reasons:  v.Reasons,
+			Model:    v.Model,
+			Text:     text,
+		})
+	}
+	return v.Attack
+}
+
+// findings returns the findings that pass the gate: not quarantined, with
+// a claim, and a citation that holds under root. Each one removed is
+// counted and recorded.
+func (g gate) findings(root string, findings []Finding) []Finding {
+	c := g.c
 	var kept []Finding
-	for i, f := range r.Findings {
+	for i, f := range findings {
 		field := fmt.Sprintf("findings[%d]", i)
-		if scan(field+".claim", f.Claim) || scan(field+".excerpt", f.Excerpt) || scan(field+".source_url", f.SourceURL) {
+		if g.scan(field+".claim", f.Claim) || g.scan(field+".excerpt", f.Excerpt) || g.scan(field+".source_url", f.SourceURL) {
 			continue
 		}
 		if f.Claim = oneLine(f.Claim); f.Claim == "" {
 			c.Uncited++ // nothing to cite; counted with the uncited
-			c.Removed = append(c.Removed, Removal{Kind: "uncited", Field: field + ".claim", Reason: "empty claim", SourceURL: f.SourceURL})
+			c.Removed = append(c.Removed, Removal{
+				Kind:      "uncited",
+				Field:     field + ".claim",
+				Reason:    "empty claim",
+				SourceURL: f.SourceURL,
+			})
 			continue
 		}
-		if kind, reason := cite(opt.Root, f); kind != "" {
+		if kind, reason := cite(root, f); kind != "" {
 			if kind == "uncited" {
 				c.Uncited++
 			} else {
 				c.CitationsFailed++
 			}
-			c.Removed = append(c.Removed, Removal{Kind: kind, Field: field, Reason: reason, Text: f.Claim, SourceURL: f.SourceURL})
+			c.Removed = append(c.Removed, Removal{
+				Kind:      kind,
+				Field:     field,
+				Reason:    reason,
+				Text:      f.Claim,
+				SourceURL: f.SourceURL,
+			})
 			continue
 		}
 		kept = append(kept, f)
 	}
-	r.Findings = kept
-	if scan("summary", r.Summary) {
-		r.Summary = "(The summary was quarantined: see the topic's quarantine file.)"
-	}
-	if scan("title", r.Title) {
-		r.Title = ""
-	}
-	if scan("notes", r.Notes) {
-		r.Notes = "(The notes were quarantined: see the topic's quarantine file.)"
-	}
-	var steps []string
-	for i, s := range r.NextSteps {
-		if !scan(fmt.Sprintf("next_steps[%d]", i), s) {
-			steps = append(steps, s)
-		}
-	}
-	r.NextSteps = steps
+	return kept
+}
+
+// sources is r's source list once checked: its URLs that are safe to
+// print in angle brackets, then every URL a finding cites, without
+// duplicates.
+func sources(r *Result) []string {
 	var srcs []string
 	for _, s := range r.Sources {
 		if isURL(s) && !strings.ContainsAny(s, "<>\"` ") {
@@ -168,16 +221,7 @@ func Check(name string, r *Result, opt Options) (*Checked, error) {
 			srcs = append(srcs, f.SourceURL)
 		}
 	}
-	r.Sources = dedupe(srcs)
-	if len(r.Findings) == 0 && !(r.Confidence == "NONE" && !hadFindings && len(r.NextSteps) > 0) {
-		if hadFindings {
-			return fail("no finding left after the result gate (%d uncited, %d citations failed, %d quarantined): not an empty success", c.Uncited, c.CitationsFailed, c.Quarantined)
-		}
-		return fail("no findings")
-	}
-	c.Contradictions = contradicts(r)
-	c.Mark = NewMark()
-	return c, nil
+	return dedupe(srcs)
 }
 
 // codeCiteRE is "path:line" or "path:start-end".

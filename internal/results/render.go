@@ -59,15 +59,7 @@ func Render(c *Checked, topic, date string, complexity int) []byte {
 	multi := func(s string) string {
 		return open + "\n" + block(specs.SpotlightSanitize(s)) + "\n" + closeM
 	}
-	fm := ReportFrontMatter{
-		ReportType: "research", Topic: oneLine(topic),
-		FindingsCount: len(c.Findings), RecommendationsCount: len(c.NextSteps),
-		CreatedDate: date, Status: "complete", ResearchComplexity: complexity,
-		ResultFormat: c.Format, Confidence: c.Confidence, CorrelationID: c.CorrelationID, AnalysisDepth: c.Depth,
-		UncitedRemoved: c.Uncited, CitationsFailed: c.CitationsFailed, Quarantined: c.Quarantined,
-		Contradictions: c.Contradictions, Spotlight: c.Mark,
-	}
-	y, _ := yaml.Marshal(fm) // cannot fail: strings, ints and bools
+	y, _ := yaml.Marshal(frontMatter(c, topic, date, complexity)) // cannot fail: strings, ints and bools
 	var b bytes.Buffer
 	b.WriteString("---\n")
 	b.Write(y)
@@ -76,43 +68,12 @@ func Render(c *Checked, topic, date string, complexity int) []byte {
 	if c.Title != "" {
 		title = inline(c.Title)
 	}
-	summary := ""
-	if strings.TrimSpace(c.Summary) != "" {
-		summary = multi(c.Summary)
-	}
-	switch c.Format {
-	case WebResearch:
-		summary = fmt.Sprintf("Web research: %s from %s, after %s.",
-			plural(len(c.Findings), "cited finding"), plural(len(c.Sources), "source"), plural(len(c.SearchQueries), "search query"))
-	case AnalysisEnvelope:
-		summary = fmt.Sprintf("Codebase analysis (depth %s) of %s in %s: %s.",
-			c.Depth, oneLine(c.Component), oneLine(c.TargetFile), plural(len(c.Findings), "cited finding"))
-	}
-	if n := c.Uncited + c.CitationsFailed + c.Quarantined; n > 0 {
-		summary += fmt.Sprintf("\n\nThe result gate removed %s (see the front matter counts).", plural(n, "item"))
-	}
+	summary := summaryText(c, multi)
 	fmt.Fprintf(&b, "# %s\n\n%s\n\n## Summary\n\n%s\n\n## Findings\n\n", title, specs.SpotlightNotice(c.Mark), summary)
 	if len(c.Findings) == 0 {
 		b.WriteString("No definitive answer found (confidence NONE); see Recommendations.\n")
 	}
-	for i, f := range c.Findings {
-		fmt.Fprintf(&b, "%d. %s", i+1, inline(f.Claim))
-		var tags []string
-		if f.Section != "" {
-			tags = append(tags, f.Section)
-		}
-		if f.Confidence != "" {
-			tags = append(tags, "confidence: "+f.Confidence)
-		}
-		if len(tags) > 0 {
-			fmt.Fprintf(&b, " (%s)", strings.Join(tags, "; "))
-		}
-		if isURL(f.SourceURL) {
-			fmt.Fprintf(&b, " — <%s>\n", f.SourceURL)
-		} else {
-			fmt.Fprintf(&b, " — `%s`\n", f.SourceURL)
-		}
-	}
+	writeFindings(&b, c.Findings, inline)
 	if len(c.NextSteps) > 0 {
 		b.WriteString("\n## Recommendations\n\n")
 		for i, s := range c.NextSteps {
@@ -134,6 +95,75 @@ func Render(c *Checked, topic, date string, complexity int) []byte {
 		}
 	}
 	return b.Bytes()
+}
+
+// frontMatter is the report's front matter for the checked result c
+// (docs/contract.md#report-contract).
+func frontMatter(c *Checked, topic, date string, complexity int) ReportFrontMatter {
+	return ReportFrontMatter{
+		ReportType:           "research",
+		Topic:                oneLine(topic),
+		FindingsCount:        len(c.Findings),
+		RecommendationsCount: len(c.NextSteps),
+		CreatedDate:          date,
+		Status:               "complete",
+		ResearchComplexity:   complexity,
+		ResultFormat:         c.Format,
+		Confidence:           c.Confidence,
+		CorrelationID:        c.CorrelationID,
+		AnalysisDepth:        c.Depth,
+		UncitedRemoved:       c.Uncited,
+		CitationsFailed:      c.CitationsFailed,
+		Quarantined:          c.Quarantined,
+		Contradictions:       c.Contradictions,
+		Spotlight:            c.Mark,
+	}
+}
+
+// summaryText is the body of the report's Summary section: the
+// specialist's summary (spotlighted by multi) or, for the web-research and
+// analysis envelopes, a line built from the counts, then what the result
+// gate removed.
+func summaryText(c *Checked, multi func(string) string) string {
+	summary := ""
+	if strings.TrimSpace(c.Summary) != "" {
+		summary = multi(c.Summary)
+	}
+	switch c.Format {
+	case WebResearch:
+		summary = fmt.Sprintf("Web research: %s from %s, after %s.",
+			plural(len(c.Findings), "cited finding"), plural(len(c.Sources), "source"), plural(len(c.SearchQueries), "search query"))
+	case AnalysisEnvelope:
+		summary = fmt.Sprintf("Codebase analysis (depth %s) of %s in %s: %s.",
+			c.Depth, oneLine(c.Component), oneLine(c.TargetFile), plural(len(c.Findings), "cited finding"))
+	}
+	if n := c.Uncited + c.CitationsFailed + c.Quarantined; n > 0 {
+		summary += fmt.Sprintf("\n\nThe result gate removed %s (see the front matter counts).", plural(n, "item"))
+	}
+	return summary
+}
+
+// writeFindings writes the numbered findings, each claim spotlighted by
+// inline, with its section, confidence and source.
+func writeFindings(b *bytes.Buffer, findings []Finding, inline func(string) string) {
+	for i, f := range findings {
+		fmt.Fprintf(b, "%d. %s", i+1, inline(f.Claim))
+		var tags []string
+		if f.Section != "" {
+			tags = append(tags, f.Section)
+		}
+		if f.Confidence != "" {
+			tags = append(tags, "confidence: "+f.Confidence)
+		}
+		if len(tags) > 0 {
+			fmt.Fprintf(b, " (%s)", strings.Join(tags, "; "))
+		}
+		if isURL(f.SourceURL) {
+			fmt.Fprintf(b, " — <%s>\n", f.SourceURL)
+		} else {
+			fmt.Fprintf(b, " — `%s`\n", f.SourceURL)
+		}
+	}
 }
 
 // NewMark returns a fresh spotlight mark: twelve lowercase hex digits from

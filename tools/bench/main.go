@@ -93,27 +93,7 @@ func main() {
 		header += fmt.Sprintf(" %16s", b.name)
 	}
 	fmt.Println(header)
-	// each runs f once per binary per round, alternating, and prints one
-	// row per figure f returns: the median over the rounds.
-	each := func(names []string, unit string, f func(bin string) []float64) {
-		got := make([][][]float64, len(bins)) // [bin][round][figure]
-		for r := 0; r < *rounds; r++ {
-			for i, b := range bins {
-				got[i] = append(got[i], f(b.path))
-			}
-		}
-		for k, name := range names {
-			line := fmt.Sprintf("%-46s", name)
-			for i := range bins {
-				var v []float64
-				for _, round := range got[i] {
-					v = append(v, round[k])
-				}
-				line += fmt.Sprintf(" %13.2f %-2s", median(v), unit)
-			}
-			fmt.Println(line)
-		}
-	}
+	each := func(names []string, unit string, f func(bin string) []float64) { each(bins, *rounds, names, unit, f) }
 	if want["latency"] {
 		each([]string{"drop-to-start p50, over a bare exec"}, "ms", func(bin string) []float64 { return []float64{latency(bin, 100)} })
 	}
@@ -145,6 +125,28 @@ func main() {
 		} else {
 			fmt.Println("Temporal: skipped (SPECD_TEMPORAL does not name the temporal CLI)")
 		}
+	}
+}
+
+// each runs f once per binary per round, alternating, and prints one
+// row per figure f returns (names, in unit): the median over the rounds.
+func each(bins []binary, rounds int, names []string, unit string, f func(bin string) []float64) {
+	got := make([][][]float64, len(bins)) // [bin][round][figure]
+	for r := 0; r < rounds; r++ {
+		for i, b := range bins {
+			got[i] = append(got[i], f(b.path))
+		}
+	}
+	for k, name := range names {
+		line := fmt.Sprintf("%-46s", name)
+		for i := range bins {
+			var v []float64
+			for _, round := range got[i] {
+				v = append(v, round[k])
+			}
+			line += fmt.Sprintf(" %13.2f %-2s", median(v), unit)
+		}
+		fmt.Println(line)
 	}
 }
 

@@ -213,100 +213,147 @@ func (s publicSource) extract(dir string) ([]corpus.Record, error) {
 				}
 			}
 		}
-		src := s.Repo + "/" + f + " (" + s.Licence + ")"
-		rec := func(text, category, lang, group string) corpus.Record {
-			return corpus.Record{Text: text, Label: s.Label, Category: category, Lang: lang, Source: s.Name + " " + src, Group: group}
+		recs, err := s.fileRecords(dir, f, body, lang)
+		if err != nil {
+			return nil, err
 		}
-		switch s.Format {
-		case "markdown":
-			for _, p := range spaced(markdownParagraphs(string(body), s.Code), s.PerFile) {
-				cat := s.Category
-				if p.code {
-					cat += "_code"
-				}
-				out = append(out, rec(p.text, cat, lang, s.Name+":"+f))
+		out = append(out, recs...)
+	}
+	return out, nil
+}
+
+// recordOf is a record of text with its category, language and group,
+// labelled and sourced as its file's source says.
+type recordOf func(text, category, lang, group string) corpus.Record
+
+// fileRecords returns the records of file f, whose content is body, read
+// in the source's format; lang is the file's language.
+func (s publicSource) fileRecords(dir, f string, body []byte, lang string) ([]corpus.Record, error) {
+	src := s.Repo + "/" + f + " (" + s.Licence + ")"
+	rec := func(text, category, lang, group string) corpus.Record {
+		return corpus.Record{
+			Text:     text,
+			Label:    s.Label,
+			Category: category,
+			Lang:     lang,
+			Source:   s.Name + " " + src,
+			Group:    group,
+		}
+	}
+	var out []corpus.Record
+	switch s.Format {
+	case "markdown":
+		for _, p := range spaced(markdownParagraphs(string(body), s.Code), s.PerFile) {
+			cat := s.Category
+			if p.code {
+				cat += "_code"
 			}
-		case "cyberseceval":
-			var tests []struct {
-				ID       int    `json:"prompt_id"`
-				Input    string `json:"user_input"`
-				Variant  string `json:"injection_variant"`
-				Type     string `json:"injection_type"`
-				Language string `json:"speaking_language"`
+			out = append(out, rec(p.text, cat, lang, s.Name+":"+f))
+		}
+	case "cyberseceval":
+		return s.cybersecevalRecords(f, body, rec)
+	case "jailbreakbench":
+		return s.jailbreakRecords(f, body, rec)
+	case "csv":
+		return s.csvRecords(f, body, lang, rec)
+	case "lines":
+		for i, l := range strings.Split(string(body), "\n") {
+			if l = strings.TrimSpace(l); l != "" {
+				out = append(out, rec(l, s.Category, lang, fmt.Sprintf("%s:%s:%d", s.Name, f, i+1)))
 			}
-			if err := json.Unmarshal(body, &tests); err != nil {
-				return nil, fmt.Errorf("%s: %w", f, err)
+		}
+	case "json_strings":
+		var doc map[string][]string
+		if err := json.Unmarshal(body, &doc); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		for i, t := range doc[s.Key] {
+			out = append(out, rec(t, s.Category, lang, fmt.Sprintf("%s:%s:%s:%d", s.Name, f, s.Key, i)))
+		}
+	case "spikee":
+		recs, err := s.spikee(dir, f, body)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range recs {
+			l := lang
+			if r.Lang != "" {
+				l = r.Lang
 			}
-			for _, t := range tests {
-				if t.Type != "indirect" && !slices.Contains(s.Variants, t.Variant) {
-					continue
-				}
-				out = append(out, rec(t.Input, "cyberseceval_"+t.Type+"_"+t.Variant, languageCode(t.Language), fmt.Sprintf("%s:%s:%d", s.Name, f, t.ID)))
-			}
-		case "jailbreakbench":
-			var a struct {
-				Parameters struct {
-					Method string `json:"method"`
-				} `json:"parameters"`
-				Jailbreaks []struct {
-					Prompt   *string `json:"prompt"`
-					Behavior string  `json:"behavior"`
-				} `json:"jailbreaks"`
-			}
-			if err := json.Unmarshal(body, &a); err != nil {
-				return nil, fmt.Errorf("%s: %w", f, err)
-			}
-			for _, j := range a.Jailbreaks {
-				if j.Prompt == nil || strings.TrimSpace(*j.Prompt) == "" {
-					continue
-				}
-				out = append(out, rec(*j.Prompt, "jailbreak_"+strings.ToLower(a.Parameters.Method), "en", s.Name+":"+a.Parameters.Method+":"+j.Behavior))
-			}
-		case "csv":
-			rows, err := csv.NewReader(bytes.NewReader(body)).ReadAll()
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", f, err)
-			}
-			if len(rows) == 0 {
-				continue
-			}
-			col := slices.Index(rows[0], s.Column)
-			if col < 0 {
-				return nil, fmt.Errorf("%s: no column %q in %v", f, s.Column, rows[0])
-			}
-			for i, row := range rows[1:] {
-				if col < len(row) && strings.TrimSpace(row[col]) != "" {
-					out = append(out, rec(row[col], s.Category, lang, fmt.Sprintf("%s:%s:%d", s.Name, f, i)))
-				}
-			}
-		case "lines":
-			for i, l := range strings.Split(string(body), "\n") {
-				if l = strings.TrimSpace(l); l != "" {
-					out = append(out, rec(l, s.Category, lang, fmt.Sprintf("%s:%s:%d", s.Name, f, i+1)))
-				}
-			}
-		case "json_strings":
-			var doc map[string][]string
-			if err := json.Unmarshal(body, &doc); err != nil {
-				return nil, fmt.Errorf("%s: %w", f, err)
-			}
-			for i, t := range doc[s.Key] {
-				out = append(out, rec(t, s.Category, lang, fmt.Sprintf("%s:%s:%s:%d", s.Name, f, s.Key, i)))
-			}
-		case "spikee":
-			recs, err := s.spikee(dir, f, body)
-			if err != nil {
-				return nil, err
-			}
-			for _, r := range recs {
-				l := lang
-				if r.Lang != "" {
-					l = r.Lang
-				}
-				out = append(out, rec(r.Text, r.Category, l, r.Group))
-			}
-		default:
-			return nil, fmt.Errorf("unknown format %q", s.Format)
+			out = append(out, rec(r.Text, r.Category, l, r.Group))
+		}
+	default:
+		return nil, fmt.Errorf("unknown format %q", s.Format)
+	}
+	return out, nil
+}
+
+// cybersecevalRecords returns the indirect tests, and the direct ones of
+// the source's variants, of CyberSecEval's JSON file f.
+func (s publicSource) cybersecevalRecords(f string, body []byte, rec recordOf) ([]corpus.Record, error) {
+	var tests []struct {
+		ID       int    `json:"prompt_id"`
+		Input    string `json:"user_input"`
+		Variant  string `json:"injection_variant"`
+		Type     string `json:"injection_type"`
+		Language string `json:"speaking_language"`
+	}
+	if err := json.Unmarshal(body, &tests); err != nil {
+		return nil, fmt.Errorf("%s: %w", f, err)
+	}
+	var out []corpus.Record
+	for _, t := range tests {
+		if t.Type != "indirect" && !slices.Contains(s.Variants, t.Variant) {
+			continue
+		}
+		out = append(out, rec(t.Input, "cyberseceval_"+t.Type+"_"+t.Variant, languageCode(t.Language), fmt.Sprintf("%s:%s:%d", s.Name, f, t.ID)))
+	}
+	return out, nil
+}
+
+// jailbreakRecords returns the prompts of JailbreakBench's artifact file
+// f that are not empty.
+func (s publicSource) jailbreakRecords(f string, body []byte, rec recordOf) ([]corpus.Record, error) {
+	var a struct {
+		Parameters struct {
+			Method string `json:"method"`
+		} `json:"parameters"`
+		Jailbreaks []struct {
+			Prompt   *string `json:"prompt"`
+			Behavior string  `json:"behavior"`
+		} `json:"jailbreaks"`
+	}
+	if err := json.Unmarshal(body, &a); err != nil {
+		return nil, fmt.Errorf("%s: %w", f, err)
+	}
+	var out []corpus.Record
+	for _, j := range a.Jailbreaks {
+		if j.Prompt == nil || strings.TrimSpace(*j.Prompt) == "" {
+			continue
+		}
+		out = append(out, rec(*j.Prompt, "jailbreak_"+strings.ToLower(a.Parameters.Method), "en", s.Name+":"+a.Parameters.Method+":"+j.Behavior))
+	}
+	return out, nil
+}
+
+// csvRecords returns the cells of the source's column of CSV file f
+// that are not blank, in language lang.
+func (s publicSource) csvRecords(f string, body []byte, lang string, rec recordOf) ([]corpus.Record, error) {
+	rows, err := csv.NewReader(bytes.NewReader(body)).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f, err)
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	col := slices.Index(rows[0], s.Column)
+	if col < 0 {
+		return nil, fmt.Errorf("%s: no column %q in %v", f, s.Column, rows[0])
+	}
+	var out []corpus.Record
+	for i, row := range rows[1:] {
+		if col < len(row) && strings.TrimSpace(row[col]) != "" {
+			out = append(out, rec(row[col], s.Category, lang, fmt.Sprintf("%s:%s:%d", s.Name, f, i)))
 		}
 	}
 	return out, nil

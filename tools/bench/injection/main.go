@@ -120,11 +120,50 @@ func bySource(dataDir, heldoutDir, weightsPath, only string, misses, peers bool)
 	}
 	fmt.Printf("leave one source out: %d texts from %d sources; for each source a model is trained on the others\n", len(recs), len(corpus.Sources(recs)))
 	fmt.Printf("(threshold tuned on their tuning split) and judges every text of the left-out source\n\n")
+	start := time.Now()
+	rows, missed := leaveOneOut(recs, sources, misses)
+	fmt.Println(header)
+	for i, s := range sources {
+		fmt.Println(row(s, rows[i]))
+	}
+	caught, flagged := meanOfRows(rows)
+	fmt.Printf("%-24s %7s %7.1f %% %7s %7.1f %%\n", "mean of the rows", "", caught, "", flagged)
+	fmt.Printf("(%d models trained in %v)\n\n", len(sources), time.Since(start).Round(time.Second))
+	for _, ms := range missed {
+		for _, m := range ms {
+			fmt.Println(m)
+		}
+	}
+	if only != "" {
+		if peers {
+			comparePeers(sources, rows, recs, nil, nil)
+		}
+		return nil
+	}
+
+	d := quarantine.Default()
+	held, by := heldOut(d, heldoutDir, misses)
+	if peers {
+		comparePeers(sources, rows, recs, held, by)
+	}
+
+	texts := make([]string, 0, len(recs)+len(held))
+	for _, r := range append(recs, held...) {
+		texts = append(texts, r.Text)
+	}
+	modelCost(d, texts, weightsPath)
+	return nil
+}
+
+// leaveOneOut trains one model per source on the other sources' texts
+// and judges the source's texts with it, a source per CPU at a time. It
+// returns each source's tally and, when misses, the lines naming what it
+// missed or wrongly flagged.
+func leaveOneOut(recs []corpus.Record, sources []string, misses bool) ([]tally, [][]string) {
 	rows := make([]tally, len(sources))
 	missed := make([][]string, len(sources))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, max(1, runtime.NumCPU()))
-	start := time.Now()
 	for i, s := range sources {
 		wg.Add(1)
 		go func() {
@@ -151,26 +190,13 @@ func bySource(dataDir, heldoutDir, weightsPath, only string, misses, peers bool)
 		}()
 	}
 	wg.Wait()
-	fmt.Println(header)
-	for i, s := range sources {
-		fmt.Println(row(s, rows[i]))
-	}
-	caught, flagged := meanOfRows(rows)
-	fmt.Printf("%-24s %7s %7.1f %% %7s %7.1f %%\n", "mean of the rows", "", caught, "", flagged)
-	fmt.Printf("(%d models trained in %v)\n\n", len(sources), time.Since(start).Round(time.Second))
-	for _, ms := range missed {
-		for _, m := range ms {
-			fmt.Println(m)
-		}
-	}
-	if only != "" {
-		if peers {
-			comparePeers(sources, rows, recs, nil, nil)
-		}
-		return nil
-	}
+	return rows, missed
+}
 
-	d := quarantine.Default()
+// heldOut prints the held-out group's table, its texts judged once by d,
+// and returns them with the tally of each source; an unreadable group
+// (none) is a line saying so, with no texts.
+func heldOut(d *quarantine.Detector, heldoutDir string, misses bool) ([]corpus.Record, map[string]*tally) {
 	held, err := corpus.Load(heldoutDir)
 	by := map[string]*tally{}
 	if err != nil {
@@ -197,14 +223,13 @@ func bySource(dataDir, heldoutDir, weightsPath, only string, misses, peers bool)
 		fmt.Println(row("all", all))
 		fmt.Println()
 	}
-	if peers {
-		comparePeers(sources, rows, recs, held, by)
-	}
+	return held, by
+}
 
-	texts := make([]string, 0, len(recs)+len(held))
-	for _, r := range append(recs, held...) {
-		texts = append(texts, r.Text)
-	}
+// modelCost prints what d costs: its latency per text over texts, the
+// result gate's time on a 50-finding result, and the model file's size
+// at weightsPath.
+func modelCost(d *quarantine.Detector, texts []string, weightsPath string) {
 	lat := latency(d, texts)
 	fmt.Printf("judge latency per text (shipped model, %d texts of the data, one goroutine): p50 %v, p99 %v, max %v\n",
 		len(lat), lat[len(lat)/2], lat[len(lat)*99/100], lat[len(lat)-1])
@@ -214,7 +239,6 @@ func bySource(dataDir, heldoutDir, weightsPath, only string, misses, peers bool)
 	} else {
 		fmt.Printf("model on disk: %v\n", err)
 	}
-	return nil
 }
 
 // miss is one line naming a missed attack or a flagged benign text.

@@ -92,24 +92,7 @@ func comparePeers(sources []string, rows []tally, recs, held []corpus.Record, he
 		return
 	}
 	root := filepath.Join(cache, "specd-bench", "npm")
-	runs := make([]peerRun, len(peerList))
-	var wg sync.WaitGroup
-	for i, p := range peerList {
-		wg.Go(func() {
-			runs[i] = peerRun{peer: p}
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-			defer cancel()
-			dir, err := p.install(ctx, root)
-			if err != nil {
-				runs[i].err = fmt.Errorf("install: %w", err)
-				return
-			}
-			start := time.Now()
-			runs[i].attack, runs[i].err = p.judge(ctx, dir, plain)
-			runs[i].took = time.Since(start)
-		})
-	}
-	wg.Wait()
+	runs := runPeers(root, plain)
 
 	fmt.Printf("peers side by side: the same %d texts judged by npm prompt-injection guards (installed in %s)\n", len(texts), root)
 	fmt.Println("  specd           this detector: a model per left-out source (rows), the shipped model (held-out group), as above")
@@ -129,6 +112,38 @@ func comparePeers(sources []string, rows []tally, recs, held []corpus.Record, he
 	fmt.Println("the peers are not retrained per source: what they were trained on is not known and may include these texts")
 	fmt.Println()
 
+	sideBySide(sources, rows, ok, texts, nData, held, heldBy)
+}
+
+// runPeers installs each peer of peerList under root and has it judge
+// texts, all peers at once, ten minutes each at most.
+func runPeers(root string, texts []string) []peerRun {
+	runs := make([]peerRun, len(peerList))
+	var wg sync.WaitGroup
+	for i, p := range peerList {
+		wg.Go(func() {
+			runs[i] = peerRun{peer: p}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			dir, err := p.install(ctx, root)
+			if err != nil {
+				runs[i].err = fmt.Errorf("install: %w", err)
+				return
+			}
+			start := time.Now()
+			runs[i].attack, runs[i].err = p.judge(ctx, dir, texts)
+			runs[i].took = time.Since(start)
+		})
+	}
+	wg.Wait()
+	return runs
+}
+
+// sideBySide prints specd's rows (per left-out source) and heldBy (per
+// held-out source) beside the tallies of the peers that judged, ok, whose
+// verdicts are in the order of texts: the first nData are the data's,
+// the rest the held-out group's.
+func sideBySide(sources []string, rows []tally, ok []peerRun, texts []corpus.Record, nData int, held []corpus.Record, heldBy map[string]*tally) {
 	// tallies[j][source] for peer j, over the data texts and the held-out texts apart.
 	dataBy := make([]map[string]*tally, len(ok))
 	heldPeer := make([]map[string]*tally, len(ok))

@@ -337,6 +337,27 @@ func Fit(recs []Record, opt Options) (*model.Model, Report) {
 			}
 		}
 	}
+	ex := examples(train)
+	rep.TrainTexts = len(ex)
+	m := model.Train(ex, opt.Epochs, opt.L2, opt.Seed)
+	m.Version = opt.Version
+	m.Threshold = 0.5
+	m.Quantise()
+	d := &quarantine.Detector{Model: m, Threshold: 2}
+	t := threshold(d, tune, opt.MaxFP)
+	m.Threshold = t
+	d.Threshold = t // role markers count from half the threshold up: judge again
+	for _, r := range tune {
+		rep.Tune.Add(r, d.Assess(r.Text).Attack)
+	}
+	return m, rep
+}
+
+// examples are the training examples of train: each benign text, and
+// each of its sentences at half weight; then each attack, weighted so
+// that a language's attacks weigh as much as its benign examples, each
+// source of them an equal share.
+func examples(train []Record) []model.Example {
 	// Benign texts, and each of their sentences, at their own weight;
 	// then the attacks of each language weighted so that they weigh as
 	// much as that language's benign examples: the language of a text
@@ -375,12 +396,13 @@ func Fit(recs []Record, opt Options) (*model.Model, Report) {
 			ex = append(ex, example(normalize.Text(r.Text), true, w))
 		}
 	}
-	rep.TrainTexts = len(ex)
-	m := model.Train(ex, opt.Epochs, opt.L2, opt.Seed)
-	m.Version = opt.Version
-	m.Threshold = 0.5
-	m.Quantise()
-	d := &quarantine.Detector{Model: m, Threshold: 2}
+	return ex
+}
+
+// threshold is the lowest score, at least MinThreshold and at most 1,
+// that d (its model's score alone: d's threshold is above every score)
+// gives to at most the share maxFP of tune's benign texts.
+func threshold(d *quarantine.Detector, tune []Record, maxFP float64) float64 {
 	var benign []float64
 	scores := make([]float64, len(tune))
 	for i, r := range tune {
@@ -392,13 +414,8 @@ func Fit(recs []Record, opt Options) (*model.Model, Report) {
 	sort.Float64s(benign)
 	t := 0.5
 	if len(benign) > 0 {
-		allowed := int(opt.MaxFP * float64(len(benign)))
+		allowed := int(maxFP * float64(len(benign)))
 		t = min(1, max(MinThreshold, benign[len(benign)-1-allowed]+1e-6)) // 1: a rule hit still counts
 	}
-	m.Threshold = t
-	d.Threshold = t // role markers count from half the threshold up: judge again
-	for _, r := range tune {
-		rep.Tune.Add(r, d.Assess(r.Text).Attack)
-	}
-	return m, rep
+	return t
 }

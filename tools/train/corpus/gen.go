@@ -19,79 +19,18 @@ import (
 // one attack in three, a copy set after a benign tldr-pages sentence of its
 // language taken from public.
 func writtenRecords(w *Written, public []Record) []Record {
-	context := map[string][]string{} // lang → benign sentences to embed attacks in
-	for _, r := range public {
-		if r.Label == "benign" && r.Source == "tldr-pages" && len(r.Text) < 160 && !strings.Contains(r.Text, "`") {
-			context[r.Lang] = append(context[r.Lang], r.Text)
-		}
-	}
-	for lang, ss := range context { // one order whatever the files' order
-		slices.Sort(ss)
-		context[lang] = slices.Compact(ss)
-	}
-	attack := func(code string, p Part, text string) Record {
-		return Record{Text: text, Label: "attack", Category: p.Category, Lang: code, Source: "written", Group: p.Group}
-	}
-	benign := func(code string, p Part) Record {
-		return Record{Text: p.Text, Label: "benign", Category: p.Category, Lang: code, Source: "written"}
-	}
+	context := tldrContext(public)
 	var out, hijacks, addressed []Record
 	for _, l := range w.Languages {
-		code := l.Lang
-		var attacks []Record
-		for _, o := range l.Openers {
-			for _, a := range l.Actions {
-				r := attack(code, a, o.Text+" "+a.Text)
-				r.Group = o.Group
-				attacks = append(attacks, r)
-			}
-		}
-		for _, a := range l.Actions { // the action alone, addressed to the reader
-			attacks = append(attacks, attack(code, a, a.Text))
-		}
-		for _, a := range l.Whole {
-			attacks = append(attacks, attack(code, a, a.Text))
-		}
-		for i, r := range attacks {
-			out = append(out, r)
-			if ctx := context[code]; len(ctx) > 0 && i%3 == 0 {
-				c := r
-				c.Text = ctx[hashN(r.Text, len(ctx))] + " " + r.Text
-				c.Source = "written+tldr-context"
-				out = append(out, c)
-			}
-			kind, enc := encode(r.Text, i, code)
-			e := r
-			e.Text, e.Category, e.Encoded = enc, "encoded_"+kind, true
-			out = append(out, e)
-		}
-		for _, b := range l.Benign {
-			out = append(out, benign(code, b))
-		}
-		for _, b := range l.Reports {
-			out = append(out, benign(code, b))
-		}
-		h := l.Hijack
-		for _, pivot := range h.Pivots {
-			for qi, q := range h.Questions {
-				for ti, task := range h.Tasks {
-					if (qi+ti)%2 == 1 { // half the combinations are enough
-						continue
-					}
-					hijacks = append(hijacks, attack(code, pivot, q+" "+pivot.Text+" "+task))
-				}
-			}
-		}
-		for _, q := range h.Questions {
-			hijacks = append(hijacks, benign(code, Part{Text: q, Category: "question"}))
-		}
+		out = append(out, languageRecords(l, context[l.Lang])...)
+		hijacks = append(hijacks, hijackRecords(l)...)
 		for _, a := range l.Addressees {
 			for _, act := range l.Actions {
-				addressed = append(addressed, attack(code, a, a.Text+" "+act.Text))
+				addressed = append(addressed, writtenAttack(l.Lang, a, a.Text+" "+act.Text))
 			}
 		}
 		for _, b := range l.PeopleNotes {
-			addressed = append(addressed, benign(code, b))
+			addressed = append(addressed, writtenBenign(l.Lang, b))
 		}
 	}
 	out = append(out, hijacks...)
@@ -105,7 +44,116 @@ func writtenRecords(w *Written, public []Record) []Record {
 		}
 	}
 	for _, b := range w.LookalikeBenign {
-		out = append(out, Record{Text: b, Label: "benign", Category: "hard_negative_encoding", Lang: "en", Source: "written"})
+		out = append(out, Record{
+			Text:     b,
+			Label:    "benign",
+			Category: "hard_negative_encoding",
+			Lang:     "en",
+			Source:   "written",
+		})
+	}
+	return out
+}
+
+// tldrContext returns, by language, the short benign tldr-pages sentences
+// of public (sorted, without duplicates) to set attacks after.
+func tldrContext(public []Record) map[string][]string {
+	context := map[string][]string{} // lang → benign sentences to embed attacks in
+	for _, r := range public {
+		if r.Label == "benign" && r.Source == "tldr-pages" && len(r.Text) < 160 && !strings.Contains(r.Text, "`") {
+			context[r.Lang] = append(context[r.Lang], r.Text)
+		}
+	}
+	for lang, ss := range context { // one order whatever the files' order
+		slices.Sort(ss)
+		context[lang] = slices.Compact(ss)
+	}
+	return context
+}
+
+// writtenAttack is the attack text of language code, with part p's
+// category and group.
+func writtenAttack(code string, p Part, text string) Record {
+	return Record{
+		Text:     text,
+		Label:    "attack",
+		Category: p.Category,
+		Lang:     code,
+		Source:   "written",
+		Group:    p.Group,
+	}
+}
+
+// writtenBenign is part p as a benign text of language code.
+func writtenBenign(code string, p Part) Record {
+	return Record{
+		Text:     p.Text,
+		Label:    "benign",
+		Category: p.Category,
+		Lang:     code,
+		Source:   "written",
+	}
+}
+
+// languageRecords returns language l's attacks (each opener with each
+// action, each action alone, each whole attack), each followed by a copy
+// after a sentence of ctx (one in three) and an encoded copy; then its
+// benign texts and reports.
+func languageRecords(l Language, ctx []string) []Record {
+	code := l.Lang
+	var out, attacks []Record
+	for _, o := range l.Openers {
+		for _, a := range l.Actions {
+			r := writtenAttack(code, a, o.Text+" "+a.Text)
+			r.Group = o.Group
+			attacks = append(attacks, r)
+		}
+	}
+	for _, a := range l.Actions { // the action alone, addressed to the reader
+		attacks = append(attacks, writtenAttack(code, a, a.Text))
+	}
+	for _, a := range l.Whole {
+		attacks = append(attacks, writtenAttack(code, a, a.Text))
+	}
+	for i, r := range attacks {
+		out = append(out, r)
+		if len(ctx) > 0 && i%3 == 0 {
+			c := r
+			c.Text = ctx[hashN(r.Text, len(ctx))] + " " + r.Text
+			c.Source = "written+tldr-context"
+			out = append(out, c)
+		}
+		kind, enc := encode(r.Text, i, code)
+		e := r
+		e.Text, e.Category, e.Encoded = enc, "encoded_"+kind, true
+		out = append(out, e)
+	}
+	for _, b := range l.Benign {
+		out = append(out, writtenBenign(code, b))
+	}
+	for _, b := range l.Reports {
+		out = append(out, writtenBenign(code, b))
+	}
+	return out
+}
+
+// hijackRecords returns language l's goal hijacks: half the combinations
+// of question, pivot and new task, then each question alone as benign.
+func hijackRecords(l Language) []Record {
+	var out []Record
+	h := l.Hijack
+	for _, pivot := range h.Pivots {
+		for qi, q := range h.Questions {
+			for ti, task := range h.Tasks {
+				if (qi+ti)%2 == 1 { // half the combinations are enough
+					continue
+				}
+				out = append(out, writtenAttack(l.Lang, pivot, q+" "+pivot.Text+" "+task))
+			}
+		}
+	}
+	for _, q := range h.Questions {
+		out = append(out, writtenBenign(l.Lang, Part{Text: q, Category: "question"}))
 	}
 	return out
 }
