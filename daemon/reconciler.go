@@ -37,7 +37,7 @@ var ErrAlreadyRunning = errors.New("another specd daemon is running on this spec
 // Run is the daemon: it takes the tree's lock, watches the tree, scans it
 // fully at start-up, on an inotify overflow and every rescan_interval, takes
 // requests from the inbox, and runs every ready plan (events only enqueue
-// work; this one loop decides: docs/architecture.md). It blocks until ctx
+// work; this one loop decides). It blocks until ctx
 // ends, then shuts down warm (docs/operating.md#shutdown): intake stops, no
 // new topic starts, and running specialists go on until they finish or
 // until shutdown_timeout, or until StopNow (a second signal), when their

@@ -348,7 +348,7 @@ func (a *attempt) spawned(pid int) {
 }
 
 // collect is the attempt's third step: what the specialist printed (the
-// signals of docs/contract.md#specialists, an agent CLI's error class, the
+// signals of the contract, an agent CLI's error class, the
 // paths its sandbox refused it: docs/operating.md#refused-by-the-sandbox)
 // and its report, delivered from a structured result when it gave one.
 func (a *attempt) collect(context.Context, context.Context) next {

@@ -148,7 +148,7 @@ func (l *Log) Path() string { return l.path }
 // line, which Read ignores. A missing parent directory is created (0755).
 // The file, its lock file and the rotated files are opened without
 // following a symbolic link: a link in their place is refused with a
-// *nofollow.LinkError and nothing is written (docs/operating.md#links).
+// *nofollow.LinkError and nothing is written.
 //
 // The returned error, prefixed "errors log <path>: ", comes from encoding e
 // (nothing is written), creating the directory, locking, rotating,

@@ -256,7 +256,7 @@ func CheckReport(name string, data []byte, wantTopic string) (ReportMeta, error)
 //     result_format has spotlight;
 //  3. the body (checkBody): "## Summary", "## Findings" and "## Sources"
 //     headings, "## Recommendations" when recommendations_count > 0, the
-//     spotlighting check (checkSpotlight, docs/contract.md#spotlighting),
+//     spotlighting check (checkSpotlight),
 //     findings_count = CountItems(body, "Findings") and
 //     recommendations_count = CountItems(body, "Recommendations"), not a
 //     stub (## Findings has items, and not only placeholder text such as

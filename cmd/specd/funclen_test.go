@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -19,7 +20,8 @@ const maxFuncLines = 80
 
 // TestFunctionLength keeps every function and method of the module's
 // non-test code at maxFuncLines or fewer: a longer one is split where its
-// steps are. It reads every .go file but _test.go files, outside
+// steps are; and its comment at one docs link at most (the package doc
+// keeps the design and its links). It reads every .go file but _test.go files, outside
 // testdata/, hidden directories and nested modules, with go/ast, and
 // names each function over the limit as file:function:lines.
 func TestFunctionLength(t *testing.T) {
@@ -43,9 +45,9 @@ func TestFunctionLength(t *testing.T) {
 		}
 		files++
 		rel, _ := filepath.Rel(root, p)
-		long, err := longFuncs(p, filepath.ToSlash(rel))
-		for _, l := range long {
-			t.Errorf("%s: over %d lines: split it where its steps are", l, maxFuncLines)
+		problems, err := funcProblems(p, filepath.ToSlash(rel))
+		for _, msg := range problems {
+			t.Error(msg)
 		}
 		return err
 	})
@@ -57,31 +59,36 @@ func TestFunctionLength(t *testing.T) {
 	}
 }
 
-// longFuncs parses the Go file at path and returns "name:function:lines"
-// for each function or method (Recv.Name) longer than maxFuncLines.
-func longFuncs(path, name string) ([]string, error) {
+// docsLink is a link into docs/ as comments write it.
+var docsLink = regexp.MustCompile(`docs/[a-z-]+\.md`)
+
+// funcProblems parses the Go file at path and returns, for each function
+// or method (Recv.Name) longer than maxFuncLines or whose comment links
+// into docs/ more than once, a message naming it as name:function.
+func funcProblems(path, name string) ([]string, error) {
 	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+	f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution|parser.ParseComments)
 	if err != nil {
 		return nil, err
 	}
-	var long []string
+	var problems []string
 	for _, d := range f.Decls {
 		fd, ok := d.(*ast.FuncDecl)
 		if !ok {
-			continue
-		}
-		n := fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1
-		if n <= maxFuncLines {
 			continue
 		}
 		fn := fd.Name.Name
 		if fd.Recv != nil && len(fd.Recv.List) > 0 {
 			fn = recvName(fd.Recv.List[0].Type) + "." + fn
 		}
-		long = append(long, fmt.Sprintf("%s:%s:%d", name, fn, n))
+		if n := fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1; n > maxFuncLines {
+			problems = append(problems, fmt.Sprintf("%s:%s:%d: over %d lines: split it where its steps are", name, fn, n, maxFuncLines))
+		}
+		if n := len(docsLink.FindAllString(fd.Doc.Text(), -1)); n > 1 {
+			problems = append(problems, fmt.Sprintf("%s:%s: its comment links into docs/ %d times: keep one, the package doc holds the rest", name, fn, n))
+		}
 	}
-	return long, nil
+	return problems, nil
 }
 
 // recvName is the type name of a receiver: T for T, *T, T[P] and *T[P].

@@ -307,7 +307,7 @@ func rankOrNear(q query, c *corpus, n int, tk *index.Tokenizer) (query, *corpus,
 }
 
 // requestText returns the text of the run's request file (REQUEST.md,
-// docs/contract.md#intake) without its front matter and topics, whose
+// from intake) without its front matter and topics, whose
 // words weigh in the ranking as a weaker query than the topic
 // (docs/local-specialist.md#the-request); "" when path is "". A request
 // file that cannot be read or parsed is logged to log and left out: the

@@ -19,12 +19,12 @@ import (
 // render writes the report (docs/contract.md#report-contract). Every
 // top-level list item under ## Findings and ## Recommendations is counted
 // in the front matter, which also carries the retrieval confidence
-// (docs/local-specialist.md#confidence); excerpts sit in fenced blocks
+// confidence; excerpts sit in fenced blocks
 // indented by three spaces, so no line of them starts at column 0. Links
 // are relative to reportDir; no absolute path is written. q is the query
 // c and r were made with; fb is nil, or says that q holds the project's
 // words nearest to topic terms no file holds, which the Summary and the
-// Recommendations then name (docs/local-specialist.md#confidence).
+// Recommendations then name.
 func render(in specialist.Input, q query, c *corpus, r ranking, fb *fallback, reportDir, root, date string) []byte {
 	hits := r.hits
 	var files []int // distinct cited docs, best first
