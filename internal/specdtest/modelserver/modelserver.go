@@ -515,28 +515,7 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 400, map[string]any{"type": "error", "error": map[string]any{"type": "invalid_request_error", "message": err.Error()}})
 		return
 	}
-	var convo strings.Builder
-	afterTool := false
-	for i, m := range req.Messages {
-		if m["role"] != "user" {
-			continue
-		}
-		hasResult := false
-		if parts, ok := m["content"].([]any); ok {
-			for _, p := range parts {
-				if pm, ok := p.(map[string]any); ok && pm["type"] == "tool_result" {
-					hasResult = true
-					continue
-				}
-				convo.WriteString(textOf([]any{p}) + "\n")
-			}
-		} else {
-			convo.WriteString(textOf(m["content"]) + "\n")
-		}
-		if i == len(req.Messages)-1 {
-			afterTool = hasResult
-		}
-	}
+	convo, afterTool := anConversation(req.Messages)
 	tool, pathKey := "", ""
 	var names []string
 	for _, t := range req.Tools {
@@ -546,9 +525,9 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 			pathKey = pathParam(t.InputSchema.Properties)
 		}
 	}
-	t, topic, ok := s.callTool(convo.String(), names, afterTool, anToolResult(req.Messages))
+	t, topic, ok := s.callTool(convo, names, afterTool, anToolResult(req.Messages))
 	if !ok {
-		t, topic = s.decide(convo.String(), req.Model, tool != "", afterTool)
+		t, topic = s.decide(convo, req.Model, tool != "", afterTool)
 	}
 	if !s.answers(w, r, t, Request{API: "anthropic", Topic: topic, Status: t.status, Tools: len(req.Tools), Names: req.toolNames(), Stream: req.Stream, Model: req.Model}) {
 		return
@@ -569,13 +548,48 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 			"content": []any{block}, "stop_reason": stop, "stop_sequence": nil, "usage": usage})
 		return
 	}
+	anStream(w, id, req.Model, t, block, input, stop)
+}
+
+// anConversation returns the text of the user turns of an Anthropic
+// Messages request (tool results left out) and whether the last turn
+// answers a tool call.
+func anConversation(msgs []map[string]any) (string, bool) {
+	var convo strings.Builder
+	afterTool := false
+	for i, m := range msgs {
+		if m["role"] != "user" {
+			continue
+		}
+		hasResult := false
+		if parts, ok := m["content"].([]any); ok {
+			for _, p := range parts {
+				if pm, ok := p.(map[string]any); ok && pm["type"] == "tool_result" {
+					hasResult = true
+					continue
+				}
+				convo.WriteString(textOf([]any{p}) + "\n")
+			}
+		} else {
+			convo.WriteString(textOf(m["content"]) + "\n")
+		}
+		if i == len(msgs)-1 {
+			afterTool = hasResult
+		}
+	}
+	return convo.String(), afterTool
+}
+
+// anStream writes an Anthropic Messages answer as server-sent events: one
+// content block, text or tool use (input its arguments), then stop.
+func anStream(w http.ResponseWriter, id, model string, t turn, block map[string]any, input any, stop string) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(200)
 	sse(w, "message_start", map[string]any{"type": "message_start", "message": map[string]any{
-		"id": id, "type": "message", "role": "assistant", "model": req.Model, "content": []any{},
+		"id": id, "type": "message", "role": "assistant", "model": model, "content": []any{},
 		"stop_reason": nil, "stop_sequence": nil, "usage": t.usage.anthropic(1)}})
-	if name != "" {
+	if name, _ := block["name"].(string); name != "" {
 		start := map[string]any{"type": "tool_use", "id": block["id"], "name": name, "input": map[string]any{}}
 		sse(w, "content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": start})
 		args, _ := json.Marshal(input)

@@ -76,30 +76,12 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 400, map[string]any{"error": map[string]any{"message": err.Error(), "type": "invalid_request_error"}})
 		return
 	}
-	var convo strings.Builder
-	afterTool, result := false, ""
-	for i, raw := range req.Input {
-		var it rsItem
-		if json.Unmarshal(raw, &it) != nil {
-			continue
-		}
-		if it.Type == "message" && it.Role == "user" {
-			convo.WriteString(textOf(it.Content) + "\n")
-		}
-		if i == len(req.Input)-1 && it.Type == "function_call_output" {
-			afterTool = true
-			if s, ok := it.Output.(string); ok {
-				result = s
-			} else {
-				result = textOf(it.Output)
-			}
-		}
-	}
+	convo, afterTool, result := rsConversation(req.Input)
 	names := req.toolNames()
 	shell := slices.Contains(names, ShellTool)
-	t, topic, ok := s.callTool(convo.String(), names, afterTool, result)
+	t, topic, ok := s.callTool(convo, names, afterTool, result)
 	if !ok {
-		t, topic = s.decide(convo.String(), req.Model, shell, afterTool)
+		t, topic = s.decide(convo, req.Model, shell, afterTool)
 	}
 	rec := Request{API: "responses", Topic: topic, Status: t.status, Tools: len(req.Tools), Names: names, Stream: req.Stream, Model: req.Model}
 	if req.Text.Format.Type == "json_schema" {
@@ -129,6 +111,38 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 200, resp("completed", []any{item}, usage))
 		return
 	}
+	rsStream(w, t, item, resp, usage)
+}
+
+// rsConversation returns the text of the user messages of a Responses
+// request's input, whether its last item is a tool's output, and that
+// output.
+func rsConversation(input []json.RawMessage) (string, bool, string) {
+	var convo strings.Builder
+	afterTool, result := false, ""
+	for i, raw := range input {
+		var it rsItem
+		if json.Unmarshal(raw, &it) != nil {
+			continue
+		}
+		if it.Type == "message" && it.Role == "user" {
+			convo.WriteString(textOf(it.Content) + "\n")
+		}
+		if i == len(input)-1 && it.Type == "function_call_output" {
+			afterTool = true
+			if s, ok := it.Output.(string); ok {
+				result = s
+			} else {
+				result = textOf(it.Output)
+			}
+		}
+	}
+	return convo.String(), afterTool, result
+}
+
+// rsStream writes a Responses answer (item: a message or a function call)
+// as its server-sent events; resp makes the response object of a status.
+func rsStream(w http.ResponseWriter, t turn, item map[string]any, resp func(status string, output []any, usage any) map[string]any, usage any) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(200)
