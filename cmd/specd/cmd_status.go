@@ -216,8 +216,9 @@ func statusOne(cmd *cobra.Command, p project, arg string, wait, asJSON bool) err
 
 // awaitRun sees the run of dir through (await.Run: in this process when
 // no daemon holds the tree, with the project's config and the log on
-// stderr) and prints its summary.
-func awaitRun(cmd *cobra.Command, g *globalOptions, p project, dir string) error {
+// stderr) and prints its summary, after its answer (printAnswer) when
+// answer is set.
+func awaitRun(cmd *cobra.Command, g *globalOptions, p project, dir string, answer bool) error {
 	rs, err := await.Run(cmd.Context(), await.RunOptions{TreeDir: p.TreeDir, Dir: dir, Daemon: func() (daemon.Options, error) {
 		cfg, err := p.Config()
 		if err != nil {
@@ -231,6 +232,9 @@ func awaitRun(cmd *cobra.Command, g *globalOptions, p project, dir string) error
 	}})
 	if err != nil {
 		return err
+	}
+	if answer {
+		printAnswer(cmd.OutOrStdout(), dir, rs)
 	}
 	return printSummary(cmd, rs)
 }
