@@ -40,10 +40,13 @@ is, the config it has in force (its sha256, when it was loaded, and a reload tha
 failed, with the key and line: docs/configuration.md#errors), then one line
 per run: state, verdict, completed/expected, the done, running, queued and failed topic
 counts, when it started, and how long it has run (elapsed) or took. A run whose plan is
-not ready says "waiting: <why>"; one that has not started, "not run". When the config
-sets specialist.max_cost_usd, a last line says it is a soft cap.
+not ready is "waiting", with why after the columns; one whose first topics are starting
+(the daemon holds its lock, its .run.json is not written yet), "running"; one that has
+not started, "not run". When the config sets specialist.max_cost_usd, a last line says
+it is a soft cap.
 
-With NNN (the number, e.g. 7 or 007, or the directory name), print that run's line,
+With NNN (the number, e.g. 7 or 007, or the directory name; a starting run is waited
+for up to a second, until its state is written), print that run's line,
 its plan's warnings (a header field specd does not know), then one line per topic (outcome, attempt, pid of a running specialist, started,
 elapsed or took, report file), then the 4-section summary (Summary, Phases,
 Artifacts, Next Steps). A FAILED run exits 1.
