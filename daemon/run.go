@@ -68,7 +68,7 @@ type run struct {
 // while it works, so no topic runs twice concurrently across processes.
 // It fails with specs.ErrRunLocked while another process runs the plan.
 // A finished run is returned as it is, not run again, unless topics were
-// added to its plan since (they run; docs/contract.md#readiness); an
+// added to its plan since (they run); an
 // unfinished one resumes, keeping every topic that already has its
 // outcome. It blocks until the run ends or ctx ends (then every specialist
 // group is stopped, the state is checkpointed and ErrInterrupted

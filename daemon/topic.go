@@ -19,6 +19,7 @@ import (
 	"github.com/specd-dev/specd/internal/preset"
 	"github.com/specd-dev/specd/internal/results"
 	"github.com/specd-dev/specd/internal/runner"
+	"github.com/specd-dev/specd/internal/sandbox"
 	"github.com/specd-dev/specd/internal/specialist"
 	"github.com/specd-dev/specd/jsonl"
 	"github.com/specd-dev/specd/specs"
@@ -138,9 +139,10 @@ type attempt struct {
 	tails   [2][]byte     // the ends of stderr and stdout of an attempt that exited non-zero (collect), for its error class and a provider's wait
 	wait    time.Duration // the retry delay decide chose
 
-	refused   string // why promote left a file out (not a plain file, too big), or ""
-	bound     string // the bound of its cgroup the attempt met (sandbox.MemoryLimit, PidsLimit), or ""
-	untrusted bool   // waiting for trust (trustGate): logged once per wait
+	refused   string          // why promote left a file out (not a plain file, too big), or ""
+	bound     string          // the bound of its cgroup the attempt met (sandbox.MemoryLimit, PidsLimit), or ""
+	policy    *sandbox.Policy // the attempt's sandbox, for what it refused (collect); nil unconfined or on a worker
+	untrusted bool            // waiting for trust (trustGate): logged once per wait
 }
 
 func (r *run) newAttempt(i int) *attempt {
@@ -265,6 +267,7 @@ func (a *attempt) startAndWait(start, tctx context.Context) next {
 		},
 		OnSpawn: a.spawned,
 	}
+	a.policy = nil
 	if r.d.opts.Runner == nil { // a worker confines its own specialists
 		s, err := a.confine(&job)
 		defer s.Release()
@@ -272,6 +275,7 @@ func (a *attempt) startAndWait(start, tctx context.Context) next {
 			a.res = barrier.Attempt{Result: runner.Result{ExitCode: -1, StartErr: err}}
 			return done
 		}
+		a.policy = s.Policy
 	}
 	a.res.Result = r.d.runner.Run(tctx, job)
 	a.bound = job.Cgroup.Exceeded() // nil in Temporal mode: the worker's cgroup bounds it, and its end is a death by signal here
@@ -339,8 +343,9 @@ func (a *attempt) spawned(pid int) {
 }
 
 // collect is the attempt's third step: what the specialist printed (the
-// signals of docs/contract.md#specialists, an agent CLI's error class) and
-// its report, delivered from a structured result when it gave one.
+// signals of docs/contract.md#specialists, an agent CLI's error class, the
+// paths its sandbox refused it: docs/operating.md#refused-by-the-sandbox)
+// and its report, delivered from a structured result when it gave one.
 func (a *attempt) collect(context.Context, context.Context) next {
 	r := a.r
 	var stdout []byte
@@ -351,6 +356,9 @@ func (a *attempt) collect(context.Context, context.Context) next {
 		if a.res.ExitCode > 0 { // preset.ErrorType classifies only a failure: a success's stderr is not read
 			a.tails = [2][]byte{runner.Tail(a.stem+".stderr", classifyBytes), stdout[max(0, len(stdout)-classifyBytes):]}
 			a.res.Class, a.res.ClassLine = preset.ErrorType(a.res.ExitCode, a.tails[0], a.tails[1])
+			if a.policy != nil {
+				a.res.Refused = a.policy.Refusals(a.tails[0])
+			}
 		}
 	}
 	var invalid string

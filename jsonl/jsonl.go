@@ -42,6 +42,7 @@ const (
 	TypeState      = "state_error"      // a run's state was inconsistent
 	TypeExecution  = "execution_error"  // a command could not be started or exited badly
 	TypeSandbox    = "sandbox_error"    // specialists cannot start in their sandbox: no Landlock in this kernel (docs/operating.md#sandbox)
+	TypeRefused    = "sandbox_refused"  // a specialist exited non-zero after its sandbox refused it a path: the entry names the path and sandbox.writable or sandbox.readable
 	TypeStalled    = "stalled"          // a specialist printed nothing for specialist.stall_timeout and was stopped
 	TypeNotify     = "notify_error"     // a notification could not be delivered to a notify sink (docs/configuration.md#notify)
 )

@@ -45,7 +45,7 @@ func newRootCommand(args []string) *cobra.Command {
 		Long: `specd-temporal is specd's Temporal mode, a second binary so that specd itself does not
 link the Temporal SDK. 'specd run --temporal HOST:PORT' (or temporal.address) and
 'specd worker' run it in their place with the same arguments; it can be run directly
-too. README "Many machines", docs/decisions.md#many-machines.` + exitHelp,
+too. docs/operating.md#many-machines, docs/decisions.md#many-machines.` + exitHelp,
 		Args:          cobra.NoArgs,
 		SilenceErrors: true,
 		SilenceUsage:  true,

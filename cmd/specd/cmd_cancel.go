@@ -42,7 +42,7 @@ its summary.
 
 cancel exits 0 when the cancel took effect, or was kept for the run's start: the
 run's verdict (FAILED when fewer than half of its topics completed) is what
-'specd status NNN' reports, not cancel's exit status.` + exitHelp,
+'specd status NNN' reports, not cancel's exit status.` + exitHelp("no such run or topic, or the request could not be written"),
 		Example: `  specd cancel 7
   specd cancel 7 --topic 2 --topic 3`,
 		Args: cobra.ExactArgs(1),

@@ -36,7 +36,7 @@ HTTP client that retries), each with a built-in request about it.
 --request and --topic replace the built-in request.
 --git makes the workspace a git repository (the copied input is the first commit) with
 git_commit: true, runs a second, one-topic request after the first, and prints
-'git log --stat' of the two runs.` + exitHelp,
+'git log --stat' of the two runs.` + exitHelp(runExit),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runDemo(cmd, g, o) },
 	}

@@ -31,11 +31,12 @@ func newErrorsCommand(g *globalOptions) *cobra.Command {
 		Use:   "errors",
 		Short: "List entries of errors.jsonl",
 		Long: `List the entries of <specs-dir>/../errors.jsonl (.opencode/errors.jsonl by default),
-oldest first: time, severity, error_type, workflow_id and message, then the recovery hint.
+oldest first: time, severity, error_type, workflow_id and message, then the recovery hint
+and, for a topic that did not complete, the last lines its specialist printed on stderr.
 With no entry it says "no errors recorded", or "no matching errors" when the filters
 leave none. --json prints the matching entries as JSON lines, as stored (nothing when
 none match). Lines that are not JSON (torn or foreign) are skipped and counted on stderr.
-The entry format: docs/contract.md#errors-jsonl.` + exitHelp,
+The entry format: docs/contract.md#errors-jsonl.` + exitHelp("errors.jsonl could not be read"),
 		Example: `  specd errors --since 24h --type timeout_error
   specd errors --workflow specd_007_434e43c7e907 --json | jq .details`,
 		Args: cobra.NoArgs,
@@ -86,6 +87,9 @@ func runErrors(cmd *cobra.Command, g *globalOptions, o errorsOptions) error {
 		if e.RecoveryHint != "" {
 			fmt.Fprintf(out, "    hint: %s\n", inert.Line(e.RecoveryHint))
 		}
+		for _, l := range stderrTail(e) {
+			fmt.Fprintf(out, "    stderr: %s\n", inert.Line(l))
+		}
 	}
 	if skipped > 0 {
 		fmt.Fprintf(cmd.ErrOrStderr(), "specd: %s: %d lines are not JSON objects and were skipped\n", path, skipped)
@@ -103,5 +107,18 @@ func runErrors(cmd *cobra.Command, g *globalOptions, o errorsOptions) error {
 // errorTypes are the error_type values --type takes.
 var errorTypes = []string{
 	jsonl.TypeAgent, jsonl.TypeValidation, jsonl.TypeTimeout, jsonl.TypeParse,
-	jsonl.TypeFile, jsonl.TypeState, jsonl.TypeExecution, jsonl.TypeSandbox, jsonl.TypeStalled, jsonl.TypeNotify,
+	jsonl.TypeFile, jsonl.TypeState, jsonl.TypeExecution, jsonl.TypeSandbox, jsonl.TypeRefused, jsonl.TypeStalled, jsonl.TypeNotify,
+}
+
+// stderrTail is the stderr_tail of an entry's details: the last lines a
+// failed topic's specialist printed on stderr (docs/contract.md#errors-jsonl).
+func stderrTail(e jsonl.Entry) []string {
+	lines, _ := e.Details["stderr_tail"].([]any)
+	var out []string
+	for _, l := range lines {
+		if s, ok := l.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
 }

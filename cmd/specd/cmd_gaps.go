@@ -26,7 +26,7 @@ id, date, gap type (missing_official_docs, outdated_sources, insufficient_covera
 low_reliability), resolution and topic. specd adds a row when a completed report's
 sources show a gap; the same open gap is never added twice (docs/contract.md#gap-table).
 With no row it says "no open gaps"; --json then prints [].
-Resolve one with 'specd gaps resolve ID'.` + exitHelp,
+Resolve one with 'specd gaps resolve ID'.` + exitHelp("the memory file could not be read"),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runGaps(cmd, g, asJSON) },
 	}
@@ -82,7 +82,7 @@ func newGapsResolveCommand(g *globalOptions) *cobra.Command {
                specialist's input (SPECD_GUIDANCE); the row is "researching" until that
                run ends, then "closed" when its report no longer has the gap, else "open"
   --defer D    suppress the same gap type for that topic until today + D (14d, 36h)
-  --accept     record source_gap_accepted_as_limitation: never raised again for that topic` + exitHelp,
+  --accept     record source_gap_accepted_as_limitation: never raised again for that topic` + exitHelp("no such gap, or the memory file could not be read or written"),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runGapsResolve(cmd, g, o, args[0]) },
 	}

@@ -43,7 +43,7 @@ they report is in specd status. --raw prints the files as written.
 with a header whenever the output switches to another file, and stops when the run has
 finished or on Ctrl-C. It needs a daemon running the tree: with none (none seen for 3s,
 or the daemon stops), it prints what is there, says so and exits 1.
-More: docs/operating.md#logs.` + exitHelp,
+More: docs/operating.md#logs.` + exitHelp("no such run, topic or log, or the log could not be read"),
 		Example: `  specd logs 7
   specd logs 7 --topic 2
   specd logs 7 -f

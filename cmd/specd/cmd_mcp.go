@@ -31,7 +31,7 @@ Bad input (an unknown run, more topics than max_topics, a title with / or \, a t
 with a control character or over 4 KiB, a wait beyond --max-wait) is a tool error, and
 nothing is written. A line that is not one JSON-RPC 2.0 message (not JSON, a batch, a
 wrong version or id, over 1 MiB) gets a JSON-RPC error (-32700 or -32600) and the session
-goes on.` + exitHelp,
+goes on.` + exitHelp("the server could not start or its input failed"),
 		Example: `  specd mcp                       # what opencode.json and .mcp.json run
   specd mcp --max-wait 1h`,
 		Args: cobra.NoArgs,

@@ -18,7 +18,7 @@ func newRerunCommand(g *globalOptions) *cobra.Command {
 cancelled) run again;
 completed reports are kept and not re-run. --topic I (0-based, repeatable) runs exactly
 those topics again, even when their report is valid. With a daemon running on the tree,
-the daemon picks the run up; otherwise rerun runs it in this process. Prints the summary.` + exitHelp,
+the daemon picks the run up; otherwise rerun runs it in this process. Prints the summary.` + exitHelp(runExit),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runRerun(cmd, g, topics, args[0]) },
 	}

@@ -13,7 +13,7 @@ func newRunCommand(g *globalOptions) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "run",
 		Short: "Run the daemon in the foreground",
-		Long:  service.RunHelp + exitHelp,
+		Long:  service.RunHelp + exitHelp("the daemon could not start (bad config, spec tree, lock) or stopped on an error"),
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Global = g.Global

@@ -31,7 +31,7 @@ of each specialist, and what a specialist of the configured preset (or --preset)
 and write, and the names of its environment: NNN stands for a topic's number, TMPDIR for
 its private temporary directory, which holds the agent CLI's private home.
 docs/operating.md#sandbox explains each path and how sandbox.writable, sandbox.readable,
-sandbox.connect_ports and sandbox.env_pass widen or narrow it.` + exitHelp,
+sandbox.connect_ports and sandbox.env_pass widen or narrow it.` + exitHelp("the config could not be read"),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, err := g.resolve()

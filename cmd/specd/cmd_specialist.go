@@ -35,7 +35,7 @@ the path:line where each unit is defined and its best line, with a retrieval con
 index under .opencode/cache/local-index/, built by the first specialist that needs it and
 updated from changed files; a line on stderr says when it was built or updated.
 It prints REPORT_CREATED: <path>, or ERROR_CONTEXT: {json} and TASK_ERROR: <type> - <message>.
-The specialist input and signals: docs/contract.md#specialists.` + exitHelp,
+The specialist input and signals: docs/contract.md#specialists.` + exitHelp("no valid report was written"),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if os.Getenv("GOMEMLIMIT") == "" {

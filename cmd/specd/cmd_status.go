@@ -58,7 +58,7 @@ none (none seen for 3s, or the daemon stops while waiting), --wait says so and e
 NNN, one object with it.
 
 --watch is 'specd top': a live view (see 'specd top --help').
-More: docs/operating.md#progress.` + exitHelp,
+More: docs/operating.md#progress.` + exitHelp("no such run; with --wait, the run ended FAILED or no daemon runs it"),
 		Example: `  specd status
   specd status 7
   specd status 7 --wait

@@ -34,7 +34,7 @@ With --wait, wait for the run to finish, then print its answer (OVERVIEW.md's
 executive summary and each topic's one-line answer: the first paragraph of
 its report's Summary, with the file:line of a local finding) and the summary with
 the paths; --quiet leaves the answer out. When no daemon is running on the
-tree, --wait runs the plan in this process.` + exitHelp,
+tree, --wait runs the plan in this process.` + exitHelp("the request was refused; with --wait, the run ended FAILED"),
 		Example: `  specd submit "How does token refresh work?" --topic "Refresh token rotation" --topic "Session storage" --wait`,
 		Args:    cobra.ExactArgs(1),
 		RunE:    func(cmd *cobra.Command, args []string) error { return runSubmit(cmd, g, o, args[0]) },

@@ -33,7 +33,7 @@ Keys: q, Esc or Ctrl-C quits. It works over ssh and in tmux.
 When stdout is not a terminal (a pipe, a file), it prints the same view once as plain
 lines; with --interval it prints it again every interval, a blank line between, until
 no run is active or no daemon is running (then nothing would change) or Ctrl-C.
-'specd status --watch' is the same command. More: docs/operating.md#progress.` + exitHelp,
+'specd status --watch' is the same command. More: docs/operating.md#progress.` + exitHelp("the spec tree could not be read"),
 		Example: `  specd top
   specd top 7
   specd top --interval 10s | tee progress.log`,

@@ -38,7 +38,7 @@ The kind is taken from the name:
                           matter with report_type, topic, findings_count,
                           recommendations_count, created_date, status: complete;
                           ## Summary, ## Findings, ## Sources; counts equal the list items
---topic also checks that a report's topic matches.` + exitHelp,
+--topic also checks that a report's topic matches.` + exitHelp("a file breaks the contract (each problem is named with its line) or could not be read"),
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			bad := 0

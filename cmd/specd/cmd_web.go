@@ -16,7 +16,7 @@ func newWebCommand(g *globalOptions) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "web",
 		Short: "Serve a read-only web view of the runs, reports, logs, errors and gaps (runs specd-web)",
-		Long:  service.WebHelp + exitHelp,
+		Long:  service.WebHelp + exitHelp("the web view could not start"),
 		Example: `  specd web
   specd web --listen 127.0.0.1:8080
   specd web --listen 0.0.0.0:7374 --token-file ~/.config/specd/web.token`,

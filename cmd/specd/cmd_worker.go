@@ -13,7 +13,7 @@ func newWorkerCommand(g *globalOptions) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "worker --temporal HOST:PORT",
 		Short: "Run specialists for daemons on other machines (Temporal mode; runs specd-temporal)",
-		Long:  service.WorkerHelp + exitHelp,
+		Long:  service.WorkerHelp + exitHelp("the worker could not start or stopped on an error"),
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Global = g.Global

@@ -33,12 +33,20 @@ const (
 	exitUsage   = service.ExitUsage
 )
 
-const exitHelp = `
+// exitHelp returns the exit-status block of a command's help, with what
+// makes that command exit 1 (failure) in its own words.
+func exitHelp(failure string) string {
+	return `
 
 Exit status:
-  0  success (a run that ended SUCCESS or PARTIAL_SUCCESS)
-  1  failure (a run that ended FAILED, an invalid file, an I/O error)
+  0  success
+  1  ` + failure + `
   2  usage error (unknown command or flag, a missing or extra argument, a bad flag value)`
+}
+
+// runExit is the failure of the commands that see a run through: the
+// run's verdict decides (SUCCESS and PARTIAL_SUCCESS are 0).
+const runExit = "the run ended FAILED, or a file was invalid or could not be read or written"
 
 // usageError marks errors that exit with status 2.
 type usageError = service.UsageError
@@ -101,7 +109,7 @@ specialist process per topic, waits at a hard barrier until every report exists 
 pre-calculated path and passes the front-matter contract, applies the >=50% partial-success
 rule, writes a metadata-only OVERVIEW.md, and appends every failure to .opencode/errors.jsonl.
 
-Start with 'specd demo', then 'specd init' and 'specd run' in your project.` + exitHelp,
+Start with 'specd demo', then 'specd init' and 'specd run' in your project.` + exitHelp("the command failed (its message says why)"),
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/specd-dev/specd/internal/runner"
+	"github.com/specd-dev/specd/internal/sandbox"
 	"github.com/specd-dev/specd/internal/specialist"
 	"github.com/specd-dev/specd/jsonl"
 	"github.com/specd-dev/specd/specs"
@@ -28,7 +29,8 @@ import (
 // started because of a limit), timeout, stalled (the stall watchdog
 // stopped it), invalid (a
 // structured result that was refused), declined (TASK_ERROR: declined - …), specialist_error (TASK_ERROR printed), crashed (could not start, died by a signal or exited
-// non-zero), invalid (a file that fails the report contract), missing.
+// non-zero: its reason names the error class and the accesses the sandbox
+// refused, Attempt.Refused), invalid (a file that fails the report contract), missing.
 // The report is read only when res.Report does not hold the attempt's
 // check of it already. It returns the outcome, a one-line reason ("" when completed) and the
 // report's metadata when completed.
@@ -68,10 +70,15 @@ func Outcome(res Attempt, reportPath, topic string) (specs.Outcome, string, spec
 		return specs.OutcomeCrashed, "specialist did not start: " + res.StartErr.Error(), meta
 	case res.Signal != "":
 		return specs.OutcomeCrashed, fmt.Sprintf("specialist died by signal %s; %s", res.Signal, fileReason), meta
-	case res.ExitCode != 0 && res.Class != "":
-		return specs.OutcomeCrashed, fmt.Sprintf("specialist exited with status %d, %s error (%s); %s", res.ExitCode, res.Class, res.ClassLine, fileReason), meta
 	case res.ExitCode != 0:
-		return specs.OutcomeCrashed, fmt.Sprintf("specialist exited with status %d; %s", res.ExitCode, fileReason), meta
+		why := fmt.Sprintf("specialist exited with status %d", res.ExitCode)
+		if res.Class != "" {
+			why += fmt.Sprintf(", %s error (%s)", res.Class, res.ClassLine)
+		}
+		if len(res.Refused) > 0 {
+			why += "; " + sandbox.DescribeRefusals(res.Refused)
+		}
+		return specs.OutcomeCrashed, why + "; " + fileReason, meta
 	case exists:
 		return specs.OutcomeInvalid, fileReason, meta
 	default:
@@ -102,9 +109,12 @@ type Attempt struct {
 	Signals   specialist.Signals // what it printed on stdout (docs/contract.md#specialists)
 	Class     string             // error class of a non-zero exit (preset.ErrorType): rate_limit, auth, config, state or ""
 	ClassLine string             // the printed line Class was read from
-	End       End
-	Reason    string // what End needs said: who cancelled, which limit, why the result was refused
-	Report    Check  // the report as checked after the attempt, so that Outcome need not read it again
+	// Refused are the accesses the sandbox refused a specialist that
+	// exited non-zero, read from its stderr (sandbox.Policy.Refusals).
+	Refused []sandbox.Refusal
+	End     End
+	Reason  string // what End needs said: who cancelled, which limit, why the result was refused
+	Report  Check  // the report as checked after the attempt, so that Outcome need not read it again
 	// Hint and Details, for a topic a limit kept from starting, replace
 	// the recovery hint of its errors.jsonl entry and are added to its
 	// details (the limit, the setting that raises it): that entry is the
@@ -194,6 +204,12 @@ func topicEntry(rs specs.RunState, num string, t specs.TopicState, res *Attempt)
 	if res != nil && res.Class != "" {
 		details["error_class"] = res.Class
 	}
+	if res != nil && len(res.Refused) > 0 {
+		details["sandbox_refused"] = res.Refused
+		if t.Outcome == specs.OutcomeCrashed {
+			typ, hint = jsonl.TypeRefused, refusedHint(res.Refused, num)
+		}
+	}
 	if res != nil && res.Hint != "" {
 		hint = res.Hint
 	}
@@ -219,6 +235,18 @@ func topicEntry(rs specs.RunState, num string, t specs.TopicState, res *Attempt)
 		Details:      details,
 		RecoveryHint: hint,
 	}
+}
+
+// refusedHint is the recovery hint of a topic whose specialist the
+// sandbox refused (docs/operating.md#sandbox): the setting that allows
+// each path, then trust and rerun, since specd.yaml is trusted by hash.
+func refusedHint(rs []sandbox.Refusal, num string) string {
+	var add []string
+	for _, r := range rs {
+		add = append(add, r.Path+" (or a directory above it) to "+r.Setting)
+	}
+	return "If the specialist needs it, add " + strings.Join(add, ", ") + " in .opencode/specd.yaml, run `specd trust`, then `specd rerun " + num +
+		"`; if it does not, point it at its TMPDIR or output directory instead (docs/operating.md#sandbox)."
 }
 
 // cancelEntry records that topics of the run were cancelled, and by whom,

@@ -8,6 +8,7 @@ import (
 
 	"github.com/specd-dev/specd/daemon/barrier"
 	"github.com/specd-dev/specd/internal/runner"
+	"github.com/specd-dev/specd/internal/sandbox"
 	"github.com/specd-dev/specd/internal/specialist"
 	"github.com/specd-dev/specd/specs"
 )
@@ -65,6 +66,29 @@ func TestVerdictDetails(t *testing.T) {
 	a := &barrier.Attempt{Class: "rate_limit", Signals: specialist.Signals{ErrorContext: []byte(`{"k":"v"}`)}}
 	e := barrier.Verdict(&rs, []*barrier.Attempt{a})[0]
 	if e.Details["error_class"] != "rate_limit" || e.Details["error_context"].(map[string]any)["k"] != "v" || e.Details["stderr_tail"].([]string)[0] != "boom" {
+		t.Errorf("details %v", e.Details)
+	}
+}
+
+// TestVerdictRefused: a crashed topic whose specialist the sandbox
+// refused a path is a sandbox_refused entry whose reason and hint name
+// the path and the setting that allows it.
+func TestVerdictRefused(t *testing.T) {
+	refused := []sandbox.Refusal{{Path: "/home/u/.local/share/opencode/log/x.log", Access: "write", Setting: "sandbox.writable"}}
+	a := &barrier.Attempt{Result: runner.Result{ExitCode: 1}, Refused: refused}
+	outcome, reason, _ := barrier.Outcome(*a, filepath.Join(t.TempDir(), "001_a.md"), "a")
+	want := "specialist exited with status 1; the sandbox refused write access to /home/u/.local/share/opencode/log/x.log (allowed by sandbox.writable); no report"
+	if outcome != specs.OutcomeCrashed || !strings.HasPrefix(reason, want) {
+		t.Fatalf("Outcome: %s %q, want crashed %q", outcome, reason, want)
+	}
+	rs := specs.RunState{SpecDir: "s/001_x", Expected: 1, Topics: topics("crashed")}
+	rs.Topics[0].Reason = reason
+	e := barrier.Verdict(&rs, []*barrier.Attempt{a})[0]
+	if e.ErrorType != "sandbox_refused" || !strings.Contains(e.Message, want) ||
+		!strings.Contains(e.RecoveryHint, "add /home/u/.local/share/opencode/log/x.log (or a directory above it) to sandbox.writable in .opencode/specd.yaml, run `specd trust`, then `specd rerun 001`") {
+		t.Errorf("entry %s %q, hint %q", e.ErrorType, e.Message, e.RecoveryHint)
+	}
+	if got, ok := e.Details["sandbox_refused"].([]sandbox.Refusal); !ok || len(got) != 1 || got[0] != refused[0] {
 		t.Errorf("details %v", e.Details)
 	}
 }

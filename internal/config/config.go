@@ -103,8 +103,8 @@ type Specialist struct {
 	// Env is added to every specialist's environment (any preset), e.g.
 	// XDG_DATA_HOME, XDG_CONFIG_HOME, XDG_CACHE_HOME, XDG_STATE_HOME for
 	// opencode, CLAUDE_CONFIG_DIR for claude or CODEX_HOME for codex, so
-	// that the CLIs keep their state outside a read-only home (README:
-	// "Using with opencode / Claude Code / codex"). Names must not start
+	// that the CLIs keep their state outside a read-only home (docs/agents.md,
+	// where the CLIs write). Names must not start
 	// with SPECD_ (the input contract).
 	Env map[string]string `yaml:"env"`
 	// Price prices the tokens of the codex preset, which reports tokens

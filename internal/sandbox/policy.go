@@ -102,9 +102,23 @@ func For(t Topic) Policy {
 		}
 		return out
 	}
-	p.Read = append(p.Read, abs(t.Readable)...)
-	p.Write = append(p.Write, abs(t.Writable)...)
+	p.Read = once(append(p.Read, abs(t.Readable)...))
+	p.Write = once(append(p.Write, abs(t.Writable)...))
 	return p
+}
+
+// once returns paths with each path kept at its first place only (the
+// specd binary is both the step's program and the local specialist's).
+func once(paths []string) []string {
+	seen := make(map[string]bool, len(paths))
+	out := paths[:0]
+	for _, q := range paths {
+		if !seen[q] {
+			seen[q] = true
+			out = append(out, q)
+		}
+	}
+	return out
 }
 
 // recent is the policy Prepare made last, for a topic without its own

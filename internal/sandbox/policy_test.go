@@ -51,3 +51,24 @@ func TestOutermost(t *testing.T) {
 		t.Errorf("outermost(%v) = %v, want %v", dirs, got, want)
 	}
 }
+
+// TestForListsEachPathOnce: the local specialist's program is specd
+// itself, which is also the step's; the policy (and so `specd sandbox`)
+// names it once, and a configured path named twice once.
+func TestForListsEachPathOnce(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := For(Topic{Preset: "local", Argv: []string{exe}, Specd: exe, Root: "/p", Out: "/p/out", Tmp: "/tmp/t",
+		Readable: []string{"docs", "/p/docs"}, Writable: []string{"/p/out"}})
+	for name, list := range map[string][]string{"reads": p.Read, "writes": p.Write} {
+		seen := map[string]bool{}
+		for _, q := range list {
+			if seen[q] {
+				t.Errorf("%s names %s twice: %q", name, q, list)
+			}
+			seen[q] = true
+		}
+	}
+}

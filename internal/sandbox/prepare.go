@@ -104,7 +104,7 @@ func Prepare(cfg config.Sandbox, specd string, t Topic) (Setup, error) {
 		}
 	}
 	p := t.policy()
-	p.cgroup = s.Cgroup
+	p.cgroup, p.home = s.Cgroup, t.lookup("HOME")
 	s.Policy = &p
 	return s, nil
 }

@@ -49,6 +49,7 @@ type Policy struct {
 	// to fail with EACCES (Landlock's answer), not EROFS (opencode stops).
 	loose  []string
 	cgroup *Cgroup // the topic's, whose v1 cgroups the start thread joins (bounds_v1.go)
+	home   string  // the specialist's HOME, for a path it printed under ~/ (Refusals)
 }
 
 // sortedPaths are a policy's paths that exist, by kind and right.

@@ -55,7 +55,7 @@ machine; the daemon still writes every file. Temporal mode is the second binary,
 specd-temporal, which specd runs in its place (same process, arguments and
 environment), from specd's directory or PATH; install it with
   go install github.com/specd-dev/specd/cmd/specd-temporal@latest
-(README "Many machines", docs/decisions.md#many-machines).`
+(docs/operating.md#many-machines, docs/decisions.md#many-machines).`
 
 // WorkerHelp is the long help of `worker` in both binaries.
 const WorkerHelp = `Run specialists for 'specd run --temporal' daemons: poll the Temporal task queue and
@@ -74,7 +74,7 @@ them on another worker.
 The worker is the second binary, specd-temporal, which specd runs in its place (same
 process, arguments and environment), from specd's directory or PATH; install it with
   go install github.com/specd-dev/specd/cmd/specd-temporal@latest
-README "Many machines", docs/operating.md#many-machines.`
+docs/operating.md#many-machines.`
 
 // TemporalFlags are the Temporal flags of run and worker as given; each
 // overrides its temporal: key of .opencode/specd.yaml when not empty.
@@ -506,7 +506,7 @@ func ExecProgram(program string, args []string) error {
 			where = filepath.Dir(self) + " or on PATH"
 		}
 		what := "Temporal mode (--temporal, temporal.address) and 'specd worker' run in the second binary"
-		readme := `README "Many machines"`
+		readme := "docs/operating.md#many-machines"
 		if program == WebProgram {
 			what, readme = "'specd web' and web.listen run in the web view's binary", "docs/web.md"
 		}

@@ -39,7 +39,7 @@ func LogLine(at time.Time, sums []Summary, elapsed time.Duration) string {
 
 // AppendLog appends line and a newline to the log at path (by default
 // .opencode/logs/web-research-validation.log) the way errors.jsonl is
-// written (docs/contract.md#errors-jsonl), with lockedappend.Append: under
+// written, with lockedappend.Append: under
 // an flock on path+".lock", a permanent file that is never removed, the
 // file is opened O_APPEND and the line written in one write(2), so
 // concurrent writers never interleave; a line torn by a crashed writer is

@@ -65,7 +65,7 @@ func newMarkdown(limit int) *markdown {
 
 // render returns src as sanitised HTML. With mark (a report's spotlight
 // mark, twelve hex digits) the spotlight markers ⟦mark⟧ and ⟦/mark⟧ are
-// set off so that they stay visible (docs/contract.md#spotlighting), and
+// set off so that they stay visible, and
 // code spans that cite path:line are marked as citations.
 //
 // Rendering is bounded (docs/web.md#limits): at most m.limit bytes are

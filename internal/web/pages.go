@@ -459,7 +459,7 @@ func (s *Server) readErrors(f jsonl.Filter, severity string) ([]errorView, strin
 // errorTypes are the error_type values the errors page filters on.
 var errorTypes = []string{
 	jsonl.TypeAgent, jsonl.TypeValidation, jsonl.TypeTimeout, jsonl.TypeParse,
-	jsonl.TypeFile, jsonl.TypeState, jsonl.TypeExecution, jsonl.TypeSandbox, jsonl.TypeStalled, jsonl.TypeNotify,
+	jsonl.TypeFile, jsonl.TypeState, jsonl.TypeExecution, jsonl.TypeSandbox, jsonl.TypeRefused, jsonl.TypeStalled, jsonl.TypeNotify,
 }
 
 func (s *Server) errorsPage(w http.ResponseWriter, r *http.Request) {

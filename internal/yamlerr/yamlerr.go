@@ -30,8 +30,7 @@ func Quiet(err error) error {
 
 // Closest returns the entry of known nearest to word by optimal string
 // alignment distance, ignoring case, for a "did you mean" hint on an
-// unknown key: a config key (docs/configuration.md) or a plan header
-// field (docs/contract.md#plan-format). It returns "" when known is empty.
+// unknown key: a config key or a plan header field. It returns "" when known is empty.
 func Closest(word string, known []string) string {
 	best, dist := "", -1
 	w := strings.ToLower(word)

@@ -3,65 +3,91 @@ package local
 import (
 	"cmp"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/specd-dev/specd/internal/mdsection"
 )
 
-// The Summary's answer (docs/local-specialist.md#the-summary): sentences
-// taken from the code itself, with no model. The first finding's doc
-// comment (its first sentence, the unit named in place of its subject) or,
-// for a Markdown section, the first sentence of its prose, says what it
-// is; its lines that match the topic best are quoted with their
-// path:line; the next findings are named.
+// The Summary's answer (docs/local-specialist.md#the-summary), in words
+// and with no model: its first sentence says where the answer is (the
+// first finding's file and unit), what that unit does (its doc comment's
+// first sentence, the unit's name as its subject) and how (its lines that
+// match the topic best, each said in words: "checks whether `x > 0`",
+// "returns `ErrFull`", a comment's own words), then cites the
+// definition's path:line and those lines'. The next findings are named.
 
 // Summary limits.
 const (
 	answerSentenceMax = 240 // runes of the quoted doc sentence
-	answerLineMax     = 90  // runes of a quoted line
-	answerLines       = 2   // lines of the first finding quoted
+	answerLineMax     = 90  // runes of the code of a line said in words
+	answerLines       = 2   // lines of the first finding said in words
 	answerNext        = 2   // further findings named
 )
 
 // answer returns the Summary's first sentences for ranking r of c (at
-// least one hit), e.g. "`Watcher.readEvents` (`backend.go:355`) reads
-// events from the descriptor and sends them on Events. It matches the
-// topic best at `w.sendError(ErrEventOverflow)` (`backend.go:397`).
-// Next: `Watcher.Add` (`backend.go:120`)."
+// least one hit), e.g. "In `backend.go`, method `Watcher.readEvents`
+// reads events from the descriptor and sends them on Events; it checks
+// whether `n < 0` and calls `w.sendError(ErrEventOverflow)`
+// (`backend.go:355`; `backend.go:396`, `backend.go:397`). Next:
+// `Watcher.Add` (`backend.go:120`)."
 func answer(c *corpus, r ranking) string {
 	h := r.hits[0]
 	d := &c.docs[h.doc]
 	at := code(fmt.Sprintf("%s:%d", d.path, h.cite))
-	var subject, sentence string
-	skip := map[int]bool{h.cite - 1: true} // lines not to quote again
+	var where, what string
+	skip := map[int]bool{h.cite - 1: true} // lines not to say again
 	switch h.Kind {
 	case "lines":
-		subject = fmt.Sprintf("%s of %s", lineRange(h.from, h.to), code(d.path))
+		where = fmt.Sprintf("%s of %s", capital(lineRange(h.from, h.to)), code(d.path))
 	case "section":
-		subject = "section " + code(clip(h.Name, 72))
-		sentence = firstSentence(sectionProse(d.lines[h.Line:min(h.End, len(d.lines))]))
+		where = fmt.Sprintf("In %s, section %s", code(d.path), code(clip(h.Name, 72)))
+		if s := firstSentence(sectionProse(d.lines[h.Line:min(h.End, len(d.lines))])); s != "" {
+			what = "says: " + strings.TrimSuffix(s, ".")
+		}
 	default:
-		subject = code(clip(h.Name, 72))
-		sentence = firstSentence(c.full(h.unit).Doc)
-		if sentence != "" {
+		where = fmt.Sprintf("In %s, %s %s", code(d.path), h.Kind, code(clip(h.Name, 72)))
+		if what = docClause(firstSentence(c.full(h.unit).Doc), bareName(h.Name)); what != "" {
 			for i := h.Start - 1; i < h.Line-1; i++ {
-				skip[i] = true // the doc comment, quoted already
+				skip[i] = true // the doc comment, said already
 			}
 		}
 	}
-	var b strings.Builder
-	name := bareName(h.Name)
-	switch rest, ok := strings.CutPrefix(sentence, name+" "); {
-	case sentence == "":
-		fmt.Fprintf(&b, "The best match is %s (%s, %s, %s).", subject, at, lineRange(h.Start-1, h.End-1), d.role)
-	case ok && h.Kind != "section" && name != "":
-		fmt.Fprintf(&b, "%s (%s) %s", subject, at, rest)
-	default:
-		fmt.Fprintf(&b, "%s (%s): %s", subject, at, sentence)
+	lines := bestLines(h, d, skip)
+	var how, cites []string
+	for _, l := range lines {
+		how = append(how, inWords(d.lines[l]))
+		cites = append(cites, code(fmt.Sprintf("%s:%d", d.path, l+1)))
 	}
+	var b strings.Builder
+	b.WriteString(where)
+	switch {
+	case what != "" && len(how) > 0:
+		fmt.Fprintf(&b, " %s; it %s", what, andList(how))
+	case what != "":
+		fmt.Fprintf(&b, " %s", what)
+	case len(how) > 0:
+		fmt.Fprintf(&b, " %s", andList(how))
+	default:
+		fmt.Fprintf(&b, " is the best match (%s, %s, %s).", at, lineRange(h.Start-1, h.End-1), d.role)
+	}
+	switch {
+	case what == "" && len(how) == 0:
+	case len(cites) > 0:
+		fmt.Fprintf(&b, " (%s; %s).", at, strings.Join(cites, ", "))
+	default:
+		fmt.Fprintf(&b, " (%s).", at)
+	}
+	b.WriteString(nextFindings(c, r))
+	return b.String()
+}
 
-	// Its best lines, best first, then in file order.
+// bestLines returns the 0-based lines of h that match the topic best
+// (at most answerLines, blank and skipped lines left out), in file order.
+func bestLines(h hit, d *doc, skip map[int]bool) []int {
 	type scored struct {
 		line  int
 		score float64
@@ -75,15 +101,16 @@ func answer(c *corpus, r ranking) string {
 	slices.SortStableFunc(best, func(x, y scored) int { return cmp.Compare(y.score, x.score) })
 	best = best[:min(answerLines, len(best))]
 	slices.SortFunc(best, func(x, y scored) int { return x.line - y.line })
-	quoted := make([]string, len(best))
+	out := make([]int, len(best))
 	for i, s := range best {
-		quoted[i] = fmt.Sprintf("%s (%s)", code(clip(strings.TrimSpace(d.lines[s.line]), answerLineMax)),
-			code(fmt.Sprintf("%s:%d", d.path, s.line+1)))
+		out[i] = s.line
 	}
-	if len(quoted) > 0 {
-		fmt.Fprintf(&b, " It matches the topic best at %s.", andList(quoted))
-	}
+	return out
+}
 
+// nextFindings is " Next: `A` (`a.go:3`) and `B` (`b.go:9`)." for the
+// findings after the first, or "".
+func nextFindings(c *corpus, r ranking) string {
 	var next []string
 	for _, n := range r.hits[1:min(1+answerNext, len(r.hits))] {
 		nd := &c.docs[n.doc]
@@ -93,10 +120,109 @@ func answer(c *corpus, r ranking) string {
 		}
 		next = append(next, fmt.Sprintf("%s (%s)", what, code(fmt.Sprintf("%s:%d", nd.path, n.cite))))
 	}
-	if len(next) > 0 {
-		fmt.Fprintf(&b, " Next: %s.", andList(next))
+	if len(next) == 0 {
+		return ""
 	}
-	return b.String()
+	return fmt.Sprintf(" Next: %s.", andList(next))
+}
+
+// docClause turns a doc comment's first sentence into a predicate of the
+// unit's name: "Decode reads a value." gives "reads a value", "Returns
+// the size." gives "returns the size"; a sentence of another shape is
+// quoted ("is documented as “…”"); "" gives "".
+func docClause(sentence, name string) string {
+	s := strings.TrimSuffix(sentence, ".")
+	if s == "" {
+		return ""
+	}
+	for _, subject := range []string{name + " ", "The " + name + " ", "the " + name + " "} {
+		if rest, ok := strings.CutPrefix(s, subject); ok && name != "" {
+			return rest
+		}
+	}
+	first, _, _ := strings.Cut(s, " ")
+	if r, size := utf8.DecodeRuneInString(first); unicode.IsUpper(r) && len(first) > 3 && strings.HasSuffix(first, "s") &&
+		strings.ToLower(first[size:]) == first[size:] {
+		return string(unicode.ToLower(r)) + s[size:] // "Returns …", a verb in the third person
+	}
+	return "is documented as “" + s + "”"
+}
+
+// capital returns s with its first letter upper case.
+func capital(s string) string {
+	r, size := utf8.DecodeRuneInString(s)
+	return string(unicode.ToUpper(r)) + s[size:]
+}
+
+// Statement shapes a line of code is said by (inWords), tried in order.
+var (
+	ifRE     = regexp.MustCompile(`^(?:\}\s*)?(?:else\s+)?(?:if|elif|else if|while)\s*\(?(.+?)\)?\s*[{:]?$`)
+	forRE    = regexp.MustCompile(`^for\s*\(?(.*?)\)?\s*[{:]?$`)
+	switchRE = regexp.MustCompile(`^(?:switch|match)\s*(.*?)\s*\{?$`)
+	caseRE   = regexp.MustCompile(`^case\s+(.+?):$`)
+	returnRE = regexp.MustCompile(`^return\b\s*(.*?);?$`)
+	deferRE  = regexp.MustCompile(`^(defer|go)\s+(.+)$`)
+	assignRE = regexp.MustCompile(`^(?:var\s+|let\s+|const\s+)?([\w.\[\]*, ]+?)\s*(:=|\+=|-=|\|=|&=|=)\s*(.+?);?$`)
+	callRE   = regexp.MustCompile(`^[\w.\[\]]+\(.*\);?$`)
+)
+
+// inWords says one line of code in words: a comment by its own words,
+// a statement by what it does ("checks whether `x > 0`", "returns
+// `err`", "sets `n` to `len(b)`", "calls `f(x)`"), its code quoted and
+// clipped to answerLineMax runes; a trailing comment is added in
+// quotation marks.
+func inWords(line string) string {
+	t := strings.TrimSpace(line)
+	stmt, comment := t, ""
+	for _, mark := range []string{"//", "#"} {
+		if strings.HasPrefix(t, mark) {
+			return "says “" + clip(strings.TrimSpace(strings.TrimLeft(t, mark)), answerSentenceMax) + "”"
+		}
+		if i := strings.Index(t, " "+mark+" "); i >= 0 && strings.Count(t[:i], `"`)%2 == 0 && strings.Count(t[:i], "`")%2 == 0 {
+			stmt, comment = strings.TrimSpace(t[:i]), strings.TrimSpace(t[i+len(mark)+1:])
+			break
+		}
+	}
+	q := func(s string) string { return code(clip(strings.TrimSpace(s), answerLineMax)) }
+	var said string
+	if m := ifRE.FindStringSubmatch(stmt); m != nil {
+		init, cond, ok := strings.Cut(m[1], "; ") // Go's if with a statement first
+		if !ok {
+			init, cond = "", init
+		}
+		said = "checks whether " + q(cond)
+		if init != "" {
+			said += " after " + q(init)
+		}
+	} else if m := forRE.FindStringSubmatch(stmt); m != nil && m[1] == "" {
+		said = "loops"
+	} else if m != nil {
+		said = "loops over " + q(m[1])
+	} else if m := switchRE.FindStringSubmatch(stmt); m != nil && m[1] != "" {
+		said = "switches on " + q(m[1])
+	} else if m := caseRE.FindStringSubmatch(stmt); m != nil {
+		said = "handles the case " + q(m[1])
+	} else if m := returnRE.FindStringSubmatch(stmt); m != nil && m[1] == "" {
+		said = "returns"
+	} else if m != nil {
+		said = "returns " + q(m[1])
+	} else if m := deferRE.FindStringSubmatch(stmt); m != nil && m[1] == "go" {
+		said = "starts " + q(m[2]) + " in a goroutine"
+	} else if m != nil {
+		said = "defers " + q(m[2])
+	} else if m := assignRE.FindStringSubmatch(stmt); m != nil && m[2] != "=" && m[2] != ":=" {
+		said = "updates " + q(m[1]) + " with " + q(m[3])
+	} else if m != nil {
+		said = "sets " + q(m[1]) + " to " + q(m[3])
+	} else if callRE.MatchString(stmt) {
+		said = "calls " + q(stmt)
+	} else {
+		said = "has " + q(stmt)
+	}
+	if comment != "" {
+		said += " (“" + clip(comment, answerSentenceMax) + "”)"
+	}
+	return said
 }
 
 // firstSentence returns the first sentence of text, white space

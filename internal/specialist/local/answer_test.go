@@ -58,9 +58,15 @@ func TestExcerptAndSummaryShowTheMatchedLine(t *testing.T) {
 	}
 	_, summary, _ := strings.Cut(string(report), "## Summary\n")
 	summary, _, _ = strings.Cut(summary, "\n## ")
+	// The first sentence says where (file and unit), what (the doc
+	// comment) and how (the matched line, in words), then cites them.
+	first, _, _ := strings.Cut(summary, ". Next: ")
+	want := fmt.Sprintf("In `queue/reader.go`, method `Reader.readLoop` reads messages from the descriptor and sends them on Messages; it calls `r.sendError(ErrQueueOverflow)` (`queue/reader.go:%d`; `queue/reader.go:%d`)", defLine, overflowLine)
+	if first != want {
+		t.Errorf("the Summary's first sentence is\n%s\nwant\n%s", first, want)
+	}
 	for _, want := range []string{
-		fmt.Sprintf("`Reader.readLoop` (`queue/reader.go:%d`) reads messages from the descriptor and sends them on Messages.", defLine),
-		fmt.Sprintf("`r.sendError(ErrQueueOverflow)` (`queue/reader.go:%d`)", overflowLine),
+		"Next: `ErrQueueOverflow`",
 	} {
 		if !strings.Contains(summary, want) {
 			t.Errorf("the Summary does not hold %q:\n%s", want, summary)
@@ -119,5 +125,44 @@ func TestRequestOrdersEqualUnits(t *testing.T) {
 	}
 	if _, err := os.Stat(in.ReportPath); err != nil {
 		t.Error(err)
+	}
+}
+
+// A line of code is said in words by what it does; a doc comment's first
+// sentence becomes a predicate of the unit's name.
+func TestAnswerInWords(t *testing.T) {
+	for line, want := range map[string]string{
+		"\tif n > max {":                     "checks whether `n > max`",
+		"} else if err := f(); err != nil {": "checks whether `err != nil` after `err := f()`",
+		"for _, w := range words {":          "loops over `_, w := range words`",
+		"for {":                              "loops",
+		"switch state {":                     "switches on `state`",
+		"case StateOpen:":                    "handles the case `StateOpen`",
+		"return 0, ErrFull":                  "returns `0, ErrFull`",
+		"return":                             "returns",
+		"defer t.Stop()":                     "defers `t.Stop()`",
+		"go p.purge()":                       "starts `p.purge()` in a goroutine",
+		"n := len(b)":                        "sets `n` to `len(b)`",
+		"cb.counts.Requests += 1":            "updates `cb.counts.Requests` with `1`",
+		"cb.setState(StateOpen, now)":        "calls `cb.setState(StateOpen, now)`",
+		"// Drop the oldest entry.":          "says “Drop the oldest entry.”",
+		"x = y // keep it \"short\"":         "sets `x` to `y` (“keep it \"short\"”)",
+		"s := \"a // b\"":                    "sets `s` to `\"a // b\"`",
+		"backend string":                     "has `backend string`",
+	} {
+		if got := inWords(line); got != want {
+			t.Errorf("inWords(%q) = %q, want %q", line, got, want)
+		}
+	}
+	for _, c := range []struct{ sentence, name, want string }{
+		{"Decode reads a value.", "Decode", "reads a value"},
+		{"The Cache holds entries.", "Cache", "holds entries"},
+		{"Returns the size.", "size", "returns the size"},
+		{"Deprecated: use New.", "Old", "is documented as “Deprecated: use New”"},
+		{"", "F", ""},
+	} {
+		if got := docClause(c.sentence, c.name); got != c.want {
+			t.Errorf("docClause(%q, %q) = %q, want %q", c.sentence, c.name, got, c.want)
+		}
 	}
 }

@@ -167,15 +167,8 @@ func research(ctx context.Context, in specialist.Input, opt Options) error {
 	if err := ctx.Err(); err != nil {
 		return cancelled(err)
 	}
-	if strings.TrimSpace(in.ReportPath) == "" {
-		return &Error{Type: ErrValidation, Message: "missing report path in the input contract",
-			Details: map[string]any{"required_fields": []string{"report_path", "topic"},
-				"recovery_hint": "set " + specialist.EnvReportPath + " or report_path in the input JSON"}}
-	}
-	if strings.TrimSpace(in.Topic) == "" {
-		return &Error{Type: ErrValidation, Message: "missing topic in the input contract",
-			Details: map[string]any{"required_fields": []string{"report_path", "topic"},
-				"recovery_hint": "set " + specialist.EnvTopic + " or topic in the input JSON"}}
+	if err := validate(in); err != nil {
+		return err
 	}
 	if opt.Log == nil {
 		opt.Log = io.Discard
@@ -193,65 +186,26 @@ func research(ctx context.Context, in specialist.Input, opt Options) error {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	reportPath, err := filepath.Abs(in.ReportPath)
+	p, err := resolve(in)
 	if err != nil {
-		return fileError("resolve the report path", err, in.ReportPath)
+		return err
 	}
-	reportDir := filepath.Dir(reportPath)
-	if fi, err := os.Stat(reportDir); err != nil {
-		return fileError("reports directory", err, reportDir)
-	} else if !fi.IsDir() {
-		return &Error{Type: ErrFile, Message: "reports directory " + reportDir + " is not a directory",
-			Details: map[string]any{"report_path": in.ReportPath}}
-	}
-	linkDir := reportDir // where the report lands, which its links are relative to
-	if in.ReportDir != "" {
-		if linkDir, err = filepath.Abs(in.ReportDir); err != nil {
-			return fileError("resolve the report directory", err, in.ReportDir)
-		}
-	}
-	root := in.ProjectRoot
-	if root == "" {
-		root = "."
-	}
-	if root, err = filepath.Abs(root); err != nil {
-		return fileError("resolve the project root", err, in.ProjectRoot)
-	}
-
-	idx, err := index.Open(ctx, root, opt.IndexDir, opt.MaxFileBytes, opt.Log)
+	idx, err := index.Open(ctx, p.root, opt.IndexDir, opt.MaxFileBytes, opt.Log)
 	if err != nil {
 		if ctx.Err() != nil {
 			return cancelled(ctx.Err())
 		}
-		return fileError("index the project's files", err, root)
+		return fileError("index the project's files", err, p.root)
 	}
 	defer idx.Close()
-	idx.Exclude(excluded(root, reportPath, in.SpecDir, in.RequestFile))
+	idx.Exclude(excluded(p.root, p.report, in.SpecDir, in.RequestFile))
 	c := newCorpus(idx, q, &tk)
 	if c.files == 0 {
 		return &Error{Type: ErrAgent, Message: "no text file to search under the project root",
-			Details: map[string]any{"project_root": root, "files_listed": idx.Listed(),
+			Details: map[string]any{"project_root": p.root, "files_listed": idx.Listed(),
 				"recovery_hint": "run the local specialist in a project directory with text files"}}
 	}
-	n := findingCount(in.ResearchComplexity)
-	r := c.rank(n)
-	var fb *fallback
-	if len(r.hits) == 0 {
-		// No unit holds a topic term: search with the project's words
-		// nearest in spelling, and say so (docs/local-specialist.md#confidence).
-		fb = newFallback(c)
-		if fb.near = c.nearTerms(&tk); len(fb.near) > 0 {
-			nq := nearQuery(q, fb.near)
-			nc := c.requery(nq, &tk)
-			if nr := nc.rank(n); len(nr.hits) > 0 {
-				q, c, r = nq, nc, nr
-				r.confidence = ConfidenceLow // not the topic's own words, whatever the match
-				r.probability = min(r.probability, model.Low-0.01)
-			} else {
-				fb.near = nil
-			}
-		}
-	}
+	q, c, r, fb := rankOrNear(q, c, findingCount(in.ResearchComplexity), &tk)
 	c.prepare(r.hits)
 	if opt.Observe != nil && len(r.hits) > 0 {
 		opt.Observe(Signals{Values: r.features, Probability: r.probability, Confidence: r.confidence})
@@ -261,16 +215,95 @@ func research(ctx context.Context, in specialist.Input, opt Options) error {
 	if len(r.hits) == 0 {
 		report = renderUnmatched(in, c, fb, date)
 	} else {
-		report = render(in, q, c, r, fb, linkDir, root, date)
+		report = render(in, q, c, r, fb, p.links, p.root, date)
 	}
 	if err := ctx.Err(); err != nil {
 		return cancelled(err)
 	}
 	// No link under the project is followed (docs/operating.md#links).
-	if err := atomicfile.WriteIn(nofollow.Anchor(root, reportPath), reportPath, report, 0o644); err != nil {
-		return fileError("write the report", err, reportPath)
+	if err := atomicfile.WriteIn(nofollow.Anchor(p.root, p.report), p.report, report, 0o644); err != nil {
+		return fileError("write the report", err, p.report)
 	}
 	return nil
+}
+
+// validate returns an ErrValidation *Error when the input lacks its
+// report path or topic, else nil.
+func validate(in specialist.Input) error {
+	if strings.TrimSpace(in.ReportPath) == "" {
+		return &Error{Type: ErrValidation, Message: "missing report path in the input contract",
+			Details: map[string]any{"required_fields": []string{"report_path", "topic"},
+				"recovery_hint": "set " + specialist.EnvReportPath + " or report_path in the input JSON"}}
+	}
+	if strings.TrimSpace(in.Topic) == "" {
+		return &Error{Type: ErrValidation, Message: "missing topic in the input contract",
+			Details: map[string]any{"required_fields": []string{"report_path", "topic"},
+				"recovery_hint": "set " + specialist.EnvTopic + " or topic in the input JSON"}}
+	}
+	return nil
+}
+
+// paths are a run's absolute paths: the report, the directory its links
+// are relative to, and the project root.
+type paths struct {
+	report, links, root string
+}
+
+// resolve makes the input's paths absolute and checks that the report's
+// directory exists; it returns an ErrFile *Error naming the path that
+// failed.
+func resolve(in specialist.Input) (paths, error) {
+	var p paths
+	var err error
+	if p.report, err = filepath.Abs(in.ReportPath); err != nil {
+		return p, fileError("resolve the report path", err, in.ReportPath)
+	}
+	reportDir := filepath.Dir(p.report)
+	if fi, err := os.Stat(reportDir); err != nil {
+		return p, fileError("reports directory", err, reportDir)
+	} else if !fi.IsDir() {
+		return p, &Error{Type: ErrFile, Message: "reports directory " + reportDir + " is not a directory",
+			Details: map[string]any{"report_path": in.ReportPath}}
+	}
+	p.links = reportDir // where the report lands, which its links are relative to
+	if in.ReportDir != "" {
+		if p.links, err = filepath.Abs(in.ReportDir); err != nil {
+			return p, fileError("resolve the report directory", err, in.ReportDir)
+		}
+	}
+	root := in.ProjectRoot
+	if root == "" {
+		root = "."
+	}
+	if p.root, err = filepath.Abs(root); err != nil {
+		return p, fileError("resolve the project root", err, in.ProjectRoot)
+	}
+	return p, nil
+}
+
+// rankOrNear ranks c's units for q, n findings at most. When no unit holds
+// a topic term it searches with the project's words nearest in spelling
+// and says so (docs/local-specialist.md#confidence): it returns the query,
+// corpus and ranking used, and the fallback (nil when the topic's own
+// words matched).
+func rankOrNear(q query, c *corpus, n int, tk *index.Tokenizer) (query, *corpus, ranking, *fallback) {
+	r := c.rank(n)
+	if len(r.hits) > 0 {
+		return q, c, r, nil
+	}
+	fb := newFallback(c)
+	if fb.near = c.nearTerms(tk); len(fb.near) > 0 {
+		nq := nearQuery(q, fb.near)
+		nc := c.requery(nq, tk)
+		if nr := nc.rank(n); len(nr.hits) > 0 {
+			q, c, r = nq, nc, nr
+			r.confidence = ConfidenceLow // not the topic's own words, whatever the match
+			r.probability = min(r.probability, model.Low-0.01)
+		} else {
+			fb.near = nil
+		}
+	}
+	return q, c, r, fb
 }
 
 // requestText returns the text of the run's request file (REQUEST.md,

@@ -51,12 +51,27 @@ func render(in specialist.Input, q query, c *corpus, r ranking, fb *fallback, re
 		date, complexity(in.ResearchComplexity), r.confidence, r.probability)
 	fmt.Fprintf(&buf, "# Research Report: %s\n\n", oneLine(in.Topic))
 
+	writeSummary(&buf, q, c, r, fb)
+	writeFindings(&buf, q, c, hits)
+	buf.WriteString(analysis(in.AnalysisDepth, c, hits))
+	buf.WriteString("## Recommendations\n")
+	for i, r := range recs {
+		fmt.Fprintf(&buf, "%d. %s\n", i+1, r)
+	}
+	writeSources(&buf, c, files, reportDir, root)
+	return buf.Bytes()
+}
+
+// writeSummary writes the ## Summary: the near words searched instead (fb),
+// the answer, and what was searched with the retrieval confidence.
+func writeSummary(buf *bytes.Buffer, q query, c *corpus, r ranking, fb *fallback) {
+	hits := r.hits
 	buf.WriteString("## Summary\n")
 	if fb != nil {
-		fmt.Fprintf(&buf, "No project file mentions %s, so the search used the project's words nearest to them in spelling instead: %s. ",
+		fmt.Fprintf(buf, "No project file mentions %s, so the search used the project's words nearest to them in spelling instead: %s. ",
 			orList(quoteAll(fb.missing)), andList(fb.standIns()))
 		if left := fb.unmatched(); len(left) > 0 {
-			fmt.Fprintf(&buf, "No word of the project is near %s. ", orList(quoteAll(left)))
+			fmt.Fprintf(buf, "No word of the project is near %s. ", orList(quoteAll(left)))
 		}
 	}
 	buf.WriteString(answer(c, r))
@@ -65,20 +80,25 @@ func render(in specialist.Input, q query, c *corpus, r ranking, fb *fallback, re
 	for t := range q.terms {
 		perTerm[t] = fmt.Sprintf("%q (%s)", q.spelled[t], count(c.termFiles[t], "file", "no file"))
 	}
-	fmt.Fprintf(&buf, "Searched %s (%s) of the project for %s, cut into %s (%s) and ranked with BM25F over their names, signatures, doc comments, calls, bodies and string literals, code before tests and docs",
+	fmt.Fprintf(buf, "Searched %s (%s) of the project for %s, cut into %s (%s) and ranked with BM25F over their names, signatures, doc comments, calls, bodies and string literals, code before tests and docs",
 		count(c.files, "text file", ""), count(c.lines, "line", ""), andList(perTerm), count(c.nUnits, "unit", ""), unitKinds(c.kinds))
 	if len(q.extra) > 0 {
-		fmt.Fprintf(&buf, "; the request's words %s scaled a matching unit's score by up to × %.1f", andList(quoteAll(q.extraSpelled)), 1+requestWeight)
+		fmt.Fprintf(buf, "; the request's words %s scaled a matching unit's score by up to × %.1f", andList(quoteAll(q.extraSpelled)), 1+requestWeight)
 	}
 	buf.WriteString(". Each finding cites the line where its unit is defined and its line that matches the topic best, with the lines around it. ")
 	if fb != nil {
-		fmt.Fprintf(&buf, "Retrieval confidence: %s, %.2f (none of the topic's own terms occur in the project; the best finding matches %d%% of the near terms' weight).\n\n",
+		fmt.Fprintf(buf, "Retrieval confidence: %s, %.2f (none of the topic's own terms occur in the project; the best finding matches %d%% of the near terms' weight).\n\n",
 			r.confidence, r.probability, int(math.Round(100*hits[0].coverage)))
 	} else {
-		fmt.Fprintf(&buf, "Retrieval confidence: %s, %.2f, the calibrated probability that the first finding answers the topic (the best finding matches %d%% of the topic's weighted terms; %d%% of the terms occur in the project).\n\n",
+		fmt.Fprintf(buf, "Retrieval confidence: %s, %.2f, the calibrated probability that the first finding answers the topic (the best finding matches %d%% of the topic's weighted terms; %d%% of the terms occur in the project).\n\n",
 			r.confidence, r.probability, int(math.Round(100*hits[0].coverage)), int(math.Round(100*r.known)))
 	}
 
+}
+
+// writeFindings writes the ## Findings: each hit's citation, label, terms,
+// best line and excerpt, and its See also.
+func writeFindings(buf *bytes.Buffer, q query, c *corpus, hits []hit) {
 	buf.WriteString("## Findings\n")
 	for i, h := range hits {
 		d := &c.docs[h.doc]
@@ -86,16 +106,16 @@ func render(in specialist.Input, q query, c *corpus, r ranking, fb *fallback, re
 		for k, t := range h.matched {
 			terms[k] = q.spelled[t]
 		}
-		fmt.Fprintf(&buf, "%d. **%s** — %s (%s, %s): %d of %d terms (score %.2f; terms: %s)",
+		fmt.Fprintf(buf, "%d. **%s** — %s (%s, %s): %d of %d terms (score %.2f; terms: %s)",
 			i+1, code(d.path+":"+strconv.Itoa(h.cite)), label(h, d), lineRange(h.Start-1, h.End-1), d.role,
 			len(h.matched), len(q.terms), h.score, strings.Join(terms, ", "))
 		if h.best >= 0 {
-			fmt.Fprintf(&buf, "; best line %s", code(d.path+":"+strconv.Itoa(h.best+1)))
+			fmt.Fprintf(buf, "; best line %s", code(d.path+":"+strconv.Itoa(h.best+1)))
 		}
-		fmt.Fprintf(&buf, "; excerpt %s\n\n", lineRange(h.from, h.to))
+		fmt.Fprintf(buf, "; excerpt %s\n\n", lineRange(h.from, h.to))
 		excerpt := d.lines[h.from : h.to+1]
 		fence := strings.Repeat("`", max(3, longestRun(strings.Join(excerpt, "\n"), '`')+1))
-		fmt.Fprintf(&buf, "   %s%s\n", fence, lang(d.path))
+		fmt.Fprintf(buf, "   %s%s\n", fence, lang(d.path))
 		for _, l := range excerpt {
 			if l != "" {
 				buf.WriteString("   ")
@@ -103,23 +123,22 @@ func render(in specialist.Input, q query, c *corpus, r ranking, fb *fallback, re
 			}
 			buf.WriteByte('\n')
 		}
-		fmt.Fprintf(&buf, "   %s\n\n", fence)
+		fmt.Fprintf(buf, "   %s\n\n", fence)
 		if len(h.seeAlso) > 0 {
 			also := make([]string, len(h.seeAlso))
 			for k, u := range h.seeAlso {
 				ud := &c.docs[u.doc]
 				also[k] = fmt.Sprintf("%s (%s)", code(ud.path+":"+strconv.Itoa(u.Line)), ud.role)
 			}
-			fmt.Fprintf(&buf, "   See also: %s.\n\n", strings.Join(also, ", "))
+			fmt.Fprintf(buf, "   See also: %s.\n\n", strings.Join(also, ", "))
 		}
 	}
 
-	buf.WriteString(analysis(in.AnalysisDepth, c, hits))
-	buf.WriteString("## Recommendations\n")
-	for i, r := range recs {
-		fmt.Fprintf(&buf, "%d. %s\n", i+1, r)
-	}
+}
 
+// writeSources writes the ## Sources: the cited files, sorted, linked
+// relative to reportDir.
+func writeSources(buf *bytes.Buffer, c *corpus, files []int, reportDir, root string) {
 	buf.WriteString("\n## Sources\n")
 	cited := make([]string, len(files))
 	for i, d := range files {
@@ -131,9 +150,8 @@ func render(in specialist.Input, q query, c *corpus, r ranking, fb *fallback, re
 		if rel, err := filepath.Rel(reportDir, filepath.Join(root, filepath.FromSlash(f))); err == nil {
 			link = filepath.ToSlash(rel)
 		}
-		fmt.Fprintf(&buf, "- [%s](%s)\n", linkText(f), linkDest(link))
+		fmt.Fprintf(buf, "- [%s](%s)\n", linkText(f), linkDest(link))
 	}
-	return buf.Bytes()
 }
 
 // label says what a finding's unit is: "func `Decode`", "method

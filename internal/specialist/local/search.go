@@ -237,86 +237,10 @@ type ranking struct {
 // The ranking's confidence is the calibrated model's (confidence.go).
 func (c *corpus) rank(n int) ranking {
 	var r ranking
-	T := len(c.q.terms)
-	N := float64(max(c.nUnits, 1))
-	idf := make([]float64, T)
-	var avg [nFields]float64
-	for f := range nFields {
-		avg[f] = max(float64(c.totalLen[f])/N, 1)
-	}
-	known, mass := 0, 0.0
-	for t, df := range c.df {
-		idf[t] = math.Log(1 + (N-float64(df)+0.5)/(float64(df)+0.5))
-		if df > 0 {
-			known++
-		}
-		mass += idf[t]
-	}
-	if T > 0 {
-		r.known = float64(known) / float64(T)
-	}
-	xidf, xmass := make([]float64, len(c.xdf)), 0.0
-	for x, df := range c.xdf {
-		xidf[x] = math.Log(1 + (N-float64(df)+0.5)/(float64(df)+0.5))
-		xmass += xidf[x]
-	}
+	w := c.termWeights(&r)
 	hits := make([]hit, 0, len(c.units))
 	for i := range c.units {
-		u := &c.units[i]
-		h := hit{unit: u}
-		cov, extra := 0.0, 0.0
-		for t := range T + len(xidf) {
-			w := 0.0
-			inUnit := false
-			for f := range nFields {
-				if u.tf[f] == nil || u.tf[f][t] == 0 {
-					continue
-				}
-				if f != fPath {
-					inUnit = true
-				}
-				norm := 1 - fieldB[f] + fieldB[f]*float64(u.flen[f])/avg[f]
-				w += fieldWeight[f] * float64(u.tf[f][t]) / norm
-			}
-			if w == 0 {
-				continue
-			}
-			if t >= T {
-				extra += xidf[t-T] * w * (k1 + 1) / (w + k1)
-				continue
-			}
-			h.score += idf[t] * w * (k1 + 1) / (w + k1)
-			if inUnit {
-				h.matched = append(h.matched, t)
-				cov += idf[t]
-			}
-		}
-		if mass > 0 {
-			h.coverage = cov / mass
-		}
-		scale := c.q.prior[c.docs[u.doc].role] * (0.5 + 0.5*h.coverage)
-		h.score *= scale
-		h.match = h.score
-		if xmass > 0 {
-			h.score *= 1 + requestWeight*extra/(xmass*(k1+1))
-		}
-		if u.Kind != "lines" && u.Kind != "section" {
-			h.score *= 1 + sizePrior*math.Log1p(float64(u.End-u.Start+1))
-			if u.Kind == "method" && slices.Contains(c.q.qualified, u.Name) {
-				h.score *= qualifiedBoost
-			}
-			if (u.Kind == "func" || u.Kind == "method") && c.q.spellsName(bareName(u.Name)) {
-				h.score *= nameBoost
-			}
-		}
-		switch u.Kind {
-		case "var", "const", "package":
-			h.score *= declPrior
-		}
-		if c.q.scope != "" && c.inScope(u.doc) {
-			h.score *= scopeBoost
-		}
-		if len(h.matched) > 0 {
+		if h := c.score(&c.units[i], &w); len(h.matched) > 0 {
 			hits = append(hits, h)
 		}
 	}
@@ -330,23 +254,9 @@ func (c *corpus) rank(n int) ranking {
 		}
 		return cmp.Compare(x.Line, y.Line)
 	})
-	for _, h := range hits {
-		if len(r.hits) == n {
-			break
-		}
-		if c.quotes(h.unit) {
-			continue
-		}
-		if h.Kind == "lines" && slices.ContainsFunc(r.hits, func(p hit) bool {
-			return p.doc == h.doc && h.Start <= p.End && p.Start <= h.End
-		}) {
-			continue
-		}
-		c.excerpt(&h, idf, xidf)
-		r.hits = append(r.hits, h)
-	}
+	r.hits = c.pick(hits, n, w.idf, w.xidf)
 	c.seeAlso(r.hits, hits)
-	r.idf, r.xidf = idf, xidf
+	r.idf, r.xidf = w.idf, w.xidf
 	r.confidence = ConfidenceLow
 	if len(r.hits) > 0 {
 		r.features = c.signals(&r)
@@ -354,6 +264,128 @@ func (c *corpus) rank(n int) ranking {
 		r.confidence = model.Label(r.probability)
 	}
 	return r
+}
+
+// weights are a query's term weights over the corpus: the idf of each
+// topic term and of each request term, their sums, and each field's
+// average length.
+type weights struct {
+	idf, xidf   []float64
+	mass, xmass float64
+	avg         [nFields]float64
+}
+
+// termWeights returns the query's weights and sets r.known, the share of
+// its terms found in some unit.
+func (c *corpus) termWeights(r *ranking) weights {
+	T := len(c.q.terms)
+	N := float64(max(c.nUnits, 1))
+	w := weights{idf: make([]float64, T), xidf: make([]float64, len(c.xdf))}
+	for f := range nFields {
+		w.avg[f] = max(float64(c.totalLen[f])/N, 1)
+	}
+	known := 0
+	for t, df := range c.df {
+		w.idf[t] = math.Log(1 + (N-float64(df)+0.5)/(float64(df)+0.5))
+		if df > 0 {
+			known++
+		}
+		w.mass += w.idf[t]
+	}
+	if T > 0 {
+		r.known = float64(known) / float64(T)
+	}
+	for x, df := range c.xdf {
+		w.xidf[x] = math.Log(1 + (N-float64(df)+0.5)/(float64(df)+0.5))
+		w.xmass += w.xidf[x]
+	}
+	return w
+}
+
+// score returns unit u's hit: its BM25F over the topic's terms, scaled by
+// its role's prior and its coverage (match, the score the confidence model
+// reads), then by the request's words and the size, name, kind and scope
+// terms; its matched terms are those held outside its path (none: not a
+// finding).
+func (c *corpus) score(u *unit, w *weights) hit {
+	T := len(c.q.terms)
+	h := hit{unit: u}
+	cov, extra := 0.0, 0.0
+	for t := range T + len(w.xidf) {
+		tf := 0.0
+		inUnit := false
+		for f := range nFields {
+			if u.tf[f] == nil || u.tf[f][t] == 0 {
+				continue
+			}
+			if f != fPath {
+				inUnit = true
+			}
+			norm := 1 - fieldB[f] + fieldB[f]*float64(u.flen[f])/w.avg[f]
+			tf += fieldWeight[f] * float64(u.tf[f][t]) / norm
+		}
+		if tf == 0 {
+			continue
+		}
+		if t >= T {
+			extra += w.xidf[t-T] * tf * (k1 + 1) / (tf + k1)
+			continue
+		}
+		h.score += w.idf[t] * tf * (k1 + 1) / (tf + k1)
+		if inUnit {
+			h.matched = append(h.matched, t)
+			cov += w.idf[t]
+		}
+	}
+	if w.mass > 0 {
+		h.coverage = cov / w.mass
+	}
+	scale := c.q.prior[c.docs[u.doc].role] * (0.5 + 0.5*h.coverage)
+	h.score *= scale
+	h.match = h.score
+	if w.xmass > 0 {
+		h.score *= 1 + requestWeight*extra/(w.xmass*(k1+1))
+	}
+	if u.Kind != "lines" && u.Kind != "section" {
+		h.score *= 1 + sizePrior*math.Log1p(float64(u.End-u.Start+1))
+		if u.Kind == "method" && slices.Contains(c.q.qualified, u.Name) {
+			h.score *= qualifiedBoost
+		}
+		if (u.Kind == "func" || u.Kind == "method") && c.q.spellsName(bareName(u.Name)) {
+			h.score *= nameBoost
+		}
+	}
+	switch u.Kind {
+	case "var", "const", "package":
+		h.score *= declPrior
+	}
+	if c.q.scope != "" && c.inScope(u.doc) {
+		h.score *= scopeBoost
+	}
+	return h
+}
+
+// pick returns up to n of the sorted hits as findings, each with its
+// excerpt: no unit that quotes the topic verbatim, no window overlapping
+// one picked before in its file.
+func (c *corpus) pick(hits []hit, n int, idf, xidf []float64) []hit {
+	var out []hit
+	for _, h := range hits {
+		if len(out) == n {
+			break
+		}
+		if c.quotes(h.unit) {
+			continue
+		}
+		if h.Kind == "lines" && slices.ContainsFunc(out, func(p hit) bool {
+			return p.doc == h.doc && h.Start <= p.End && p.Start <= h.End
+		}) {
+			continue
+		}
+		c.excerpt(&h, idf, xidf)
+		out = append(out, h)
+	}
+	return out
 }
 
 // inScope reports whether a term of file d's path (its extension left

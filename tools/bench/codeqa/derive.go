@@ -213,10 +213,45 @@ func changedFuncs(gitDir, parent, commit string) (candidate, bool, error) {
 	if err != nil {
 		return c, false, err
 	}
-	type span struct{ from, n int } // old lines: from, count (0: insertion after from)
-	files := map[string][]span{}
-	var order []string
-	changed := 0
+	files, order, changed, ok := diffSpans(diff)
+	if !ok || changed == 0 || changed > maxChanged || len(order) == 0 {
+		return c, false, nil
+	}
+	for _, p := range order {
+		src, err := gitOut(gitDir, "show", parent+":"+p)
+		if err != nil {
+			return c, false, nil
+		}
+		units, err := codeunit.Go([]byte(src))
+		if err != nil {
+			return c, false, nil
+		}
+		for _, s := range files[p] {
+			if s.n == 0 {
+				if !c.touch(units, p, s.from, true) {
+					return c, false, nil
+				}
+				continue
+			}
+			for l := s.from; l < s.from+s.n; l++ {
+				if !c.touch(units, p, l, false) {
+					return c, false, nil
+				}
+			}
+		}
+	}
+	return c, len(c.funcs) >= 1 && len(c.funcs) <= 2, nil
+}
+
+// span is a hunk's old lines: from, count (0: an insertion after from).
+type span struct{ from, n int }
+
+// diffSpans reads a `git diff -U0` of Go files: per non-test, non-vendor
+// code file (in order of appearance) its hunks' old lines, and the number
+// of changed lines in those files. ok is false when a code file was
+// deleted.
+func diffSpans(diff string) (files map[string][]span, order []string, changed int, ok bool) {
+	files = map[string][]span{}
 	cur := ""
 	sc := bufio.NewScanner(strings.NewReader(diff))
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
@@ -239,7 +274,7 @@ func changedFuncs(gitDir, parent, commit string) (candidate, bool, error) {
 			cur = p
 		case strings.HasPrefix(l, "+++ "):
 			if l == "+++ /dev/null" && cur != "" {
-				return c, false, nil // a code file deleted
+				return nil, nil, 0, false // a code file deleted
 			}
 		case strings.HasPrefix(l, "@@"):
 			m := hunkRE.FindStringSubmatch(l)
@@ -259,57 +294,37 @@ func changedFuncs(gitDir, parent, commit string) (candidate, bool, error) {
 			changed++
 		}
 	}
-	if changed == 0 || changed > maxChanged || len(order) == 0 {
-		return c, false, nil
+	return files, order, changed, true
+}
+
+// touch records the function or method of units (file p) that holds
+// changed line `line` (for an insertion, the line it follows) in c, and
+// reports false when the line lies in a type, const or var declaration;
+// a line outside every unit (doc comment, import, between declarations)
+// is allowed.
+func (c *candidate) touch(units []codeunit.Unit, p string, line int, insertion bool) bool {
+	for _, u := range units {
+		inside := u.Line <= line && line <= u.End
+		if insertion {
+			inside = u.Line <= line && line < u.End
+		}
+		if !inside {
+			continue
+		}
+		if u.Kind != "func" && u.Kind != "method" {
+			return false
+		}
+		a := answer{Path: p, Start: u.Start, End: u.End}
+		if !slices.Contains(c.funcs, a) {
+			c.funcs = append(c.funcs, a)
+			c.names = append(c.names, u.Name)
+			if !slices.Contains(c.paths, p) {
+				c.paths = append(c.paths, p)
+			}
+		}
+		return true
 	}
-	for _, p := range order {
-		src, err := gitOut(gitDir, "show", parent+":"+p)
-		if err != nil {
-			return c, false, nil
-		}
-		units, err := codeunit.Go([]byte(src))
-		if err != nil {
-			return c, false, nil
-		}
-		touch := func(line int, insertion bool) bool {
-			for _, u := range units {
-				inside := u.Line <= line && line <= u.End
-				if insertion {
-					inside = u.Line <= line && line < u.End
-				}
-				if !inside {
-					continue
-				}
-				if u.Kind != "func" && u.Kind != "method" {
-					return false
-				}
-				a := answer{Path: p, Start: u.Start, End: u.End}
-				if !slices.Contains(c.funcs, a) {
-					c.funcs = append(c.funcs, a)
-					c.names = append(c.names, u.Name)
-					if !slices.Contains(c.paths, p) {
-						c.paths = append(c.paths, p)
-					}
-				}
-				return true
-			}
-			return true // doc comment, import, between declarations
-		}
-		for _, s := range files[p] {
-			if s.n == 0 {
-				if !touch(s.from, true) {
-					return c, false, nil
-				}
-				continue
-			}
-			for l := s.from; l < s.from+s.n; l++ {
-				if !touch(l, false) {
-					return c, false, nil
-				}
-			}
-		}
-	}
-	return c, len(c.funcs) >= 1 && len(c.funcs) <= 2, nil
+	return true
 }
 
 // pin places the question in the repository's last release before the

@@ -4,7 +4,9 @@
 // Each line of a set is a JSON object: a question about one Go module at a
 // pinned version, and the line ranges that answer it (the doc comment plus
 // the body of the function, type or section). testdata/codeqa/questions.jsonl
-// holds written questions; testdata/codeqa/history.jsonl holds questions
+// holds written questions; testdata/codeqa/godoc.jsonl holds questions
+// written from the documentation of projects no tuning used, split by a
+// hash of the question; testdata/codeqa/history.jsonl holds questions
 // derived from the history of public Go repositories (fix-commit subjects
 // and the functions the fix changed; -derive makes it, see derive.go),
 // split by repository. codeqa runs the specialist on the module's files,
@@ -14,7 +16,9 @@
 // finding's cited line lies in one of its answer ranges. Per set it prints
 // hit@1, hit@3, hit@5 and MRR, overall, by whether the question names an
 // identifier, and by split (tune, what tuning may look at, and holdout);
-// how often each confidence label was right; and per split the
+// how many Summaries open with the answer in words citing the first
+// finding (summaryWorded); how often each confidence label was right; and
+// per split the
 // reliability table of the confidence score and its expected calibration
 // error (calibrate.go). -fit refits the confidence model on the tune split.
 //
@@ -107,11 +111,12 @@ type result struct {
 	confidence string
 	cites      []string
 	signals    *local.Signals // the ranking's confidence signals; nil for a report without findings
+	worded     bool           // the Summary's first sentence says the answer and cites finding 1 (summaryWorded)
 	err        error
 }
 
 func main() {
-	set := flag.String("set", "testdata/codeqa/questions.jsonl,testdata/codeqa/history.jsonl", "the labelled sets (JSONL files, comma-separated)")
+	set := flag.String("set", "testdata/codeqa/questions.jsonl,testdata/codeqa/history.jsonl,testdata/codeqa/godoc.jsonl", "the labelled sets (JSONL files, comma-separated)")
 	jobs := flag.Int("j", 2, "questions run at once")
 	doFit := flag.Bool("fit", false, "fit the confidence model on the tune split of the sets and write "+calibrationFile+" (then rerun to score with it)")
 	split := flag.String("split", "", "run only the questions of this split (tune or holdout; \"\" runs all)")
@@ -125,45 +130,108 @@ func main() {
 	request := flag.String("request", "", "give each question's run a REQUEST.md: \"siblings\" holds the questions of its set, module and version (\"\" gives none)")
 	gitDir := flag.String("git", "", "run history-derived questions on git checkouts of their pinned release, made from the mirrors in this directory (OWNER+NAME/repo) (\"\" reads the module cache)")
 	flag.Parse()
-	if *scaleDir != "" {
-		if err := scale(*scaleDir, *parallel, *cpus); err != nil {
-			fmt.Fprintln(os.Stderr, "codeqa:", err)
-			os.Exit(1)
-		}
-		return
+	var err error
+	switch {
+	case *scaleDir != "":
+		err = scale(*scaleDir, *parallel, *cpus)
+	case *deriveOut != "":
+		err = derive(*deriveOut, flag.Args())
+	default:
+		err = bench(benchFlags{set: *set, jobs: *jobs, fit: *doFit, split: *split, verbose: *verbose,
+			perf: *perf, only: *only, request: *request, gitDir: *gitDir})
 	}
-	if *deriveOut != "" {
-		if err := derive(*deriveOut, flag.Args()); err != nil {
-			fmt.Fprintln(os.Stderr, "codeqa:", err)
-			os.Exit(1)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "codeqa:", err)
+		var u usageError
+		if errors.As(err, &u) {
+			os.Exit(2)
 		}
-		return
+		os.Exit(1)
 	}
+}
+
+// usageError is a bad flag value (exit status 2).
+type usageError string
+
+func (e usageError) Error() string { return string(e) }
+
+// benchFlags are the scoring run's flags (see main).
+type benchFlags struct {
+	set, split, perf, only, request, gitDir string
+	jobs                                    int
+	fit, verbose                            bool
+}
+
+// bench scores the sets: it reads the questions, finds their modules,
+// runs the specialist on each question, and prints the tables; with fit
+// it refits the confidence model on the tune split.
+func bench(f benchFlags) error {
+	qs, err := readSets(f.set, f.only, f.split)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "codeqa-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	dirs, err := moduleDirs(qs)
+	if err != nil {
+		return err
+	}
+	if f.gitDir != "" {
+		if qs, dirs, err = checkouts(tmp, f.gitDir, qs, dirs); err != nil {
+			return err
+		}
+	}
+	var requests []string
+	switch f.request {
+	case "":
+	case "siblings":
+		requests = siblingRequests(qs)
+	default:
+		return usageError(fmt.Sprintf("-request %q: want siblings or nothing", f.request))
+	}
+	res := askAll(tmp, qs, dirs, requests, f.jobs)
+	printResults(res, qs, f.verbose)
+	if f.fit {
+		if err := refit(res); err != nil {
+			return err
+		}
+	}
+	if f.perf != "" {
+		return timeRequest(tmp, f.perf, qs)
+	}
+	return nil
+}
+
+// readSets reads the comma-separated sets, each question marked with its
+// set's name, keeping those whose id starts with only and of split ("":
+// all).
+func readSets(sets, only, split string) ([]question, error) {
 	var qs []question
-	for name := range strings.SplitSeq(*set, ",") {
+	for name := range strings.SplitSeq(sets, ",") {
 		one, err := readSet(name)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "codeqa:", err)
-			os.Exit(1)
+			return nil, err
 		}
 		for i := range one {
 			one[i].set = strings.TrimSuffix(filepath.Base(name), ".jsonl")
 		}
 		qs = append(qs, one...)
 	}
-	if *only != "" {
-		qs = slices.DeleteFunc(qs, func(q question) bool { return !strings.HasPrefix(q.ID, *only) })
+	if only != "" {
+		qs = slices.DeleteFunc(qs, func(q question) bool { return !strings.HasPrefix(q.ID, only) })
 	}
-	if *split != "" {
-		qs = slices.DeleteFunc(qs, func(q question) bool { return q.Split != *split })
+	if split != "" {
+		qs = slices.DeleteFunc(qs, func(q question) bool { return q.Split != split })
 	}
-	tmp, err := os.MkdirTemp("", "codeqa-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "codeqa:", err)
-		os.Exit(1)
-	}
-	defer os.RemoveAll(tmp)
+	return qs, nil
+}
 
+// moduleDirs returns the module cache directory of each module@version of
+// qs, with the answers checked against it.
+func moduleDirs(qs []question) (map[string]string, error) {
 	dirs := map[string]string{}
 	for _, q := range qs {
 		key := q.Module + "@" + q.Version
@@ -172,47 +240,45 @@ func main() {
 		}
 		var err error
 		if dirs[key], err = moduleDir(key); err != nil {
-			fmt.Fprintln(os.Stderr, "codeqa:", err)
-			os.Exit(1)
+			return nil, err
 		}
 		if err := checkAnswers(dirs[key], qs, q.Module, q.Version); err != nil {
-			fmt.Fprintf(os.Stderr, "codeqa: %s: %v\n", q.set, err)
-			os.Exit(1)
+			return nil, fmt.Errorf("%s: %v", q.set, err)
 		}
 	}
-	if *gitDir != "" {
-		// One checkout per repository and version, answers checked against the module cache.
-		cache := dirs
-		dirs = map[string]string{}
-		n := len(qs)
-		qs = slices.DeleteFunc(qs, func(q question) bool {
-			key := q.Module + "@" + q.Version
-			dir, err := checkout(tmp, *gitDir, q, cache[key])
-			if errors.Is(err, errNoCheckout) {
-				return true
-			}
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "codeqa:", err)
-				os.Exit(1)
-			}
-			dirs[key] = dir
-			return false
-		})
-		fmt.Printf("-git: %d of %d questions on checkouts of their pinned release; %d left out (release not an ancestor of the fix's parent in the mirror)\n", len(qs), n, n-len(qs))
+	return dirs, nil
+}
+
+// checkouts returns the questions that have a git checkout of their
+// pinned release (made in tmp from the mirrors in gitDir; answers were
+// checked against the module cache, cache) and the checkouts' directories.
+func checkouts(tmp, gitDir string, qs []question, cache map[string]string) ([]question, map[string]string, error) {
+	dirs := map[string]string{}
+	n := len(qs)
+	var kept []question
+	for _, q := range qs {
+		key := q.Module + "@" + q.Version
+		dir, err := checkout(tmp, gitDir, q, cache[key])
+		if errors.Is(err, errNoCheckout) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		dirs[key] = dir
+		kept = append(kept, q)
 	}
-	var requests []string
-	switch *request {
-	case "":
-	case "siblings":
-		requests = siblingRequests(qs)
-	default:
-		fmt.Fprintf(os.Stderr, "codeqa: -request %q: want siblings or nothing\n", *request)
-		os.Exit(2)
-	}
+	fmt.Printf("-git: %d of %d questions on checkouts of their pinned release; %d left out (release not an ancestor of the fix's parent in the mirror)\n", len(kept), n, n-len(kept))
+	return kept, dirs, nil
+}
+
+// askAll runs the specialist on every question, jobs at a time; requests
+// is nil or each question's REQUEST.md.
+func askAll(tmp string, qs []question, dirs map[string]string, requests []string, jobs int) []result {
 	res := make([]result, len(qs))
 	work := make(chan int)
 	var wg sync.WaitGroup
-	for range max(*jobs, 1) {
+	for range max(jobs, 1) {
 		wg.Go(func() {
 			for i := range work {
 				req := ""
@@ -228,11 +294,17 @@ func main() {
 	}
 	close(work)
 	wg.Wait()
+	return res
+}
+
+// printResults prints the errors, each question's rank when verbose, and
+// per set its table and the calibration of each split.
+func printResults(res []result, qs []question, verbose bool) {
 	for _, r := range res {
 		if r.err != nil {
 			fmt.Fprintf(os.Stderr, "codeqa: %s: %v\n", r.q.ID, r.err)
 		}
-		if *verbose {
+		if verbose {
 			p := 0.0
 			if r.signals != nil {
 				p = r.signals.Probability
@@ -270,30 +342,26 @@ func main() {
 			fmt.Println()
 		}
 	}
-	if *doFit {
-		if err := checkCalibrationPath(); err != nil {
-			fmt.Fprintln(os.Stderr, "codeqa:", err)
-			os.Exit(1)
-		}
-		var tune []result
-		for _, r := range res {
-			if r.q.Split == "tune" {
-				tune = append(tune, r)
-			}
-		}
-		cal, err := fit(tune, calibrationFile)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "codeqa: -fit:", err)
-			os.Exit(1)
-		}
-		fmt.Printf("fitted: %s\nweights %v bias %.3f, high from %.2f, low under %.2f; written to %s\n", cal.Note, cal.Weights, cal.Bias, cal.High, cal.Low, calibrationFile)
+}
+
+// refit fits the confidence model on the tune split of res and writes it
+// to calibrationFile.
+func refit(res []result) error {
+	if err := checkCalibrationPath(); err != nil {
+		return err
 	}
-	if *perf != "" {
-		if err := timeRequest(tmp, *perf, qs); err != nil {
-			fmt.Fprintln(os.Stderr, "codeqa:", err)
-			os.Exit(1)
+	var tune []result
+	for _, r := range res {
+		if r.q.Split == "tune" {
+			tune = append(tune, r)
 		}
 	}
+	cal, err := fit(tune, calibrationFile)
+	if err != nil {
+		return fmt.Errorf("-fit: %w", err)
+	}
+	fmt.Printf("fitted: %s\nweights %v bias %.3f, high from %.2f, low under %.2f; written to %s\n", cal.Note, cal.Weights, cal.Bias, cal.High, cal.Low, calibrationFile)
+	return nil
 }
 
 // readSet reads the JSONL set (unknown fields refused); a bad line is an
@@ -421,7 +489,28 @@ func ask(tmp string, i int, dir string, q question, request string) result {
 	if r.rank > 5 {
 		r.rank = 0
 	}
+	r.worded = len(r.cites) > 0 && summaryWorded(string(data), r.cites[0])
 	return r
+}
+
+// summaryWorded reports whether the report's Summary opens with a
+// sentence in words that names the first finding's file, says something
+// of it beyond the name and cites its path:line
+// (docs/local-specialist.md#the-summary): "In `f.go`, func `F` returns …
+// (`f.go:12`; …)." The bench cannot judge whether the words are right;
+// rank 1 says whether they are about the right unit.
+func summaryWorded(report, cite string) bool {
+	_, sum, _ := strings.Cut(report, "## Summary\n")
+	first, _, _ := strings.Cut(sum, "\n")
+	first, _, _ = strings.Cut(first, " Next: ")
+	path, _, _ := strings.Cut(cite, ":")
+	head := "In `" + path + "`, "
+	if !strings.HasPrefix(first, head) {
+		return false
+	}
+	// After the unit's kind and name: a predicate, then the citation.
+	_, rest, ok := strings.Cut(first[len(head):], "` ")
+	return ok && strings.Contains(first, "(`"+cite+"`") && !strings.HasPrefix(rest, "is the best match") && !strings.HasPrefix(rest, "(")
 }
 
 func answers(q question, path string, line int) bool {
@@ -485,6 +574,16 @@ func printTable(res []result) {
 		f := func(k int) float64 { return float64(k) / float64(n) }
 		fmt.Printf("%-24s %4d %6.2f %6.2f %6.2f %6.2f\n", g.name, n, f(h1), f(h3), f(h5), mrr/float64(n))
 	}
+	worded, wordedRight := 0, 0
+	for _, r := range res {
+		if r.worded {
+			worded++
+			if r.rank == 1 {
+				wordedRight++
+			}
+		}
+	}
+	fmt.Printf("\nsummary in words citing finding 1: %d of %d (%d of them about the answer, rank 1)\n", worded, len(res), wordedRight)
 	fmt.Printf("\n%-24s %4s %6s %6s\n", "confidence", "n", "hit@1", "hit@5")
 	for _, c := range []string{"high", "medium", "low", ""} {
 		var n, h1, h5 int

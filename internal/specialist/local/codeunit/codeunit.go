@@ -107,88 +107,118 @@ func Go(src []byte) ([]Unit, error) {
 		}
 		return nil, err
 	}
-	line := func(p token.Pos) int { return fset.Position(p).Line }
-	text := func(from, to token.Pos) string {
-		a, b := fset.Position(from).Offset, fset.Position(to).Offset
-		if a < 0 || b > len(src) || a > b {
-			return ""
-		}
-		return string(src[a:b])
-	}
+	g := goFile{fset: fset, src: src}
 	var units []Unit
 	if f.Doc != nil {
-		units = append(units, Unit{Kind: "package", Name: f.Name.Name, Line: line(f.Package),
-			Start: line(f.Doc.Pos()), End: line(f.Name.End()), Doc: f.Doc.Text(), Sig: "package " + f.Name.Name})
+		units = append(units, Unit{Kind: "package", Name: f.Name.Name, Line: g.line(f.Package),
+			Start: g.line(f.Doc.Pos()), End: g.line(f.Name.End()), Doc: f.Doc.Text(), Sig: "package " + f.Name.Name})
 	}
 	for _, decl := range f.Decls {
 		switch d := decl.(type) {
 		case *ast.FuncDecl:
-			u := Unit{Kind: "func", Name: d.Name.Name, Line: line(d.Pos()), End: line(d.End())}
-			if d.Recv != nil && len(d.Recv.List) > 0 {
-				u.Kind = "method"
-				if r := recvName(d.Recv.List[0].Type); r != "" {
-					u.Name = r + "." + d.Name.Name
-				}
-			}
-			u.Start = u.Line
-			if d.Doc != nil {
-				u.Start, u.Doc = line(d.Doc.Pos()), d.Doc.Text()
-			}
-			if d.Body != nil {
-				u.Sig = strings.TrimSpace(text(d.Pos(), d.Body.Lbrace))
-				u.Body = text(d.Body.Lbrace, d.Body.Rbrace)
-				u.Calls, u.Strings = callsAndStrings(d.Body)
-			} else {
-				u.Sig = strings.TrimSpace(text(d.Pos(), d.End()))
-			}
-			units = append(units, u)
+			units = append(units, g.funcUnit(d))
 		case *ast.GenDecl:
-			if d.Tok == token.IMPORT {
-				continue
+			switch d.Tok {
+			case token.IMPORT:
+			case token.TYPE:
+				units = append(units, g.typeUnits(d)...)
+			default:
+				units = append(units, g.valueUnit(d))
 			}
-			if d.Tok == token.TYPE {
-				for _, s := range d.Specs {
-					ts := s.(*ast.TypeSpec)
-					u := Unit{Kind: "type", Name: ts.Name.Name, Line: line(ts.Pos()), End: line(ts.End())}
-					doc := ts.Doc
-					if doc == nil && len(d.Specs) == 1 {
-						doc = d.Doc
-					}
-					if len(d.Specs) == 1 {
-						u.Line = line(d.Pos())
-					}
-					u.Start = u.Line
-					if doc != nil {
-						u.Start, u.Doc = line(doc.Pos()), doc.Text()
-					}
-					u.Sig = "type " + ts.Name.Name
-					u.Body = text(ts.Pos(), ts.End())
-					u.Calls, u.Strings = callsAndStrings(ts.Type)
-					units = append(units, u)
-				}
-				continue
-			}
-			u := Unit{Kind: d.Tok.String(), Line: line(d.Pos()), End: line(d.End())}
-			var names []string
-			for _, s := range d.Specs {
-				for _, n := range s.(*ast.ValueSpec).Names {
-					if n.Name != "_" {
-						names = append(names, n.Name)
-					}
-				}
-			}
-			u.Name = strings.Join(names, " ")
-			u.Start = u.Line
-			if d.Doc != nil {
-				u.Start, u.Doc = line(d.Doc.Pos()), d.Doc.Text()
-			}
-			u.Sig = d.Tok.String() + " " + u.Name
-			u.Body = text(d.Pos(), d.End())
-			u.Calls, u.Strings = callsAndStrings(d)
-			units = append(units, u)
 		}
 	}
 	return units, nil
+}
+
+// goFile is a parsed Go file's positions and source, which Go's units are
+// cut from.
+type goFile struct {
+	fset *token.FileSet
+	src  []byte
+}
+
+func (g goFile) line(p token.Pos) int { return g.fset.Position(p).Line }
+
+// text is the source from one position to another, "" for a range
+// outside the file.
+func (g goFile) text(from, to token.Pos) string {
+	a, b := g.fset.Position(from).Offset, g.fset.Position(to).Offset
+	if a < 0 || b > len(g.src) || a > b {
+		return ""
+	}
+	return string(g.src[a:b])
+}
+
+// funcUnit is a function's or method's unit.
+func (g goFile) funcUnit(d *ast.FuncDecl) Unit {
+	u := Unit{Kind: "func", Name: d.Name.Name, Line: g.line(d.Pos()), End: g.line(d.End())}
+	if d.Recv != nil && len(d.Recv.List) > 0 {
+		u.Kind = "method"
+		if r := recvName(d.Recv.List[0].Type); r != "" {
+			u.Name = r + "." + d.Name.Name
+		}
+	}
+	u.Start = u.Line
+	if d.Doc != nil {
+		u.Start, u.Doc = g.line(d.Doc.Pos()), d.Doc.Text()
+	}
+	if d.Body != nil {
+		u.Sig = strings.TrimSpace(g.text(d.Pos(), d.Body.Lbrace))
+		u.Body = g.text(d.Body.Lbrace, d.Body.Rbrace)
+		u.Calls, u.Strings = callsAndStrings(d.Body)
+	} else {
+		u.Sig = strings.TrimSpace(g.text(d.Pos(), d.End()))
+	}
+	return u
+}
+
+// typeUnits are a type declaration's units, one per spec; the declaration's
+// doc comment and line are a lone spec's.
+func (g goFile) typeUnits(d *ast.GenDecl) []Unit {
+	var units []Unit
+	for _, s := range d.Specs {
+		ts := s.(*ast.TypeSpec)
+		u := Unit{Kind: "type", Name: ts.Name.Name, Line: g.line(ts.Pos()), End: g.line(ts.End())}
+		doc := ts.Doc
+		if doc == nil && len(d.Specs) == 1 {
+			doc = d.Doc
+		}
+		if len(d.Specs) == 1 {
+			u.Line = g.line(d.Pos())
+		}
+		u.Start = u.Line
+		if doc != nil {
+			u.Start, u.Doc = g.line(doc.Pos()), doc.Text()
+		}
+		u.Sig = "type " + ts.Name.Name
+		u.Body = g.text(ts.Pos(), ts.End())
+		u.Calls, u.Strings = callsAndStrings(ts.Type)
+		units = append(units, u)
+	}
+	return units
+}
+
+// valueUnit is a const or var declaration's unit (a group is one), named
+// by its names other than _.
+func (g goFile) valueUnit(d *ast.GenDecl) Unit {
+	u := Unit{Kind: d.Tok.String(), Line: g.line(d.Pos()), End: g.line(d.End())}
+	var names []string
+	for _, s := range d.Specs {
+		for _, n := range s.(*ast.ValueSpec).Names {
+			if n.Name != "_" {
+				names = append(names, n.Name)
+			}
+		}
+	}
+	u.Name = strings.Join(names, " ")
+	u.Start = u.Line
+	if d.Doc != nil {
+		u.Start, u.Doc = g.line(d.Doc.Pos()), d.Doc.Text()
+	}
+	u.Sig = d.Tok.String() + " " + u.Name
+	u.Body = g.text(d.Pos(), d.End())
+	u.Calls, u.Strings = callsAndStrings(d)
+	return u
 }
 
 // recvName is the receiver's type name: T for T, *T, T[K] and *T[K].

@@ -334,7 +334,28 @@ func (idx *Index) bringUpToDate(ctx context.Context, dir string, ls []listed) (i
 	if why != "" {
 		up.Rebuilt = why
 	}
-	// Which files are current, which must be read.
+	read := idx.stale(ls, &up)
+	if len(read) == 0 && up.Dropped == 0 && why == "" {
+		idx.layout()
+		return up, nil
+	}
+	jobs, keep := idx.plan(read)
+	names, err := idx.buildShards(ctx, dir, jobs)
+	if err != nil {
+		return up, err
+	}
+	if err := idx.commit(dir, ctags, keep, names); err != nil {
+		return up, err
+	}
+	up.Written = len(names)
+	idx.layout()
+	return up, nil
+}
+
+// stale marks dead the old versions of changed files and the deleted
+// files (counted in up.Dropped) and returns the files to read: the new
+// and changed ones (counted in up.Read).
+func (idx *Index) stale(ls []listed, up *indexUpdate) []listed {
 	type at struct{ s, d int }
 	have := map[string]at{}
 	for si, s := range idx.shards {
@@ -366,13 +387,13 @@ func (idx *Index) bringUpToDate(ctx context.Context, dir string, ls []listed) (i
 		up.Dropped++
 	}
 	up.Read = len(read)
-	if len(read) == 0 && up.Dropped == 0 && why == "" {
-		idx.layout()
-		return up, nil
-	}
+	return read
+}
 
-	// Shards to rewrite: mostly dead, or small.
-	var jobs []*shardJob
+// plan returns the new shards to build, of up to ShardTarget bytes each:
+// the shards that are mostly dead or small, merged from their own lists,
+// then the files to read; and the numbers of the shards kept as they are.
+func (idx *Index) plan(read []listed) (jobs []*shardJob, keep []int) {
 	var weight []int64
 	add := func(w int64, fn func(j *shardJob)) {
 		if n := len(jobs); n == 0 || weight[n-1] > 0 && weight[n-1]+w > ShardTarget {
@@ -382,7 +403,6 @@ func (idx *Index) bringUpToDate(ctx context.Context, dir string, ls []listed) (i
 		fn(jobs[len(jobs)-1])
 		weight[len(jobs)-1] += w
 	}
-	var keep []int
 	for si, s := range idx.shards {
 		deadDocs, deadUnits, live := 0, 0, int64(0)
 		for d, dr := range s.docs {
@@ -408,8 +428,13 @@ func (idx *Index) bringUpToDate(ctx context.Context, dir string, ls []listed) (i
 	for _, f := range read {
 		add(min(f.stamp.size, idx.maxBytes), func(j *shardJob) { j.read = append(j.read, f) })
 	}
+	return jobs, keep
+}
 
-	// Build the new shards, one per CPU at a time.
+// buildShards builds and writes the jobs' shards in dir, one per CPU at a
+// time, and returns their file names; the error is the context's when it
+// was cancelled.
+func (idx *Index) buildShards(ctx context.Context, dir string, jobs []*shardJob) ([]string, error) {
 	names := make([]string, len(jobs))
 	errs := make([]error, len(jobs))
 	work := make(chan int)
@@ -436,12 +461,17 @@ func (idx *Index) bringUpToDate(ctx context.Context, dir string, ls []listed) (i
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		if ctx.Err() != nil {
-			return up, ctx.Err()
+			return nil, ctx.Err()
 		}
-		return up, err
+		return nil, err
 	}
+	return names, nil
+}
 
-	// The new manifest: the kept shards, then the new ones.
+// commit makes the kept shards and the new ones (names) the index: it
+// closes the others, maps the new ones, writes the manifest, then removes
+// what the manifest no longer names.
+func (idx *Index) commit(dir string, ctags bool, keep []int, names []string) error {
 	m := manifest{Format: Format, MaxFileBytes: idx.maxBytes, Ctags: ctags}
 	var shards []*shard
 	var dead [][]bool
@@ -466,19 +496,18 @@ func (idx *Index) bringUpToDate(ctx context.Context, dir string, ls []listed) (i
 	for _, name := range names {
 		s, err := openShard(filepath.Join(dir, name), name, -1)
 		if err != nil {
-			return up, err
+			return err
 		}
 		m.Shards = append(m.Shards, shardRef{File: name, Size: int64(len(s.data))})
 		idx.shards = append(idx.shards, s)
 		idx.dead = append(idx.dead, make([]bool, len(s.docs)))
 	}
-	up.Written = len(names)
 	data, err := json.MarshalIndent(m, "", " ")
 	if err != nil {
-		return up, err
+		return err
 	}
 	if err := atomicfile.WriteIn(idx.wroot, filepath.Join(dir, ManifestFile), append(data, '\n'), 0o644); err != nil {
-		return up, err
+		return err
 	}
 	// Anything else in the directory is an old shard or a crashed
 	// writer's temp file: no process reads it (readers map their shards
@@ -491,8 +520,7 @@ func (idx *Index) bringUpToDate(ctx context.Context, dir string, ls []listed) (i
 			}
 		}
 	}
-	idx.layout()
-	return up, nil
+	return nil
 }
 
 // layout numbers the shards' files and units globally, in shard order,
