@@ -261,7 +261,7 @@ const (
 // is written. A file that cannot be parsed (or fails Check: a control
 // character such as NUL, invalid UTF-8) is renamed to <name>.rejected so
 // it is not read again, with <name>.rejected.why beside it saying why and
-// what to do (Reject), and the parse error returned; so is a symbolic
+// what to do (reject), and the parse error returned; so is a symbolic
 // link (the link itself, never its target: a *nofollow.LinkError). No run
 // directory is made for it.
 func TakeInbox(treeDir, path string, now time.Time) (string, error) {
@@ -269,14 +269,14 @@ func TakeInbox(treeDir, path string, now time.Time) (string, error) {
 	// read: its target would become REQUEST.md (docs/operating.md#links).
 	data, err := readInbox(treeDir, path)
 	if nofollow.IsLink(err) || errors.Is(err, errTooLarge) || errors.Is(err, nofollow.ErrNotRegular) {
-		return "", Reject(treeDir, path, err, now)
+		return "", reject(treeDir, path, err, now)
 	}
 	if err != nil {
 		return "", err
 	}
 	r, err := ParseRequest(filepath.Base(path), data)
 	if err != nil {
-		return "", Reject(treeDir, path, err, now)
+		return "", reject(treeDir, path, err, now)
 	}
 	dir, err := Submit(treeDir, r, now)
 	if err != nil {
@@ -307,12 +307,12 @@ func readInbox(treeDir, path string) ([]byte, error) {
 	return data, err
 }
 
-// Reject sets the inbox file at path aside: it is renamed
+// reject sets the inbox file at path aside: it is renamed
 // <name>.rejected (a link, not its target) and <name>.rejected.why is
 // written beside it, atomically: why (the error, its control characters
 // made visible), when, and how to submit it again. It returns why, with
 // the failure to rename or write added when one failed.
-func Reject(treeDir, path string, why error, now time.Time) error {
+func reject(treeDir, path string, why error, now time.Time) error {
 	root, name := specs.StateDir(treeDir), filepath.Base(path)
 	if err := nofollow.Rename(root, path, path+RejectedSuffix); err != nil {
 		return fmt.Errorf("%w (and it could not be set aside: %v)", why, err)
