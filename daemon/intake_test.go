@@ -16,8 +16,9 @@ import (
 const goodRequest = "# Good request\n\nWhich retry policy applies to uploads?\n\n## Topics\n- ok: first\n- ok: second\n"
 
 // TestInbox: requests dropped in the inbox become runs, whose REQUEST.md
-// keeps the whole request; an unreadable one is set aside as .rejected
-// with an errors.jsonl entry, and harms nothing.
+// keeps the whole request; an unreadable one is set aside as .rejected,
+// with .rejected.why saying why and an errors.jsonl entry, and harms
+// nothing.
 func TestInbox(t *testing.T) {
 	tr := newTree(t)
 	inbox := filepath.Join(tr.specs, "inbox")
@@ -55,6 +56,9 @@ func TestInbox(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(inbox, "a-bad.md.rejected")); err != nil {
 		t.Errorf("bad request not set aside: %v", err)
+	}
+	if why, err := os.ReadFile(filepath.Join(inbox, "a-bad.md.rejected.why")); err != nil || !strings.Contains(string(why), "request a-bad.md: empty") {
+		t.Errorf("no a-bad.md.rejected.why saying why (%v):\n%s", err, why)
 	}
 	if _, err := os.Stat(filepath.Join(inbox, ".c-tmp.md")); err != nil {
 		t.Errorf("a dot file (temp) was taken: %v", err)

@@ -525,7 +525,7 @@ func (l *loop) intake(inbox string) {
 				ErrorType: jsonl.TypeParse, Source: "intake",
 				Message:      err.Error(),
 				Details:      map[string]any{"file": "inbox/" + name},
-				RecoveryHint: "Fix the request and drop it in the inbox again; the rejected file was renamed to " + name + ".rejected.",
+				RecoveryHint: "Fix the request and drop it in the inbox again; the rejected file was renamed to " + name + intake.RejectedSuffix + ", and " + name + intake.WhySuffix + " beside it says why.",
 			})
 			continue
 		}

@@ -141,7 +141,7 @@ func runGapsResolve(cmd *cobra.Command, g *globalOptions, o resolveOptions, id s
 		return err
 	}
 	fmt.Fprintln(out, p.Rel(dir))
-	return awaitRun(cmd, g, p, dir)
+	return awaitRun(cmd, g, p, dir, false)
 }
 
 // researchRequest is the request of a new run that researches row's topic

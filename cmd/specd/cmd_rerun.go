@@ -44,5 +44,5 @@ func runRerun(cmd *cobra.Command, g *globalOptions, topics []int, arg string) er
 		return err
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "specd: reopened %s\n", filepath.Base(dir))
-	return awaitRun(cmd, g, p, dir)
+	return awaitRun(cmd, g, p, dir, false)
 }

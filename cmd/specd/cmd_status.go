@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,10 +40,13 @@ is, the config it has in force (its sha256, when it was loaded, and a reload tha
 failed, with the key and line: docs/configuration.md#errors), then one line
 per run: state, verdict, completed/expected, the done, running, queued and failed topic
 counts, when it started, and how long it has run (elapsed) or took. A run whose plan is
-not ready says "waiting: <why>"; one that has not started, "not run". When the config
-sets specialist.max_cost_usd, a last line says it is a soft cap.
+not ready is "waiting", with why after the columns; one whose first topics are starting
+(the daemon holds its lock, its .run.json is not written yet), "running"; one that has
+not started, "not run". When the config sets specialist.max_cost_usd, a last line says
+it is a soft cap.
 
-With NNN (the number, e.g. 7 or 007, or the directory name), print that run's line,
+With NNN (the number, e.g. 7 or 007, or the directory name; a starting run is waited
+for up to a second, until its state is written), print that run's line,
 its plan's warnings (a header field specd does not know), then one line per topic (outcome, attempt, pid of a running specialist, started,
 elapsed or took, report file), then the 4-section summary (Summary, Phases,
 Artifacts, Next Steps). A FAILED run exits 1.
@@ -98,7 +102,7 @@ func runStatus(cmd *cobra.Command, g *globalOptions, o statusOptions, args []str
 	}
 	if note := untrusted(p); note != "" {
 		for i, r := range s.Runs {
-			if r.State == nil && r.Waiting == "" {
+			if r.State == nil && r.Waiting == "" && !r.Starting {
 				s.Runs[i].Waiting = note
 			}
 		}
@@ -180,9 +184,16 @@ func statusOne(cmd *cobra.Command, p project, arg string, wait, asJSON bool) err
 			return err
 		}
 	}
+	if r.Starting {
+		r = firstState(cmd.Context(), r)
+	}
 	switch {
 	case r.Err != nil:
 		return r.Err
+	case r.State == nil && r.Starting && asJSON:
+		return fmt.Errorf("%s is starting: its first topics are being started and %s is not written yet; ask again in a moment", r.Name, filepath.Join(specs.ReportsDir, specs.RunStateFile))
+	case r.State == nil && r.Starting:
+		return printStarting(cmd.OutOrStdout(), p, r)
 	case r.State == nil && r.Waiting != "":
 		return fmt.Errorf("%s has not run yet: waiting: %s", r.Name, r.Waiting)
 	case r.State == nil && untrusted(p) != "":
@@ -214,10 +225,55 @@ func statusOne(cmd *cobra.Command, p project, arg string, wait, asJSON bool) err
 	return printSummary(cmd, progress.SoFar(*r.State))
 }
 
+// firstStateWait is how long `specd status N` waits for the state file of
+// a starting run: the daemon writes it within a fifth of a second of the
+// first start (docs/contract.md#run-state).
+const firstStateWait = time.Second
+
+// firstState reads the starting run r again until it has a state file,
+// is no longer starting, or firstStateWait or ctx ends; it returns what it
+// read last.
+func firstState(ctx context.Context, r progress.Run) progress.Run {
+	deadline := time.NewTimer(firstStateWait)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for r.State == nil && r.Starting && r.Err == nil {
+		select {
+		case <-ctx.Done():
+			return r
+		case <-deadline.C:
+			return r
+		case <-tick.C:
+			r = progress.ReadRun(r.Dir)
+		}
+	}
+	return r
+}
+
+// printStarting prints a run whose first topics are starting and that has
+// no state file yet: the daemon's line, the run's line and what to run next.
+func printStarting(out io.Writer, p project, r progress.Run) error {
+	s, err := progress.Read(p.TreeDir, time.Now())
+	if err != nil {
+		return err
+	}
+	s.Runs = []progress.Run{r}
+	fmt.Fprintln(out, s.DaemonLine())
+	if err := progress.WriteRuns(out, s); err != nil {
+		return err
+	}
+	num := specs.RunLabel(r.Dir)
+	fmt.Fprintf(out, "\n%s is running: its first topics are being started. Their state follows in a moment: specd status %s (or wait for the run: specd status %s --wait)\n",
+		inert.Line(r.Name), num, num)
+	return nil
+}
+
 // awaitRun sees the run of dir through (await.Run: in this process when
 // no daemon holds the tree, with the project's config and the log on
-// stderr) and prints its summary.
-func awaitRun(cmd *cobra.Command, g *globalOptions, p project, dir string) error {
+// stderr) and prints its summary, after its answer (printAnswer) when
+// answer is set.
+func awaitRun(cmd *cobra.Command, g *globalOptions, p project, dir string, answer bool) error {
 	rs, err := await.Run(cmd.Context(), await.RunOptions{TreeDir: p.TreeDir, Dir: dir, Daemon: func() (daemon.Options, error) {
 		cfg, err := p.Config()
 		if err != nil {
@@ -231,6 +287,9 @@ func awaitRun(cmd *cobra.Command, g *globalOptions, p project, dir string) error
 	}})
 	if err != nil {
 		return err
+	}
+	if answer {
+		printAnswer(cmd.OutOrStdout(), dir, rs)
 	}
 	return printSummary(cmd, rs)
 }

@@ -18,6 +18,7 @@ type submitOptions struct {
 	complexity int
 	depth      string
 	wait       bool
+	quiet      bool
 }
 
 func newSubmitCommand(g *globalOptions) *cobra.Command {
@@ -29,8 +30,11 @@ func newSubmitCommand(g *globalOptions) *cobra.Command {
 reports/.invocation-plan.txt (Status: PLAN_COMPLETE), and print the directory.
 Each --topic becomes one specialist; without --topic the request is one topic.
 
-With --wait, wait for the run to finish and print the summary. When no daemon is
-running on the tree, --wait runs the plan in this process.` + exitHelp("the request was refused; with --wait, the run ended FAILED"),
+With --wait, wait for the run to finish, then print its answer (OVERVIEW.md's
+executive summary and each topic's one-line answer: the first paragraph of
+its report's Summary, with the file:line of a local finding) and the summary with
+the paths; --quiet leaves the answer out. When no daemon is running on the
+tree, --wait runs the plan in this process.` + exitHelp("the request was refused; with --wait, the run ended FAILED"),
 		Example: `  specd submit "How does token refresh work?" --topic "Refresh token rotation" --topic "Session storage" --wait`,
 		Args:    cobra.ExactArgs(1),
 		RunE:    func(cmd *cobra.Command, args []string) error { return runSubmit(cmd, g, o, args[0]) },
@@ -38,7 +42,8 @@ running on the tree, --wait runs the plan in this process.` + exitHelp("the requ
 	c.Flags().StringArrayVar(&o.topics, "topic", nil, "a topic to research (repeatable)")
 	c.Flags().IntVar(&o.complexity, "complexity", 0, "research_complexity 1-4 (default 2)")
 	c.Flags().StringVar(&o.depth, "depth", "", "analysis depth for codebase analysis: execution_only, focused or comprehensive\n(written to the plan as \"Analysis Depth:\" and passed as SPECD_ANALYSIS_DEPTH;\ndocs/contract.md#structured-results)")
-	c.Flags().BoolVar(&o.wait, "wait", false, "wait for the run to finish and print its summary")
+	c.Flags().BoolVar(&o.wait, "wait", false, "wait for the run to finish and print its answer and summary")
+	c.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "with --wait: print the summary only, not the answer")
 	return c
 }
 
@@ -55,6 +60,9 @@ func runSubmit(cmd *cobra.Command, g *globalOptions, o submitOptions, request st
 	}
 	if o.complexity < 0 || o.complexity > 4 {
 		return usageError{Err: errors.New("--complexity: want 1 to 4")}
+	}
+	if o.quiet && !o.wait {
+		return usageError{Err: errors.New("--quiet goes with --wait")}
 	}
 	if o.depth != "" {
 		if err := plans.CheckDepth(o.depth); err != nil {
@@ -84,5 +92,5 @@ func runSubmit(cmd *cobra.Command, g *globalOptions, o submitOptions, request st
 	if !o.wait {
 		return nil
 	}
-	return awaitRun(cmd, g, p, dir)
+	return awaitRun(cmd, g, p, dir, !o.quiet)
 }

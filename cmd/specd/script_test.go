@@ -7,11 +7,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/specd-dev/specd/internal/sandbox"
+	"github.com/specd-dev/specd/specs"
 )
 
 func TestMain(m *testing.M) {
@@ -79,8 +81,36 @@ func TestScripts(t *testing.T) {
 					ts.Fatalf("exit status %d, want %d", got, want)
 				}
 			},
+			// lockrun DIR holds the run lock of run directory DIR, as the
+			// daemon does while it starts the run's first topics;
+			// unlockrun DIR releases it (so does the script's end).
+			"lockrun": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 1 {
+					ts.Fatalf("usage: lockrun DIR")
+				}
+				unlock, err := specs.LockRun(ts.MkAbs(args[0]))
+				ts.Check(err)
+				runLocks.Store(ts.MkAbs(args[0]), unlock)
+				ts.Defer(func() { unlockRun(ts.MkAbs(args[0])) })
+			},
+			"unlockrun": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 1 {
+					ts.Fatalf("usage: unlockrun DIR")
+				}
+				unlockRun(ts.MkAbs(args[0]))
+			},
 		},
 	})
+}
+
+// runLocks are the unlock funcs of the run locks lockrun holds, by
+// directory.
+var runLocks sync.Map
+
+func unlockRun(dir string) {
+	if unlock, ok := runLocks.LoadAndDelete(dir); ok {
+		unlock.(func())()
+	}
 }
 
 func mustAbs(t *testing.T, p string) string {

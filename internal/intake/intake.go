@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/specd-dev/specd/internal/atomicfile"
 	"github.com/specd-dev/specd/internal/nofollow"
+	"github.com/specd-dev/specd/internal/visible"
 	"github.com/specd-dev/specd/plans"
 	"github.com/specd-dev/specd/specs"
 )
@@ -245,31 +247,83 @@ func Pending(inbox string, settle time.Duration, now time.Time) (ready []string,
 	return ready, wait
 }
 
+// RejectedSuffix and WhySuffix name what TakeInbox leaves of a request
+// it refuses: <name>.rejected, the request as it was, and
+// <name>.rejected.why, why (docs/contract.md#intake). Neither is a
+// request name Pending takes.
+const (
+	RejectedSuffix = ".rejected"
+	WhySuffix      = RejectedSuffix + ".why"
+)
+
 // TakeInbox moves one inbox file into a new run directory through Submit
 // and returns the directory. The inbox file is removed only after the plan
-// is written; a file that cannot be parsed is renamed to <name>.rejected so
-// it is not read again, and the parse error returned; so is a symbolic
-// link (the link itself, never its target: a *nofollow.LinkError).
+// is written. A file that cannot be parsed (or fails Check: a control
+// character such as NUL, invalid UTF-8) is renamed to <name>.rejected so
+// it is not read again, with <name>.rejected.why beside it saying why and
+// what to do (reject), and the parse error returned; so is a symbolic
+// link (the link itself, never its target: a *nofollow.LinkError). No run
+// directory is made for it.
 func TakeInbox(treeDir, path string, now time.Time) (string, error) {
 	// A link in the inbox (a clone's, to a file of the user's) is not
 	// read: its target would become REQUEST.md (docs/operating.md#links).
-	data, err := nofollow.ReadFile(specs.StateDir(treeDir), path, 0)
-	if nofollow.IsLink(err) {
-		_ = nofollow.Rename(specs.StateDir(treeDir), path, path+".rejected")
+	data, err := readInbox(treeDir, path)
+	if nofollow.IsLink(err) || errors.Is(err, errTooLarge) || errors.Is(err, nofollow.ErrNotRegular) {
+		return "", reject(treeDir, path, err, now)
 	}
 	if err != nil {
 		return "", err
 	}
 	r, err := ParseRequest(filepath.Base(path), data)
 	if err != nil {
-		_ = nofollow.Rename(specs.StateDir(treeDir), path, path+".rejected")
-		return "", err
+		return "", reject(treeDir, path, err, now)
 	}
 	dir, err := Submit(treeDir, r, now)
 	if err != nil {
 		return dir, err
 	}
 	return dir, nofollow.Remove(specs.StateDir(treeDir), path)
+}
+
+// MaxFileBytes bounds an inbox file as read: the body's limit
+// (MaxBodyBytes) and room for its front matter.
+const MaxFileBytes = 2 * MaxBodyBytes
+
+var errTooLarge = fmt.Errorf("larger than %d bytes: a request's text is at most %d bytes", MaxFileBytes, MaxBodyBytes)
+
+// readInbox reads the inbox file at path without following a link
+// (nofollow.Open), at most MaxFileBytes: a larger one is an error wrapping
+// errTooLarge, read no further.
+func readInbox(treeDir, path string) ([]byte, error) {
+	f, err := nofollow.Open(specs.StateDir(treeDir), path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err == nil && len(data) > MaxFileBytes {
+		err = fmt.Errorf("request %s: %w", filepath.Base(path), errTooLarge)
+	}
+	return data, err
+}
+
+// reject sets the inbox file at path aside: it is renamed
+// <name>.rejected (a link, not its target) and <name>.rejected.why is
+// written beside it, atomically: why (the error, its control characters
+// made visible), when, and how to submit it again. It returns why, with
+// the failure to rename or write added when one failed.
+func reject(treeDir, path string, why error, now time.Time) error {
+	root, name := specs.StateDir(treeDir), filepath.Base(path)
+	if err := nofollow.Rename(root, path, path+RejectedSuffix); err != nil {
+		return fmt.Errorf("%w (and it could not be set aside: %v)", why, err)
+	}
+	msg := fmt.Sprintf("specd rejected the inbox request %s at %s, and made no run of it:\n%s\n\n"+
+		"It is kept unchanged as %s. Fix it (a request is UTF-8 text: no NUL or other control character but tab and newline), then drop it in the inbox again: write it to a dot file and rename it to a *.md or *.txt name (docs/contract.md#intake). Remove this file and %s when done.\n",
+		name, now.UTC().Format(time.RFC3339), why, name+RejectedSuffix, name+RejectedSuffix)
+	if err := atomicfile.WriteIn(root, path+WhySuffix, []byte(visible.String(msg)), 0o644); err != nil {
+		return fmt.Errorf("%w (and %s could not be written: %v)", why, name+WhySuffix, err)
+	}
+	return why
 }
 
 // ReadRequest returns the request of a run directory from its REQUEST.md,

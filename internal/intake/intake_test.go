@@ -102,3 +102,66 @@ func TestCheck(t *testing.T) {
 		t.Errorf("ParseRequest = %v, want topics[0] refused, naming r.md", err)
 	}
 }
+
+// elf is the start of an ELF executable: what a binary dropped in the
+// inbox by mistake begins with (DEL, NUL and bytes that are not UTF-8).
+var elf = []byte("\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x03\x00>\x00\x01\x00\x00\x00\xd0#\x00\x00\n# ELF rh 8 p p x x x\n- \x00topic\xff\n")
+
+// TestTakeInboxRejects: an inbox request that is binary, holds NUL or
+// another control character, is not UTF-8 or is too large makes no run:
+// it is kept as <name>.rejected, and <name>.rejected.why beside it says
+// why and what to do, in text a terminal shows as it is.
+func TestTakeInboxRejects(t *testing.T) {
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		data []byte
+		why  string
+	}{
+		{"tool.md", elf, "request holds the control character U+007F at byte 0"},
+		{"nul.md", []byte("# Question\n\n- first\x00topic\n"), "topics[0] holds the control character U+0000 at byte 5"},
+		{"latin1.txt", []byte("# Caf\xe9 hours?\n"), "request is not valid UTF-8 (byte 3)"},
+		{"escape.md", []byte("# Retry \x1b]52;c;eA==\x07 policy\n"), "request holds the control character U+001B at byte 6"},
+		{"huge.md", []byte("# Big\n\n" + strings.Repeat("word ", intake.MaxFileBytes/5+1)), "larger than"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			treeDir := filepath.Join(t.TempDir(), ".opencode", "specs")
+			inbox := filepath.Join(treeDir, "inbox")
+			if err := os.MkdirAll(inbox, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(inbox, tc.name)
+			if err := os.WriteFile(path, tc.data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			dir, err := intake.TakeInbox(treeDir, path, now)
+			if err == nil || dir != "" || !strings.Contains(err.Error(), tc.why) {
+				t.Fatalf("TakeInbox = %q, %v; want no run and an error saying %q", dir, err, tc.why)
+			}
+			if runs, _ := specs.RunDirs(treeDir); len(runs) != 0 {
+				t.Errorf("run directories made: %v", runs)
+			}
+			if _, err := os.Stat(path); !os.IsNotExist(err) {
+				t.Errorf("the request is still in the inbox (%v): it would be read again", err)
+			}
+			if kept, err := os.ReadFile(path + intake.RejectedSuffix); err != nil || string(kept) != string(tc.data) {
+				t.Errorf("%s%s does not keep the request unchanged: %v", tc.name, intake.RejectedSuffix, err)
+			}
+			why, err := os.ReadFile(path + intake.WhySuffix)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{"specd rejected the inbox request " + tc.name + " at 2026-11-22T10:00:00Z", tc.why, "kept unchanged as " + tc.name + ".rejected", "drop it in the inbox again"} {
+				if !strings.Contains(string(why), want) {
+					t.Errorf("%s lacks %q:\n%s", tc.name+intake.WhySuffix, want, why)
+				}
+			}
+			if strings.ContainsFunc(string(why), func(r rune) bool { return r < 0x20 && r != '\n' || r == 0x7f }) {
+				t.Errorf("%s holds a control character:\n%q", tc.name+intake.WhySuffix, why)
+			}
+			if ready, _ := intake.Pending(inbox, 0, now.Add(time.Hour)); len(ready) != 0 {
+				t.Errorf("Pending takes what was rejected: %v", ready)
+			}
+		})
+	}
+}

@@ -177,10 +177,8 @@ func alive(pid int) bool {
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
-// holder finds the process holding an flock on path in /proc/locks, whose
-// lines read "1: FLOCK  ADVISORY  WRITE 4242 08:01:1311 0 EOF" (pid, then
-// major:minor:inode with the device numbers in hex). A missing lock file
-// means no holder.
+// holder finds the process holding an flock on path in /proc/locks
+// (flockHolder). A missing lock file means no holder.
 func holder(path string) (pid int, held bool, err error) {
 	var st unix.Stat_t
 	if err := unix.Stat(path, &st); err != nil {
@@ -189,6 +187,33 @@ func holder(path string) (pid int, held bool, err error) {
 		}
 		return 0, false, err
 	}
+	return flockHolder(&st)
+}
+
+// Held is the process holding an flock on the lock file at path, a run's
+// reports/.run.lock, which the daemon (or the process running the run)
+// holds while it works on the run: its pid and true, or 0 and false when
+// none holds it, the file is missing, or it is not a regular file (a link
+// is not followed). err is an I/O error, or /proc/locks missing.
+func Held(path string) (pid int, held bool, err error) {
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return 0, false, nil
+		}
+		return 0, false, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return 0, false, nil
+	}
+	return flockHolder(&st)
+}
+
+// flockHolder finds the process holding an flock on the file st describes
+// in /proc/locks, whose lines read "1: FLOCK  ADVISORY  WRITE 4242
+// 08:01:1311 0 EOF" (pid, then major:minor:inode with the device numbers
+// in hex).
+func flockHolder(st *unix.Stat_t) (pid int, held bool, err error) {
 	want := fmt.Sprintf("%02x:%02x:%d", unix.Major(st.Dev), unix.Minor(st.Dev), st.Ino)
 	f, err := os.Open("/proc/locks")
 	if err != nil {

@@ -193,8 +193,8 @@ func TestTables(t *testing.T) {
 	for _, want := range []string{
 		"001_done   finished  SUCCESS  2/2        2     0        0       0       2026-11-21 09:00  took 42s       unknown\n",
 		"003_live   running   -        1/6        2     2        2       1       10:00:00          elapsed 1m00s  $0.42\n",
-		"004_typo   waiting: Status PLAN_COMPLET is not PLAN_CREATED or PLAN_COMPLETE (did you mean PLAN_COMPLETE?)\n",
-		"005_ready  not run\n",
+		"004_typo   waiting   -        0/1                                                                        Status PLAN_COMPLET is not PLAN_CREATED or PLAN_COMPLETE (did you mean PLAN_COMPLETE?)\n",
+		"005_ready  not run   -        0/1\n",
 		"[3]    running    1        4243  10:00:40  elapsed 20s  -",
 		"[2]    running    1        4242  10:00:30  elapsed 30s  $0.17",
 		"[0]    completed  1              10:00:00  took 30s     $0.25",

@@ -19,32 +19,52 @@ import (
 // queued and failed topic counts, the start time, "elapsed 1m03s"
 // (running) or "took 42s" (finished), and what its specialists cost so far
 // (specs.Usage.Cost: "$0.42", "unknown" for tokens without a price, "-"
-// when none reported usage). A run without a state file shows
-// "not run", or "waiting: <why>" when its plan is not ready. No runs at
-// all is the one line "no runs yet".
+// when none reported usage). A run without a state file shows the state
+// "running" while its first topics start (Run.Starting), "waiting" with
+// why after the columns when its plan is not ready, else "not run"; one
+// whose state file cannot be read, "unreadable" with the error. Every row
+// has every column, so that the columns stay aligned. No runs at all is
+// the one line "no runs yet".
 func WriteRuns(w io.Writer, s Snapshot) error {
 	if len(s.Runs) == 0 {
 		_, err := fmt.Fprintln(w, "no runs yet")
 		return err
 	}
-	tw := tabwriter.NewWriter(visible.Writer(w), 0, 4, 2, ' ', 0)
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tSTATE\tVERDICT\tCOMPLETED\tDONE\tRUNNING\tQUEUED\tFAILED\tSTARTED\tTIME\tCOST")
 	for _, r := range s.Runs {
 		fmt.Fprintln(tw, runRow(r, s.Now))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// A row without a note ends in the padding of its empty cells.
+	var out strings.Builder
+	for line := range strings.Lines(b.String()) {
+		out.WriteString(strings.TrimRight(line, " \n") + "\n")
+	}
+	_, err := io.WriteString(visible.Writer(w), out.String())
+	return err
 }
 
-// runRow is one tab-separated row of WriteRuns. Text that should not
-// widen a column (a reason, a note) is the last, unterminated cell.
+// runRow is one tab-separated row of WriteRuns, every column's cell but
+// COST's terminated: a tabwriter column ends at a row that lacks it, and
+// the rows after would align on their own. Text that should not widen a
+// column (a reason, a note) is the last, unterminated cell.
 func runRow(r Run, now time.Time) string {
-	switch {
-	case r.Err != nil:
-		return oneLine(r.Name) + "\tunreadable: " + oneLine(r.Err.Error())
-	case r.State == nil && r.Waiting != "":
-		return oneLine(r.Name) + "\twaiting: " + oneLine(r.Waiting)
-	case r.State == nil:
-		return oneLine(r.Name) + "\tnot run"
+	if r.State == nil {
+		state, note := "not run", ""
+		switch {
+		case r.Err != nil:
+			state, note = "unreadable", r.Err.Error()
+		case r.Waiting != "":
+			state, note = "waiting", r.Waiting
+		case r.Starting:
+			state, note = string(specs.StateRunning), "starting: its first topics are being started"
+		}
+		// The note starts in the COST column, which no row terminates.
+		return fmt.Sprintf("%s\t%s\t-\t%s\t\t\t\t\t\t\t%s", oneLine(r.Name), state, planned(r), oneLine(note))
 	}
 	rs := r.State
 	c := rs.Count()
@@ -59,6 +79,15 @@ func runRow(r Run, now time.Time) string {
 		return row + "plan rejected: " + oneLine(rs.PlanError)
 	}
 	return strings.TrimSuffix(row, "\t")
+}
+
+// planned is the COMPLETED cell of a run without a state file: "0/N" for
+// a plan of N topics, "" when the plan is unknown.
+func planned(r Run) string {
+	if r.Plan == nil {
+		return ""
+	}
+	return fmt.Sprintf("0/%d", len(r.Plan.Topics))
 }
 
 // WriteTopics writes the topics of rs as a table, one line per topic

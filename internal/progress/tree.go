@@ -37,6 +37,11 @@ type Run struct {
 	Stuck  bool
 	NoPlan bool  // State is nil and the directory has no plan file
 	Err    error // .run.json exists but cannot be read
+	// Starting is true when State is nil, the plan is ready and a process
+	// (the daemon, or a `specd submit --wait` running the plan itself)
+	// holds the run's lock: its first topics are starting, and .run.json
+	// is written within a fifth of a second (docs/contract.md#run-state).
+	Starting bool
 }
 
 // Running reports whether the run's state file says it is running.
@@ -74,6 +79,9 @@ func ReadRun(dir string) Run {
 	r.Plan = p
 	r.Waiting = p.Waiting()
 	r.Stuck = p.HasStatus && plans.CheckStatus(p.Status) != nil
+	if r.Waiting == "" {
+		_, r.Starting, _ = liveness.Held(filepath.Join(dir, specs.ReportsDir, specs.RunLockFile))
+	}
 	return r
 }
 
