@@ -130,7 +130,7 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request) {
 		part = map[string]any{"text": t.text}
 	}
 	resp := map[string]any{
-		"candidates": []any{map[string]any{"content": map[string]any{"role": "model", "parts": []any{part}}, "finishReason": "STOP", "index": 0}},
+		"candidates":    []any{map[string]any{"content": map[string]any{"role": "model", "parts": []any{part}}, "finishReason": "STOP", "index": 0}},
 		"usageMetadata": t.usage.gemini(), "modelVersion": model, "responseId": fmt.Sprintf("gm_%d", time.Now().UnixNano()),
 	}
 	if !stream {
