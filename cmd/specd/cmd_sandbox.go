@@ -93,7 +93,7 @@ sandbox.connect_ports and sandbox.env_pass widen or narrow it.` + exitHelp,
 			return nil
 		},
 	}
-	c.Flags().StringVar(&name, "preset", "", "show this preset ("+strings.Join([]string{config.PresetLocal, config.PresetCommand, config.PresetOpencode, config.PresetClaude, config.PresetCodex}, ", ")+") instead of the configured one")
+	c.Flags().StringVar(&name, "preset", "", "show this preset ("+strings.Join([]string{config.PresetLocal, config.PresetCommand, config.PresetOpencode, config.PresetClaude, config.PresetCodex, config.PresetGemini}, ", ")+") instead of the configured one")
 	return c
 }
 

@@ -33,12 +33,13 @@ const (
 	PresetOpencode = "opencode" // `opencode run … -- PROMPT` (preset.Argv has the flags)
 	PresetClaude   = "claude"   // `claude -p … -- PROMPT`
 	PresetCodex    = "codex"    // `codex exec --json … -- PROMPT`
+	PresetGemini   = "gemini"   // `gemini --output-format stream-json … -p PROMPT`
 	PresetCommand  = "command"  // any argv, from specialist.command
 )
 
 // Specialist configures how one specialist process is started per topic.
 type Specialist struct {
-	Preset  string   `yaml:"preset"`  // local | opencode | claude | codex | command
+	Preset  string   `yaml:"preset"`  // local | opencode | claude | codex | gemini | command
 	Command []string `yaml:"command"` // argv for preset command; Go-template fields ({{.ReportPath}}, {{.Topic}}, …) are expanded
 	Timeout Duration `yaml:"timeout"` // wall-clock limit per topic; then SIGTERM to the group, SIGKILL after Grace
 	Grace   Duration `yaml:"grace"`   // time between SIGTERM and SIGKILL
@@ -71,10 +72,10 @@ type Specialist struct {
 	MaxCostUSD float64 `yaml:"max_cost_usd"`
 
 	// The next four keys finish the agent CLI presets (opencode, claude,
-	// codex); they are errors with any other preset.
+	// codex, gemini); they are errors with any other preset.
 
 	// Binary is the agent CLI to run: a path, or a name looked up in PATH.
-	// "" means "opencode", "claude" or "codex" from PATH.
+	// "" means "opencode", "claude", "codex" or "gemini" from PATH.
 	Binary string `yaml:"binary"`
 	// Model is passed as --model when set: provider/model for opencode
 	// (e.g. "anthropic/claude-sonnet-4-5", or a provider of opencode.json),
@@ -107,10 +108,10 @@ type Specialist struct {
 	// "Using with opencode / Claude Code / codex"). Names must not start
 	// with SPECD_ (the input contract).
 	Env map[string]string `yaml:"env"`
-	// Price prices the tokens of the codex preset, which reports tokens
-	// but no cost (docs/configuration.md#presets); nil leaves the cost
-	// unknown, never $0. An error with any other preset: those CLIs
-	// price their tokens themselves.
+	// Price prices the tokens of the codex and gemini presets, which
+	// report tokens but no cost (docs/configuration.md#presets); nil
+	// leaves the cost unknown, never $0. An error with any other preset:
+	// those CLIs price their tokens themselves.
 	Price *Price `yaml:"price"`
 
 	// Confined is not read from the file: the caller sets it when specd's
@@ -600,13 +601,13 @@ func (c Config) Source() (file, sha256Hex string) {
 // e.g. "specialist.timeout: must be positive".
 func (c Config) Validate() error {
 	switch c.Specialist.Preset {
-	case PresetLocal, PresetOpencode, PresetClaude, PresetCodex:
+	case PresetLocal, PresetOpencode, PresetClaude, PresetCodex, PresetGemini:
 	case PresetCommand:
 		if len(c.Specialist.Command) == 0 {
 			return errors.New("specialist.command: must name a program when specialist.preset is command")
 		}
 	default:
-		return fmt.Errorf("specialist.preset: %q is not one of local, opencode, claude, codex, command", c.Specialist.Preset)
+		return fmt.Errorf("specialist.preset: %q is not one of local, opencode, claude, codex, gemini, command", c.Specialist.Preset)
 	}
 	for i, a := range c.Specialist.Command {
 		if _, err := template.New("arg").Option("missingkey=error").Parse(a); err != nil {
@@ -713,10 +714,14 @@ func (t Temporal) Validate() error {
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // AgentCLI reports whether preset runs an agent CLI (opencode, claude,
-// codex), which specialist.binary, model, agent and prompt finish.
+// codex, gemini), which specialist.binary, model, agent and prompt finish.
 func AgentCLI(preset string) bool {
-	return preset == PresetOpencode || preset == PresetClaude || preset == PresetCodex
+	return preset == PresetOpencode || preset == PresetClaude || preset == PresetCodex || preset == PresetGemini
 }
+
+// priced reports whether preset's CLI reports tokens without a cost,
+// which specialist.price prices (codex, gemini).
+func priced(preset string) bool { return preset == PresetCodex || preset == PresetGemini }
 
 // validateAgentCLI checks the keys of the agent CLI presets and
 // specialist.env.
@@ -724,15 +729,15 @@ func (sp Specialist) validateAgentCLI() error {
 	cli := AgentCLI(sp.Preset)
 	for _, k := range []struct{ name, val string }{{"binary", sp.Binary}, {"model", sp.Model}, {"fallback_model", sp.FallbackModel}, {"agent", sp.Agent}, {"prompt", sp.Prompt}} {
 		if k.val != "" && !cli {
-			return fmt.Errorf("specialist.%s: only used by the opencode, claude and codex presets (preset is %s)", k.name, sp.Preset)
+			return fmt.Errorf("specialist.%s: only used by the opencode, claude, codex and gemini presets (preset is %s)", k.name, sp.Preset)
 		}
 	}
-	if sp.Preset == PresetCodex && sp.Agent != "" && sp.Agent != AgentCLIDefault {
-		return fmt.Errorf("specialist.agent: %q: codex has no named agents; leave it unset (the read-only research specialist) or set %s", sp.Agent, AgentCLIDefault)
+	if (sp.Preset == PresetCodex || sp.Preset == PresetGemini) && sp.Agent != "" && sp.Agent != AgentCLIDefault {
+		return fmt.Errorf("specialist.agent: %q: %s has no named agents; leave it unset (the read-only research specialist) or set %s", sp.Agent, sp.Preset, AgentCLIDefault)
 	}
 	if sp.Price != nil {
-		if sp.Preset != PresetCodex {
-			return fmt.Errorf("specialist.price: only used by the codex preset (preset is %s); opencode prices with opencode.json's cost, claude itself", sp.Preset)
+		if !priced(sp.Preset) {
+			return fmt.Errorf("specialist.price: only used by the codex and gemini presets (preset is %s); opencode prices with opencode.json's cost, claude itself", sp.Preset)
 		}
 		if err := sp.Price.validate(); err != nil {
 			return err

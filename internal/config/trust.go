@@ -54,14 +54,18 @@ func (c Covered) Paths() []string {
 // settings (hooks), agents, commands, skills and .mcp.json, codex 0.169's
 // .codex/ (config.toml with MCP servers and providers, hooks, rules,
 // agents, skills), .agents/ (skills, plugins) and the AGENTS.md
-// instructions it reads into the prompt.
+// instructions it reads into the prompt, and gemini 0.61's .gemini/
+// (settings.json with hooks, MCP servers and tools, policies, agents,
+// commands, skills, extensions), .agents/ (skills), the GEMINI.md
+// instructions and the .env file it loads into its own environment.
 var cliFiles = map[string][]string{
 	PresetOpencode: {"opencode.json", "opencode.jsonc", ".opencode/opencode.json", ".opencode/opencode.jsonc", ".opencode/package.json",
 		".opencode/agent", ".opencode/agents", ".opencode/plugin", ".opencode/plugins", ".opencode/command", ".opencode/commands",
 		".opencode/tool", ".opencode/tools", ".opencode/mode", ".opencode/modes", ".opencode/skill", ".opencode/skills"},
 	PresetClaude: {".claude/settings.json", ".claude/settings.local.json", ".mcp.json",
 		".claude/agents", ".claude/commands", ".claude/hooks", ".claude/skills", ".claude/plugins"},
-	PresetCodex: {".codex", ".agents", "AGENTS.md", "AGENTS.override.md"},
+	PresetCodex:  {".codex", ".agents", "AGENTS.md", "AGENTS.override.md"},
+	PresetGemini: {".gemini", ".agents", "GEMINI.md", ".env", ".geminiignore"},
 }
 
 // Cover hashes what trust covers for the project at root with c: the

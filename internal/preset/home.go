@@ -24,6 +24,10 @@ var passEnv = map[string][]string{
 	// (CODEX_API_KEY). A model provider's env_key in config.toml is a name
 	// of the user's choosing: sandbox.env_pass or specialist.env.
 	config.PresetCodex: {"OPENAI_*", "CODEX_*"},
+	// gemini: the Gemini API and Vertex AI (GEMINI_API_KEY, GOOGLE_API_KEY,
+	// GOOGLE_GEMINI_BASE_URL, GOOGLE_CLOUD_PROJECT,
+	// GOOGLE_APPLICATION_CREDENTIALS, …) and its own settings (GEMINI_*).
+	config.PresetGemini: {"GEMINI_*", "GOOGLE_*"},
 	// opencode: its own settings and the keys of the providers it knows
 	// by an environment variable (models.dev's env names).
 	config.PresetOpencode: {"OPENCODE_*", "ANTHROPIC_*", "OPENAI_*", "OPENROUTER_API_KEY", "GOOGLE_GENERATIVE_AI_API_KEY", "GEMINI_API_KEY",
@@ -66,6 +70,8 @@ type HomeFile struct{ From, To string }
 // XDG_*_HOME, else their defaults under HOME):
 //
 //	codex     CODEX_HOME: config.toml and auth.json of $CODEX_HOME, else ~/.codex
+//	gemini    GEMINI_CLI_HOME: .gemini/settings.json, oauth_creds.json, google_accounts.json
+//	          and .env of $GEMINI_CLI_HOME, else HOME
 //	claude    CLAUDE_CONFIG_DIR: .credentials.json, settings.json and .claude.json of
 //	          $CLAUDE_CONFIG_DIR, else ~/.claude (and ~/.claude.json)
 //	opencode  XDG_CONFIG_HOME: opencode/opencode.json(c) and opencode/config.json;
@@ -98,6 +104,9 @@ func Home(preset string, env func(string) string) []HomeDir {
 	switch preset {
 	case config.PresetCodex:
 		return []HomeDir{{Var: "CODEX_HOME", Sub: "codex", Files: files(dir("CODEX_HOME", ".codex"), "config.toml", "auth.json")}}
+	case config.PresetGemini:
+		f := files(dir("GEMINI_CLI_HOME", "."), ".gemini/settings.json", ".gemini/oauth_creds.json", ".gemini/google_accounts.json", ".gemini/.env")
+		return []HomeDir{{Var: "GEMINI_CLI_HOME", Sub: "gemini", Files: f}}
 	case config.PresetClaude:
 		own := dir("CLAUDE_CONFIG_DIR", ".claude")
 		f := files(own, ".credentials.json", "settings.json", ".claude.json")

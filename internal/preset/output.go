@@ -48,6 +48,11 @@ const maxLine = 16 << 20
 //     reports no cost: specd prices the tokens at specialist.price
 //     (cache writes at the input price), and without one the cost is
 //     unknown;
+//   - gemini (`gemini --output-format stream-json`): the usage is the
+//     result event's stats: input_tokens (cached ones included, as Google
+//     counts them) over every model it called (its router's too), cached,
+//     output_tokens; gemini reports no cost: priced at specialist.price
+//     as codex's;
 //   - command: the sum of its USAGE lines (docs/contract.md#specialists);
 //   - local: none.
 //
@@ -112,6 +117,7 @@ func ReadOutput(sp config.Specialist, path string, maxText int) Output {
 			break
 		}
 	}
+	keep(r.Flush())
 	if len(text) > maxText {
 		text = text[len(text)-maxText:]
 	}
@@ -169,7 +175,8 @@ func usageLine(line []byte) (specs.Usage, bool) {
 }
 
 // Renderer turns the JSON event lines of `opencode run --format json`,
-// `claude -p --output-format stream-json` and `codex exec --json` into the
+// `claude -p --output-format stream-json`, `codex exec --json` and
+// `gemini --output-format stream-json` (gemini.go) into the
 // text a person reads (`specd logs`): the agent's text parts as they are,
 // a tool call as "> tool what" (opencode: the tool and its title; claude:
 // the tool and the file, command or description it was given; codex: shell
@@ -179,12 +186,14 @@ func usageLine(line []byte) (specs.Usage, bool) {
 // session and usage events print nothing. A line that is not such an
 // event is returned as it is. An event is a JSON object with a "type" and
 // opencode's "sessionID", claude's "session_id", or one of codex's types
-// (thread.*, turn.*, item.*, error). The zero value is ready; it keeps the
+// (thread.*, turn.*, item.*, error), or gemini's "timestamp" and one of its
+// types. The zero value is ready; it keeps the
 // last text it rendered (claude repeats an error as the result, codex
 // repeats its last error as turn.failed).
 type Renderer struct {
-	only string // ReadOutput: the one CLI whose events are read ("" both)
-	last string // the last text part rendered
+	only    string // ReadOutput: the one CLI whose events are read ("" all)
+	last    string // the last text part rendered
+	pending string // gemini: the agent's text whose line has not ended
 }
 
 // Line renders one line of output (with or without its newline).
@@ -201,6 +210,7 @@ type event struct {
 	opencode *ocEvent
 	claude   *clEvent
 	codex    *cxEvent
+	gemini   *gmEvent
 }
 
 // cxEvent is one event of `codex exec --json` (codex 0.169).
@@ -307,20 +317,27 @@ func (r *Renderer) parse(line []byte) (event, bool) {
 		return event{}, false
 	}
 	var head struct {
-		Type      *string `json:"type"`
-		SessionID *string `json:"sessionID"`  // opencode
-		Session   *string `json:"session_id"` // claude
+		Type      *string         `json:"type"`
+		SessionID *string         `json:"sessionID"`  // opencode
+		Session   *string         `json:"session_id"` // claude
+		Timestamp json.RawMessage `json:"timestamp"`  // gemini: a string (opencode's is a number)
 	}
 	if json.Unmarshal(t, &head) != nil || head.Type == nil {
 		return event{}, false
 	}
 	switch {
+	case len(head.Timestamp) > 0 && head.Timestamp[0] == '"' && head.SessionID == nil && geminiTypes[*head.Type] && (head.Session == nil || *head.Type == "init") &&
+		(r.only == "" || r.only == config.PresetGemini):
+		var e gmEvent
+		if json.Unmarshal(t, &e) == nil {
+			return event{gemini: &e}, true
+		}
 	case head.SessionID != nil && (r.only == "" || r.only == config.PresetOpencode):
 		var e ocEvent
 		if json.Unmarshal(t, &e) == nil {
 			return event{opencode: &e}, true
 		}
-	case head.Session != nil && r.only != config.PresetOpencode && r.only != config.PresetCodex:
+	case head.Session != nil && (r.only == "" || r.only == config.PresetClaude):
 		var e clEvent
 		if json.Unmarshal(t, &e) == nil {
 			return event{claude: &e}, true
@@ -362,6 +379,10 @@ func (r *Renderer) render(ev event) []byte {
 	}
 	if e := ev.codex; e != nil {
 		r.renderCodex(&b, e, text)
+		return []byte(b.String())
+	}
+	if e := ev.gemini; e != nil {
+		r.renderGemini(&b, e, text)
 		return []byte(b.String())
 	}
 	e := ev.claude
@@ -462,6 +483,9 @@ func lastLine(s string) string {
 // usage is the usage an event reports: an opencode step_finish, a claude
 // result, a codex turn.completed priced at price (unknown when nil).
 func (ev event) usage(price *config.Price) (specs.Usage, bool) {
+	if e := ev.gemini; e != nil {
+		return geminiUsage(e, price)
+	}
 	if e := ev.codex; e != nil {
 		if e.Type != "turn.completed" || e.Usage == nil {
 			return specs.Usage{}, false
@@ -513,7 +537,7 @@ func toolLine(tool, what string, failed bool, msg any) string {
 // toolArg names what a claude tool call works on: its file, command,
 // pattern, URL or description.
 func toolArg(in map[string]any) string {
-	for _, k := range []string{"file_path", "path", "command", "pattern", "url", "description"} {
+	for _, k := range []string{"file_path", "path", "dir_path", "command", "pattern", "url", "query", "description"} {
 		if v, ok := in[k].(string); ok && v != "" {
 			return v
 		}

@@ -1,5 +1,5 @@
 // Package preset builds the command line of a specialist for each
-// specialist.preset (local, command, opencode, claude, codex), reads what it
+// specialist.preset (local, command, opencode, claude, codex, gemini), reads what it
 // printed — the text and usage of an agent CLI's JSON events, a command's
 // USAGE lines (ReadOutput) — and the error class of an agent CLI that
 // failed (docs/configuration.md#presets, docs/contract.md#usage). It
@@ -96,6 +96,7 @@ If the task needs rights you do not have, print: TASK_ERROR: declined - <reason>
 // With any agent but the read-only one it also gets Write, Edit and Bash,
 // --permission-mode acceptEdits and --allowedTools "Bash(mv:*)" instead,
 // to write its report. opencode's allowlist is in its environment (Env).
+// gemini: see gemini.go (geminiArgv).
 // codex has no agent definitions: its read-only agent is codex's own with
 // the research-specialist's instructions (CodexInstructions) before the
 // prompt and --output-schema SCHEMA (CodexSchemaPath, written by Files)
@@ -134,6 +135,9 @@ func Argv(sp config.Specialist, local string, in specialist.Input) ([]string, er
 	text, err := expand(prompt, in)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", setting, err)
+	}
+	if sp.Preset == config.PresetGemini {
+		return geminiArgv(sp, in, text), nil
 	}
 	bin := sp.Binary
 	var out []string
@@ -276,10 +280,10 @@ const codexSchema = `{
 `
 
 // Stdin is what sp's specialist reads on standard input: the input as
-// JSON (docs/contract.md#specialists), except for codex, which appends a
-// piped standard input to its prompt: nil (/dev/null) for it.
+// JSON (docs/contract.md#specialists), except for codex and gemini, which
+// append a piped standard input to their prompt: nil (/dev/null) for them.
 func Stdin(sp config.Specialist, in specialist.Input) []byte {
-	if sp.Preset == config.PresetCodex {
+	if sp.Preset == config.PresetCodex || sp.Preset == config.PresetGemini {
 		return nil
 	}
 	return in.JSON()
@@ -287,9 +291,13 @@ func Stdin(sp config.Specialist, in specialist.Input) []byte {
 
 // Files returns the files sp's specialist needs before it starts, by
 // absolute path with their bytes: for the codex preset's read-only agent
-// its output schema (CodexSchemaPath); nil otherwise. The caller writes
-// them once the topic's output directory is made for the attempt.
+// its output schema (CodexSchemaPath), for gemini's its admin policy
+// (GeminiPolicyPath); nil otherwise. The caller writes them once the
+// topic's output directory is made for the attempt.
 func Files(sp config.Specialist, in specialist.Input) map[string][]byte {
+	if sp.Preset == config.PresetGemini && ReadOnly(sp) {
+		return map[string][]byte{GeminiPolicyPath(in): geminiPolicy()}
+	}
 	if sp.Preset != config.PresetCodex || !ReadOnly(sp) {
 		return nil
 	}
@@ -329,6 +337,7 @@ const OpencodeConfigVar = "OPENCODE_CONFIG_CONTENT"
 
 // Env returns the environment specd adds for sp's specialist, as sorted
 // NAME=value pairs: specialist.env, then for claude ENABLE_TOOL_SEARCH=false,
+// for gemini geminiEnv (replacing specialist.env's),
 // for opencode specd's allowlist
 // in OpencodeConfigVar (replacing one specialist.env sets): the
 // permission map of agents.OpencodePermission for every agent (edit and
@@ -338,7 +347,8 @@ const OpencodeConfigVar = "OPENCODE_CONFIG_CONTENT"
 func Env(sp config.Specialist) []string {
 	out := make([]string, 0, len(sp.Env)+1)
 	for k, v := range sp.Env {
-		if (sp.Preset == config.PresetOpencode && k == OpencodeConfigVar) || (sp.Preset == config.PresetClaude && k == "ENABLE_TOOL_SEARCH") {
+		if (sp.Preset == config.PresetOpencode && k == OpencodeConfigVar) || (sp.Preset == config.PresetClaude && k == "ENABLE_TOOL_SEARCH") ||
+			(sp.Preset == config.PresetGemini && slices.ContainsFunc(geminiEnv, func(kv string) bool { return strings.HasPrefix(kv, k+"=") })) {
 			continue
 		}
 		out = append(out, k+"="+v)
@@ -347,6 +357,9 @@ func Env(sp config.Specialist) []string {
 		// No deferred tool loading: Claude Code 2.1 otherwise offers a
 		// placeholder tool beside the allowlist.
 		out = append(out, "ENABLE_TOOL_SEARCH=false")
+	}
+	if sp.Preset == config.PresetGemini {
+		out = append(out, geminiEnv...)
 	}
 	if sp.Preset == config.PresetOpencode {
 		cfg := map[string]any{"$schema": "https://opencode.ai/config.json", "permission": agents.OpencodePermission(!ReadOnly(sp))}
@@ -396,20 +409,32 @@ const (
 // use: a daemon whose specialists never fail does not hold them.
 var cliPatterns = sync.OnceValue(func() []cliPattern {
 	return []cliPattern{
+		// gemini 0.61 names the class of a Gemini API error: a 503
+		// "RetryableQuotaError: The model is overloaded. …", a 429
+		// "RetryableQuotaError: You exceeded your current quota, …
+		// Suggested retry after 2s." (a rate limit whose words would read
+		// as a quota), a day's quota "TerminalQuotaError: You have
+		// exhausted your daily quota on this model." (a rate limit too:
+		// the fallback model has its own quota).
+		{ClassOverloaded, regexp.MustCompile(`QuotaError: .*(?i:overloaded|capacity)|MODEL_CAPACITY_EXHAUSTED`)},
+		{ClassRateLimit, regexp.MustCompile(`\b(Retryable|Terminal)QuotaError\b`)},
 		// opencode: "Error: Invalid API key provided"; claude -p (on stdout):
 		// "Failed to authenticate. API Error: 401 Invalid API key provided";
 		// Anthropic: "authentication_error", "invalid x-api-key"; OpenAI:
 		// "Incorrect API key provided"; claude: "Not logged in · Please run /login";
+		// gemini: "_ApiError: {"error":{"code":401,…,"status":"UNAUTHENTICATED"}}",
+		// Google's "API key not valid. Please pass a valid API key.";
 		// codex: "unexpected status 401 Unauthorized: Invalid API key provided, url: …",
 		// "Missing environment variable: `OPENAI_API_KEY`." (a provider's env_key),
 		// "Quota exceeded. Check your plan and billing details.".
-		{ClassAuth, regexp.MustCompile(`(?i)\b401\b|missing environment variable|no codex credentials|quota exceeded|invalid (x-)?api[ _-]?key|incorrect api key|api[ _-]?key\b.{0,40}\b(missing|not set|not found|required|invalid)|missing api key|authentication_error|failed to authenticate|authentication failed|unauthori[sz]ed|not logged in|run /login|invalid bearer token|credit balance is too low|insufficient_quota|exceeded your current quota`)},
+		{ClassAuth, regexp.MustCompile(`(?i)\b401\b|missing environment variable|no codex credentials|quota exceeded|invalid (x-)?api[ _-]?key|incorrect api key|api[ _-]?key\b.{0,40}\b(missing|not set|not found|required|invalid)|missing api key|authentication_error|failed to authenticate|authentication failed|unauthori[sz]ed|unauthenticated|api key not valid|not logged in|run /login|invalid bearer token|credit balance is too low|insufficient_quota|exceeded your current quota`)},
 		// opencode --print-logs: "ProviderModelNotFoundError: Model not found:
 		// nope/none"; claude: "There's an issue with the selected model (x)";
 		// Anthropic: "not_found_error" "model: x"; codex (OpenAI's 404
 		// model_not_found): "The model `x` does not exist or you do not have
-		// access to it."; codex: "Error loading config.toml: …".
-		{ClassConfig, regexp.MustCompile(`(?i)\bmodel\b.{0,80}does not exist|model_not_found|error loading config\.toml|ProviderModelNotFoundError|ProviderInitError|model not found|issue with the selected model|not_found_error.{0,80}\bmodel\b|unknown provider`)},
+		// access to it."; codex: "Error loading config.toml: …"; gemini:
+		// "ModelNotFoundError: models/x is not found for API version v1beta, …".
+		{ClassConfig, regexp.MustCompile(`(?i)\bmodel\b.{0,80}does not exist|model_not_found|error loading config\.toml|ProviderModelNotFoundError|ModelNotFoundError|is not found for API version|ProviderInitError|model not found|issue with the selected model|not_found_error.{0,80}\bmodel\b|unknown provider`)},
 		// Anthropic: "overloaded_error" (529); OpenAI: 503 "The model is
 		// overloaded"; a model "currently unavailable" or "at capacity".
 		{ClassOverloaded, regexp.MustCompile(`(?i)overloaded|\b529\b|\bat capacity\b|model\b.{0,40}\b(currently )?unavailable`)},
@@ -470,7 +495,7 @@ func ErrorType(exitCode int, stderr, stdout []byte) (class, line string) {
 // period: the caller adds what to run next.
 func Fix(class string) (setting, hint string) {
 	if class == ClassConfig {
-		return "specialist.model", "Set specialist.model in .opencode/specd.yaml to a model the CLI knows (opencode: provider/model of opencode.json or `opencode models`; codex: a model its provider serves)"
+		return "specialist.model", "Set specialist.model in .opencode/specd.yaml to a model the CLI knows (opencode: provider/model of opencode.json or `opencode models`; codex: a model its provider serves; gemini: a Gemini API model such as gemini-2.5-pro)"
 	}
-	return "the provider's API key", "Give the specialist a working API key from specd's environment, a systemd credential (LoadCredential=ANTHROPIC_API_KEY:…) or a file outside the project, never in a tracked file (opencode: `opencode auth login`, or apiKey \"{env:NAME}\" or \"{file:PATH}\" in opencode.json; claude: ANTHROPIC_API_KEY; codex: CODEX_API_KEY, or the env_key of its model provider; docs/operating.md#secrets)"
+	return "the provider's API key", "Give the specialist a working API key from specd's environment, a systemd credential (LoadCredential=ANTHROPIC_API_KEY:…) or a file outside the project, never in a tracked file (opencode: `opencode auth login`, or apiKey \"{env:NAME}\" or \"{file:PATH}\" in opencode.json; claude: ANTHROPIC_API_KEY; codex: CODEX_API_KEY, or the env_key of its model provider; gemini: GEMINI_API_KEY, or its login in ~/.gemini; docs/operating.md#secrets)"
 }

@@ -15,7 +15,7 @@ import (
 
 // Topic is what For needs to know of one topic's specialist.
 type Topic struct {
-	Preset string   // specialist.preset: local, command, opencode, claude, codex
+	Preset string   // specialist.preset: local, command, opencode, claude, codex, gemini
 	Argv   []string // the specialist's command line (Argv[0] looked up in PATH)
 	Helper string   // the program of the topic's subreaper step (Helper)
 	Specd  string   // the specd binary, which a specialist may run (specd specialist local, specd validate)
@@ -50,7 +50,7 @@ var systemWrite = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/
 // the directory their program (Argv[0]) is installed in:
 //
 //	local     + reads the specd binary (Argv[0]) and writes .opencode/cache (its index)
-//	opencode, claude, codex
+//	opencode, claude, codex, gemini
 //	          + reads its install (the node_modules tree of Argv[0]) and node's
 //
 // and sandbox.readable / sandbox.writable on top. The user's own CLI
@@ -84,7 +84,7 @@ func For(t Topic) Policy {
 	switch t.Preset {
 	case "local":
 		p.Write = append(p.Write, cacheDir(t.Root))
-	case "opencode", "claude", "codex":
+	case "opencode", "claude", "codex", "gemini":
 		if node, err := exec.LookPath("node"); err == nil {
 			p.Read = append(p.Read, install(real(node)))
 		}
