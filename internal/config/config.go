@@ -86,7 +86,7 @@ type Specialist struct {
 	// codex); they are errors with any other preset.
 
 	// Binary is the agent CLI to run: a path, or a name looked up in PATH.
-	// "" means "opencode", "claude" or "codex" from PATH.
+	// "" means the CLI's own name (agentcli.Info.Name) from PATH.
 	Binary string `yaml:"binary"`
 	// Model is passed as --model when set: provider/model for opencode
 	// (e.g. "anthropic/claude-sonnet-4-5", or a provider of opencode.json),

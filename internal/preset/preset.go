@@ -1,5 +1,6 @@
 // Package preset builds the command line of a specialist for each
-// specialist.preset (local, command, opencode, claude, codex), reads what it
+// specialist.preset (local, command, and every agent CLI of
+// internal/agentcli, which knows each CLI: docs/agent-clis.md), reads what it
 // printed — the text and usage of an agent CLI's JSON events, a command's
 // USAGE lines (ReadOutput) — and the error class of an agent CLI that
 // failed (docs/configuration.md#presets, docs/contract.md#usage). It
