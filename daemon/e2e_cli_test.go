@@ -20,10 +20,10 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/specd-dev/specd/internal/agentcli"
 	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/progress"
 	"github.com/specd-dev/specd/internal/specdtest/modelserver"
-	"github.com/specd-dev/specd/internal/specialist/agents"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -158,7 +158,7 @@ func claudeCLI(bin string) agentCLI {
 				// default; specd does the retrying instead.
 				"CLAUDE_CODE_MAX_RETRIES": "0",
 			}
-		}, allow: agents.ClaudeReadTools, hostile: claudeHostile}
+		}, allow: agentcli.ClaudeReadTools, hostile: claudeHostile}
 }
 
 // codexInput, codexCached, codexOutput is specialist.price in the codex

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/specd-dev/specd/internal/agentcli"
 	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/preset"
 	"github.com/specd-dev/specd/internal/specialist"
@@ -85,7 +86,7 @@ func TestPresetArgv(t *testing.T) {
 	// claude never loads the project's settings, hooks or MCP servers.
 	claudeBase := []string{"claude", "-p", "--permission-prompts", "none", "--no-session-persistence", "--output-format", "stream-json", "--verbose",
 		"--setting-sources", "user", "--settings", `{"disableAllHooks":true}`, "--strict-mcp-config", "--mcp-config", `{"mcpServers":{}}`}
-	readOnly, err := agents.ClaudeAgents(root, agents.Name)
+	readOnly, err := agentcli.ClaudeAgents(root, agents.Name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -119,7 +119,7 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request) {
 			t, topic = s.decide(convo, model, slices.Contains(names, GeminiWriteTool), afterTool)
 		}
 	}
-	rec := Request{API: "gemini", Topic: topic, Status: t.status, Tools: len(names), Names: names, Stream: stream, Model: model, Schema: schema}
+	rec := Request{API: "google", Topic: topic, Status: t.status, Tools: len(names), Names: names, Stream: stream, Model: model, Schema: schema}
 	if !s.answers(w, r, t, rec) {
 		return
 	}

@@ -82,7 +82,7 @@ func TestGeminiScript(t *testing.T) {
 	for _, r := range s.Requests() {
 		models = append(models, r.API+"/"+r.Model)
 	}
-	if strings.Join(models, " ") != "gemini/flash-lite gemini/m gemini/m gemini/m gemini/m gemini/primary gemini/fallback" {
+	if strings.Join(models, " ") != "google/flash-lite google/m google/m google/m google/m google/primary google/fallback" {
 		t.Errorf("requests %v", models)
 	}
 }

@@ -130,7 +130,7 @@ func (u Usage) anthropic(output int) map[string]any {
 // Request is one request the server received, for test logs and assertions.
 type Request struct {
 	At     time.Time // when it arrived
-	API    string    // "openai", "anthropic", "responses" or "gemini"
+	API    string    // "openai", "anthropic", "responses" or "google" (the Gemini API)
 	Topic  string    // the matched Script's Topic, "" when none matched
 	Status int       // the HTTP status answered (0 while hanging)
 	Tools  int       // number of tools the client offered
@@ -381,7 +381,7 @@ func refuse(w http.ResponseWriter, api string, t turn) {
 	case "anthropic":
 		writeJSON(w, t.status, map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": msg}})
 		return
-	case "gemini":
+	case "google":
 		writeJSON(w, t.status, gmRefusal(t, msg))
 		return
 	}
