@@ -231,7 +231,9 @@ func TestReadOutputGeminiPieces(t *testing.T) {
 	ev := func(typ, rest string) string {
 		return `{"type":"` + typ + `","timestamp":"2026-11-28T23:40:48.626Z"` + rest + "}\n"
 	}
-	msg := func(s string) string { return ev("message", `,"role":"assistant","content":`+strconv.Quote(s)+`,"delta":true`) }
+	msg := func(s string) string {
+		return ev("message", `,"role":"assistant","content":`+strconv.Quote(s)+`,"delta":true`)
+	}
 	out := preset.ReadOutput(config.Specialist{Preset: config.PresetGemini}, write(t,
 		ev("init", `,"session_id":"s","model":"m"`)+msg(`{"findings": [], "sou`)+msg(`rces": []}`)+
 			ev("tool_use", `,"tool_name":"read_file","tool_id":"x","parameters":{"file_path":"README.md"}`)+
