@@ -142,6 +142,11 @@ func TestErrorPatterns(t *testing.T) {
 		"  Failed query: CREATE TABLE `workspace`":             agentcli.ClassState,
 		"exceeded retry limit, last status: 429 Too Many Reqs": agentcli.ClassRateLimit,
 		"overloaded_error":                                     agentcli.ClassOverloaded,
+		// gemini 0.61 names the class itself, before OpenAI's words for no credit.
+		"RetryableQuotaError: You exceeded your current quota": agentcli.ClassRateLimit,
+		"RetryableQuotaError: The model is overloaded.":        agentcli.ClassOverloaded,
+		"ModelNotFoundError: models/x is not found":            agentcli.ClassConfig,
+		"You exceeded your current quota, please check":        agentcli.ClassAuth,
 	} {
 		got := ""
 		for _, p := range agentcli.ErrorPatterns() {
