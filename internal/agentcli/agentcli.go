@@ -151,6 +151,10 @@ type Coordinator struct {
 	// relative to the root); CommandFront are the lines it adds to the
 	// command's front matter, each starting with a newline.
 	CommandPath, CommandFront string
+	// CommandFile, when not nil, turns the Markdown command (front matter
+	// and body, $ARGUMENTS for the question) into the file the CLI reads,
+	// for a CLI whose commands are not Markdown.
+	CommandFile func(markdown []byte) []byte
 	// MCPPath is its project MCP config (relative to the root), MCPKey
 	// the member holding the servers, MCPNew the file's bytes before the
 	// first server is added.

@@ -31,22 +31,33 @@ func coordinator(cli string) (agentcli.CLI, *agentcli.Coordinator, error) {
 	if c, ok := agentcli.Get(cli); ok && c.Coordinator() != nil && agentFile(c) != "" {
 		return c, c.Coordinator(), nil
 	}
+	return nil, nil, fmt.Errorf("--agents: %q is not one of %s", cli, strings.Join(Coordinators(), ", "))
+}
+
+// Coordinators are the names of the agent CLIs `specd init --agents`
+// takes: those with an agent file and a coordinator, in the registry's
+// order.
+func Coordinators() []string {
 	var names []string
 	for _, c := range agentcli.All() {
 		if c.Coordinator() != nil && agentFile(c) != "" {
 			names = append(names, c.Info().Name)
 		}
 	}
-	return nil, nil, fmt.Errorf("--agents: %q is not one of %s", cli, strings.Join(names, ", "))
+	return names
 }
 
-// ResearchCommand returns the /research command of co: split the
+// ResearchCommand returns the /research command of co (in its
+// CommandFile form when it has one): split the
 // question into 3 to 8 topics, call the research tool, wait, read the
 // OVERVIEW and the reports, answer; `specd submit --wait` where the tools
 // are off.
 func ResearchCommand(co *agentcli.Coordinator) []byte {
 	var b bytes.Buffer
 	template.Must(template.New("research").Parse(researchTmpl)).Execute(&b, map[string]string{"Front": co.CommandFront})
+	if co.CommandFile != nil {
+		return co.CommandFile(b.Bytes())
+	}
 	return b.Bytes()
 }
 
