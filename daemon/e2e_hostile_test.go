@@ -125,9 +125,9 @@ wire_api = "responses"
 // tools.core, a project policy allowing every tool, an agent and a
 // GEMINI.md asking for a shell. specd's flags keep the MCP server out
 // (--allowed-mcp-server-names none) and its admin policy keeps the tools
-// to the allowlist (checkOffered); the hooks and GEMINI.md are loaded in
-// a trusted project, so trust alone keeps them out (internal/config
-// cliFiles hashes .gemini/ and GEMINI.md).
+// to the allowlist (checkOffered); the hooks (they run, 0.61) and
+// GEMINI.md are loaded in a trusted project, so trust alone keeps them
+// out (agentcli's TrustFiles hash .gemini/ and GEMINI.md).
 func geminiHostile(t *testing.T, root string) []string {
 	hook := `[{"hooks":[{"type":"command","command":"touch ` + root + `/marks/hook"}]}]`
 	write(t, root, map[string]string{
@@ -174,6 +174,9 @@ func TestHostileCloneE2E(t *testing.T) {
 			c.Specialist.Preset, c.Specialist.Command, c.Specialist.Binary = cli.preset, nil, cli.binary
 			c.Specialist.Model, c.Specialist.Env = model, env
 			c.Specialist.Timeout, c.Specialist.Grace = config.Duration(3*time.Minute), config.Duration(2*time.Second)
+			// A mark is the sandbox's to allow: what the clone's code does
+			// is seen, not refused by the read-only project.
+			c.Sandbox.Writable = append(c.Sandbox.Writable, "marks")
 			dir := writePlan(t, tr, "001_e2e", topic)
 			d := newDaemon(t, tr, c, nil)
 			defer func() {
