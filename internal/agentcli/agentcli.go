@@ -1,11 +1,11 @@
 // Package agentcli is the registry of the agent CLIs specd drives as
 // specialist presets: one file per CLI (opencode.go, claude.go, codex.go,
-// gemini.go), each a value of CLI that answers everything specd asks of it — its
-// command line and environment for a topic, the tools it is allowed, how
-// its output is read, the error lines it prints, the project files trust
-// hashes, the private home and state directories its sandbox gives it, the
-// agent definition, /research command and MCP registration `specd init
-// --agents` writes, and the model API its tests stand in for
+// gemini.go), each a value of CLI that answers everything specd asks of
+// it — its command line and environment for a topic, the tools it is
+// allowed, how its output is read, the error lines it prints, the project
+// files trust hashes, the private home and state directories its sandbox
+// gives it, the agent definition, /research command and MCP registration
+// `specd init --agents` writes, and the model API its tests stand in for
 // (docs/agent-clis.md). No package outside this one compares a CLI's name:
 // they ask Get. Adding a CLI is one file that calls register from its init,
 // plus its stand-in API in internal/specdtest/modelserver.
