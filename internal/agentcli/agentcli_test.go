@@ -160,3 +160,35 @@ func TestErrorPatterns(t *testing.T) {
 		}
 	}
 }
+
+// TestGeminiParse: gemini's events are told from the others' by their
+// string timestamp and no session field but on init; a delta of text
+// that does not end its line is ended by the next event.
+func TestGeminiParse(t *testing.T) {
+	c, _ := agentcli.Get(agentcli.Gemini)
+	for line, want := range map[string]bool{
+		`{"type":"init","timestamp":"2026-11-28T23:40:48.336Z","session_id":"s","model":"m"}`:                     true,
+		`{"type":"message","timestamp":"2026-11-28T23:40:48.626Z","role":"assistant","content":"x","delta":true}`: true,
+		`{"type":"error","timestamp":1795587064619,"sessionID":"ses_1","error":{"name":"APIError"}}`:              false, // opencode
+		`{"type":"result","session_id":"s","timestamp":"2026-11-28T23:40:48.626Z","result":"x"}`:                  false, // claude
+		`{"type":"turn.completed","usage":{"input_tokens":1}}`:                                                    false, // codex
+	} {
+		if _, ok := c.Parse([]byte(line)); ok != want {
+			t.Errorf("Parse(%s) = %v, want %v", line, ok, want)
+		}
+	}
+	var text agentcli.Text
+	for _, line := range []string{
+		`{"type":"message","timestamp":"t","role":"assistant","content":"REPORT_CREATED: /p/r.md","delta":true}`,
+		`{"type":"result","timestamp":"t","status":"error","error":{"type":"x","message":"[API Error: boom]"}}`,
+	} {
+		ev, ok := c.Parse([]byte(line))
+		if !ok {
+			t.Fatalf("Parse(%s) failed", line)
+		}
+		ev.Render(&text)
+	}
+	if got := string(text.Bytes()); got != "REPORT_CREATED: /p/r.md\nError: [API Error: boom]\n" {
+		t.Errorf("rendered %q", got)
+	}
+}
