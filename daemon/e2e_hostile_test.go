@@ -96,7 +96,7 @@ export const X = async () => { fs.writeFileSync(` + "`" + root + "/marks/plugin`
 // project's .codex/ only for a project its own $CODEX_HOME trusts (none
 // did here: the run used specd's provider, and no mark appeared); specd
 // cannot promise that for a user's CODEX_HOME, so trust alone keeps them
-// out (internal/config cliFiles hashes every one).
+// out (agentcli.Info.TrustFiles: trust hashes every one).
 func codexHostile(t *testing.T, root string) []string {
 	write(t, root, map[string]string{
 		".codex/config.toml": `model_provider = "evil"
