@@ -20,10 +20,10 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/specd-dev/specd/internal/agentcli"
 	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/progress"
 	"github.com/specd-dev/specd/internal/specdtest/modelserver"
-	"github.com/specd-dev/specd/internal/specialist/agents"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -158,7 +158,7 @@ func claudeCLI(bin string) agentCLI {
 				// default; specd does the retrying instead.
 				"CLAUDE_CODE_MAX_RETRIES": "0",
 			}
-		}, allow: agents.ClaudeReadTools, hostile: claudeHostile}
+		}, allow: agentcli.ClaudeReadTools, hostile: claudeHostile}
 }
 
 // codexInput, codexCached, codexOutput is specialist.price in the codex
@@ -214,6 +214,42 @@ stream_max_retries = 0
 			}
 			return "test-model", map[string]string{"HOME": home, "CODEX_HOME": codexHome, "SPECDTEST_API_KEY": "test-key"}
 		}, allow: codexTools, hostile: codexHostile}
+}
+
+// geminiInput, geminiCached, geminiOutput is specialist.price in the
+// gemini cases, USD per million tokens.
+const geminiInput, geminiCached, geminiOutput = 1.25, 0.31, 10.0
+
+// TestGeminiE2E runs the gemini preset end to end against
+// internal/specdtest/modelserver's Gemini API, offline. SPECD_GEMINI
+// names the gemini binary (.ci/run installs the pinned version and sets it).
+func TestGeminiE2E(t *testing.T) {
+	bin := os.Getenv("SPECD_GEMINI")
+	if bin == "" {
+		t.Skip("set SPECD_GEMINI to a gemini binary to run (npm install @google/gemini-cli@0.61.0; .ci/run does it)")
+	}
+	runCLICases(t, geminiCLI(bin))
+}
+
+// geminiCLI is the gemini preset run by bin against the stand-in server.
+func geminiCLI(bin string) agentCLI {
+	in, cached, out := geminiInput, geminiCached, geminiOutput
+	return agentCLI{preset: config.PresetGemini, binary: bin, attempts: 1,
+		price: &config.Price{Input: &in, CachedInput: &cached, Output: &out},
+		// gemini reports the Gemini API's tokens (cached ones inside the
+		// prompt; no cache writes) and no cost: specd prices them at
+		// specialist.price.
+		reported: func(t *testing.T, u modelserver.Usage, _ []byte) specs.Usage {
+			return specs.PricedAt(int64(u.Input), int64(u.Output), int64(u.CacheRead), 0,
+				(float64(u.Input)*geminiInput+float64(u.CacheRead)*geminiCached+float64(u.Output)*geminiOutput)/1e6)
+		},
+		setup: func(t *testing.T, root, home, url string) (string, map[string]string) {
+			// The user's settings, which specd copies into the CLI's
+			// private home: an API key, and one attempt per request (specd
+			// retries). A model named: no call of gemini's model router.
+			write(t, home, map[string]string{".gemini/settings.json": `{"security":{"auth":{"selectedType":"gemini-api-key"}},"general":{"maxAttempts":1}}`})
+			return "test-model", map[string]string{"HOME": home, "GOOGLE_GEMINI_BASE_URL": url, "GEMINI_API_KEY": "test-key"}
+		}, allow: []string{"glob", "google_web_search", "grep_search", "list_directory", "read_file", "web_fetch"}, hostile: geminiHostile}
 }
 
 // codexTools are the tools codex 0.169 offers the model, read-only or

@@ -194,7 +194,7 @@ func (a *attempt) check(start, _ context.Context) next {
 	r := a.r
 	cfg := r.d.config()
 	a.sp = cfg.Specialist
-	a.sp.Confined = !cfg.Sandbox.Off // decides the codex preset's own sandbox (preset.CodexSandbox)
+	a.sp.Confined = !cfg.Sandbox.Off // decides the codex preset's own sandbox (agentcli.CodexSandbox)
 	if a.fallback && a.sp.FallbackModel != "" {
 		a.sp.Model = a.sp.FallbackModel
 	}

@@ -67,7 +67,7 @@ there already is kept (docs/agents.md#use-it-from-your-agent).
 	}
 	c.Flags().BoolVar(&o.systemdUser, "systemd-user", false, "install and enable the systemd user unit for this project")
 	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "print what would be done, change nothing")
-	c.Flags().StringVar(&o.agentCLI, "agents", "", "use this agent CLI (opencode or claude) in a new config, and write its read-only\n"+
+	c.Flags().StringVar(&o.agentCLI, "agents", "", "use this agent CLI ("+strings.Join(setup.Coordinators(), " or ")+") in a new config, and write its read-only\n"+
 		"research-specialist agent anew (.opencode/agents/ or .claude/agents/research-specialist.md)")
 	return c
 }

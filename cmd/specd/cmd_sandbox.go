@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/specd-dev/specd/internal/agentcli"
 	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/preset"
 	"github.com/specd-dev/specd/internal/runner"
@@ -93,7 +94,7 @@ sandbox.connect_ports and sandbox.env_pass widen or narrow it.` + exitHelp("the 
 			return nil
 		},
 	}
-	c.Flags().StringVar(&name, "preset", "", "show this preset ("+strings.Join([]string{config.PresetLocal, config.PresetCommand, config.PresetOpencode, config.PresetClaude, config.PresetCodex}, ", ")+") instead of the configured one")
+	c.Flags().StringVar(&name, "preset", "", "show this preset ("+strings.Join(append([]string{config.PresetLocal, config.PresetCommand}, agentcli.Names()...), ", ")+") instead of the configured one")
 	return c
 }
 
@@ -111,9 +112,7 @@ func printEnv(out io.Writer, sp config.Specialist, pass []string) {
 		fmt.Fprintf(out, "    + sandbox.env_pass: %s\n", strings.Join(pass, " "))
 	}
 	set := []string{"PWD", "TMPDIR", "SPECD_*"}
-	if sp.Preset == config.PresetClaude {
-		set = append(set, "CLAUDE_CODE_TMPDIR")
-	}
+	set = append(set, preset.TmpVars(sp.Preset)...)
 	for _, d := range preset.Home(sp.Preset, func(string) string { return "" }) {
 		set = append(set, d.Var+"=TMPDIR/"+sandbox.HomeDir+"/"+d.Sub)
 	}

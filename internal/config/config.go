@@ -17,6 +17,7 @@ import (
 	"reflect"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"text/template"
@@ -24,17 +25,29 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/specd-dev/specd/internal/agentcli"
 	"github.com/specd-dev/specd/internal/yamlerr"
 )
 
-// Preset names for specialist.preset.
+// Preset names for specialist.preset: local, command, and every agent
+// CLI of the registry (internal/agentcli; docs/agent-clis.md).
 const (
-	PresetLocal    = "local"    // the built-in offline specialist: `specd specialist local`
-	PresetOpencode = "opencode" // `opencode run … -- PROMPT` (preset.Argv has the flags)
-	PresetClaude   = "claude"   // `claude -p … -- PROMPT`
-	PresetCodex    = "codex"    // `codex exec --json … -- PROMPT`
-	PresetCommand  = "command"  // any argv, from specialist.command
+	PresetLocal   = "local"   // the built-in offline specialist: `specd specialist local`
+	PresetCommand = "command" // any argv, from specialist.command
+
+	// The agent CLIs of today, named for tests and callers that mean one;
+	// what each is, is agentcli's.
+	PresetOpencode = agentcli.Opencode
+	PresetClaude   = agentcli.Claude
+	PresetCodex    = agentcli.Codex
+	PresetGemini   = agentcli.Gemini
 )
+
+// Presets returns every specialist.preset name: local, the agent CLIs in
+// the registry's order, command.
+func Presets() []string {
+	return append(append([]string{PresetLocal}, agentcli.Names()...), PresetCommand)
+}
 
 // Specialist configures how one specialist process is started per topic.
 type Specialist struct {
@@ -74,7 +87,7 @@ type Specialist struct {
 	// codex); they are errors with any other preset.
 
 	// Binary is the agent CLI to run: a path, or a name looked up in PATH.
-	// "" means "opencode", "claude" or "codex" from PATH.
+	// "" means the CLI's own name (agentcli.Info.Name) from PATH.
 	Binary string `yaml:"binary"`
 	// Model is passed as --model when set: provider/model for opencode
 	// (e.g. "anthropic/claude-sonnet-4-5", or a provider of opencode.json),
@@ -599,14 +612,13 @@ func (c Config) Source() (file, sha256Hex string) {
 // Validate checks every field and returns an error naming the field path,
 // e.g. "specialist.timeout: must be positive".
 func (c Config) Validate() error {
-	switch c.Specialist.Preset {
-	case PresetLocal, PresetOpencode, PresetClaude, PresetCodex:
-	case PresetCommand:
+	switch p := c.Specialist.Preset; {
+	case p == PresetCommand:
 		if len(c.Specialist.Command) == 0 {
 			return errors.New("specialist.command: must name a program when specialist.preset is command")
 		}
-	default:
-		return fmt.Errorf("specialist.preset: %q is not one of local, opencode, claude, codex, command", c.Specialist.Preset)
+	case !slices.Contains(Presets(), p):
+		return fmt.Errorf("specialist.preset: %q is not one of %s", p, strings.Join(Presets(), ", "))
 	}
 	for i, a := range c.Specialist.Command {
 		if _, err := template.New("arg").Option("missingkey=error").Parse(a); err != nil {
@@ -712,27 +724,32 @@ func (t Temporal) Validate() error {
 
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-// AgentCLI reports whether preset runs an agent CLI (opencode, claude,
-// codex), which specialist.binary, model, agent and prompt finish.
+// AgentCLI reports whether preset runs an agent CLI of the registry
+// (agentcli), which specialist.binary, model, agent and prompt finish.
 func AgentCLI(preset string) bool {
-	return preset == PresetOpencode || preset == PresetClaude || preset == PresetCodex
+	_, ok := agentcli.Get(preset)
+	return ok
 }
 
 // validateAgentCLI checks the keys of the agent CLI presets and
 // specialist.env.
 func (sp Specialist) validateAgentCLI() error {
-	cli := AgentCLI(sp.Preset)
+	c, cli := agentcli.Get(sp.Preset)
+	var info agentcli.Info
+	if cli {
+		info = c.Info()
+	}
 	for _, k := range []struct{ name, val string }{{"binary", sp.Binary}, {"model", sp.Model}, {"fallback_model", sp.FallbackModel}, {"agent", sp.Agent}, {"prompt", sp.Prompt}} {
 		if k.val != "" && !cli {
-			return fmt.Errorf("specialist.%s: only used by the opencode, claude and codex presets (preset is %s)", k.name, sp.Preset)
+			return fmt.Errorf("specialist.%s: only used by the %s presets (preset is %s)", k.name, agentcli.List(false), sp.Preset)
 		}
 	}
-	if sp.Preset == PresetCodex && sp.Agent != "" && sp.Agent != AgentCLIDefault {
-		return fmt.Errorf("specialist.agent: %q: codex has no named agents; leave it unset (the read-only research specialist) or set %s", sp.Agent, AgentCLIDefault)
+	if cli && !info.NamedAgents && sp.Agent != "" && sp.Agent != AgentCLIDefault {
+		return fmt.Errorf("specialist.agent: %q: %s has no named agents; leave it unset (the read-only research specialist) or set %s", sp.Agent, info.Name, AgentCLIDefault)
 	}
 	if sp.Price != nil {
-		if sp.Preset != PresetCodex {
-			return fmt.Errorf("specialist.price: only used by the codex preset (preset is %s); opencode prices with opencode.json's cost, claude itself", sp.Preset)
+		if !info.Priced {
+			return fmt.Errorf("specialist.price: only used by the %s (preset is %s); %s", pricedPresets(), sp.Preset, costNotes())
 		}
 		if err := sp.Price.validate(); err != nil {
 			return err
@@ -744,8 +761,8 @@ func (sp Specialist) validateAgentCLI() error {
 		}
 	}
 	for _, k := range []struct{ name, val string }{{"model", sp.Model}, {"fallback_model", sp.FallbackModel}} {
-		if sp.Preset == PresetOpencode && k.val != "" && !strings.Contains(k.val, "/") {
-			return fmt.Errorf("specialist.%s: %q: opencode wants provider/model, e.g. anthropic/claude-sonnet-4-5", k.name, k.val)
+		if info.ProviderModel && k.val != "" && !strings.Contains(k.val, "/") {
+			return fmt.Errorf("specialist.%s: %q: %s wants provider/model, e.g. anthropic/claude-sonnet-4-5", k.name, k.val, info.Name)
 		}
 	}
 	if sp.Prompt != "" {
@@ -764,4 +781,31 @@ func (sp Specialist) validateAgentCLI() error {
 		}
 	}
 	return nil
+}
+
+// pricedPresets names the presets specialist.price is for, "the codex
+// preset" or "the a and b presets" (agentcli.Info.Priced).
+func pricedPresets() string {
+	var n []string
+	for _, c := range agentcli.All() {
+		if c.Info().Priced {
+			n = append(n, c.Info().Name)
+		}
+	}
+	if len(n) == 1 {
+		return n[0] + " preset"
+	}
+	return strings.Join(n, " and ") + " presets"
+}
+
+// costNotes says where the other agent CLIs' costs come from:
+// "opencode prices with opencode.json's cost, claude itself".
+func costNotes() string {
+	var n []string
+	for _, c := range agentcli.All() {
+		if i := c.Info(); !i.Priced {
+			n = append(n, i.Name+" "+i.CostNote)
+		}
+	}
+	return strings.Join(n, ", ")
 }

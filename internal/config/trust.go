@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/specd-dev/specd/internal/agentcli"
 	"github.com/specd-dev/specd/internal/atomicfile"
 	"github.com/specd-dev/specd/internal/gitcmd"
 )
@@ -47,27 +48,10 @@ func (c Covered) Paths() []string {
 	return out
 }
 
-// cliFiles are the files and directories (walked) under the project root
-// that an agent CLI loads by itself and that can make it run code or widen
-// its tools: opencode 1.18's opencode.json(c) and .opencode/ folders
-// (plugins run at start, tools and MCP servers on call), Claude Code 2.1's
-// settings (hooks), agents, commands, skills and .mcp.json, codex 0.169's
-// .codex/ (config.toml with MCP servers and providers, hooks, rules,
-// agents, skills), .agents/ (skills, plugins) and the AGENTS.md
-// instructions it reads into the prompt.
-var cliFiles = map[string][]string{
-	PresetOpencode: {"opencode.json", "opencode.jsonc", ".opencode/opencode.json", ".opencode/opencode.jsonc", ".opencode/package.json",
-		".opencode/agent", ".opencode/agents", ".opencode/plugin", ".opencode/plugins", ".opencode/command", ".opencode/commands",
-		".opencode/tool", ".opencode/tools", ".opencode/mode", ".opencode/modes", ".opencode/skill", ".opencode/skills"},
-	PresetClaude: {".claude/settings.json", ".claude/settings.local.json", ".mcp.json",
-		".claude/agents", ".claude/commands", ".claude/hooks", ".claude/skills", ".claude/plugins"},
-	PresetCodex: {".codex", ".agents", "AGENTS.md", "AGENTS.override.md"},
-}
-
 // Cover hashes what trust covers for the project at root with c: the
 // config file's bytes as Load read them (every key: specialist, env,
 // temporal, metrics_textfile…), the files the preset's CLI loads from the
-// project (cliFiles), and every file inside the project the config names
+// project (agentcli.Info.TrustFiles), and every file inside the project the config names
 // (the command's arguments, binary, env values, temporal files, the source
 // registry), and every file below a directory inside the project that an
 // env value names (PYTHONPATH: ./lib; the project root itself is not
@@ -87,7 +71,11 @@ func Cover(root string, c Config) (Covered, error) {
 		h := sha256.Sum256(c.raw)
 		cov[filepath.ToSlash(rel)] = hex.EncodeToString(h[:])
 	}
-	for _, p := range cliFiles[c.Specialist.Preset] {
+	var cliFiles []string
+	if cli, ok := agentcli.Get(c.Specialist.Preset); ok {
+		cliFiles = cli.Info().TrustFiles
+	}
+	for _, p := range cliFiles {
 		if err := cov.walk(root, p, nil); err != nil {
 			return nil, err
 		}

@@ -75,11 +75,18 @@ func TestReadOutputCLIs(t *testing.T) {
 			"Error: unexpected status 401 Unauthorized: Invalid API key provided, url: http://127.0.0.1:39543/v1/responses\n", nil},
 		{config.PresetCodex, "codex-ratelimit.jsonl", "Warning: Model metadata for `test-model` not found. Defaulting to fallback metadata; this can degrade performance and cause issues.\n" +
 			"Error: exceeded retry limit, last status: 429 Too Many Requests\n", nil},
+		// gemini reports tokens and no cost, summed over its calls (2
+		// answers of 1200 prompt tokens of which 200 cached, 50 output,
+		// each): priced at specialist.price as codex's.
+		{config.PresetGemini, "gemini-write.jsonl", "> write_file /p/reports/001_a.md\nREPORT_CREATED: /p/reports/001_a.md\n", usage(2000, 100, 400, 0, 0.00355)},
+		{config.PresetGemini, "gemini-auth.jsonl", `Error: [API Error: {"error":{"code":401,"message":"Invalid API key provided","status":"UNAUTHENTICATED"}}]` + "\n", usage(0, 0, 0, 0, 0)},
+		{config.PresetGemini, "gemini-ratelimit.jsonl", "Error: [API Error: Rate limit exceeded: too many requests. Please try again in 2s. Suggested retry after 2s.] Please wait and try again later. " +
+			"To increase your limits, request a quota increase through AI Studio, or switch to another /auth method\n", usage(0, 0, 0, 0, 0)},
 		// Read as another preset's output, the events are printed as they are.
 		{config.PresetCommand, "opencode-auth.jsonl", "", nil},
 	} {
 		sp := config.Specialist{Preset: tc.preset}
-		if tc.preset == config.PresetCodex {
+		if tc.preset == config.PresetCodex || tc.preset == config.PresetGemini {
 			sp.Price = price(1.25, 0.125, 10)
 		}
 		out := preset.ReadOutput(sp, filepath.Join("testdata", tc.file), 1<<20)
@@ -213,5 +220,30 @@ REPORT_CREATED: /p/r.md
 		if got := string(r.Line([]byte(tc.line))); got != tc.want {
 			t.Errorf("Line(%s) = %q, want %q", tc.line, got, tc.want)
 		}
+	}
+}
+
+// TestReadOutputGeminiPieces: gemini streams the agent's text in pieces
+// (delta messages); they are joined, so that a structured result split
+// over pieces is one line of JSON, and the line ends before the next
+// event that is not text.
+func TestReadOutputGeminiPieces(t *testing.T) {
+	ev := func(typ, rest string) string {
+		return `{"type":"` + typ + `","timestamp":"2026-11-28T23:40:48.626Z"` + rest + "}\n"
+	}
+	msg := func(s string) string {
+		return ev("message", `,"role":"assistant","content":`+strconv.Quote(s)+`,"delta":true`)
+	}
+	out := preset.ReadOutput(config.Specialist{Preset: config.PresetGemini}, write(t,
+		ev("init", `,"session_id":"s","model":"m"`)+msg(`{"findings": [], "sou`)+msg(`rces": []}`)+
+			ev("tool_use", `,"tool_name":"read_file","tool_id":"x","parameters":{"file_path":"README.md"}`)+
+			ev("tool_result", `,"tool_id":"x","status":"error","error":{"type":"E","message":"no such file"}`)+
+			msg("Line one.\nLine ")+msg("two.")+ev("result", `,"status":"success","stats":{"input_tokens":12,"output_tokens":3,"cached":2}`)), 1<<20)
+	want := `{"findings": [], "sources": []}` + "\n> read_file README.md\n> tool error: no such file\nLine one.\nLine two.\n"
+	if string(out.Text) != want {
+		t.Errorf("text\n%s\nwant\n%s", out.Text, want)
+	}
+	if !sameUsage(out.Usage, usage(10, 3, 2, 0, -1)) {
+		t.Errorf("usage %s, want 10 in, 3 out, 2 cached, cost unknown without a price", show(out.Usage))
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/specd-dev/specd/internal/agentcli"
 	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/preset"
 	"github.com/specd-dev/specd/internal/specialist"
@@ -30,6 +31,15 @@ func TestErrorType(t *testing.T) {
 		// codex 0.169.0 with a model it has no metadata for, rendered (Renderer).
 		cxWarn   = "Warning: Model metadata for `test-model` not found. Defaulting to fallback metadata; this can degrade performance and cause issues.\n"
 		ocNormal = "\x1b[0m\n> build · test-model\n\x1b[0m\n\x1b[0m← \x1b[0mWrite .opencode/specs/001_x/reports/001_a.md\nWrote file successfully.\n"
+		// gemini 0.61.0 on stderr (with general.maxAttempts 1), against
+		// internal/specdtest/modelserver; Google's own 429 in the same form.
+		gmRate = "Attempt 1 failed: Rate limit exceeded: too many requests. Please try again in 2s.\nSuggested retry after 2s.. Max attempts reached\n" +
+			"Error when talking to Gemini API Full report available at: /tmp/gemini-client-error-Turn.json RetryableQuotaError: Rate limit exceeded: too many requests. Please try again in 2s.\n" +
+			"Suggested retry after 2s.\n  cause: {\n    code: 429,\n    message: 'Rate limit exceeded: too many requests. Please try again in 2s.',\n    details: [ [Object] ]\n  },\n  retryDelayMs: 2000,\n  status: 429\n}\n"
+		gmQuota = "Error when talking to Gemini API Full report available at: /tmp/x.json RetryableQuotaError: You exceeded your current quota, please check your plan and billing details.\nSuggested retry after 39s.\n  cause: {\n    code: 429,\n"
+		gmBusy  = "Attempt 1 failed: The model is overloaded. Please try again later.. Max attempts reached\nError when talking to Gemini API Full report available at: /tmp/x.json RetryableQuotaError: The model is overloaded. Please try again later.\n  cause: {\n    code: 503,\n"
+		gmAuth  = "Error when talking to Gemini API Full report available at: /tmp/x.json _ApiError: {\"error\":{\"code\":401,\"message\":\"Invalid API key provided\",\"status\":\"UNAUTHENTICATED\"}}\n  status: 401\n}\n"
+		gmModel = "Error when talking to Gemini API Full report available at: /tmp/x.json ModelNotFoundError: models/nope is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods.\n  code: 404\n}\n"
 	)
 	for _, tc := range []struct {
 		name           string
@@ -55,6 +65,12 @@ func TestErrorType(t *testing.T) {
 		{"codex unknown model", 1, "", cxWarn + "Error: The model `gpt-nope` does not exist or you do not have access to it.\n", preset.ClassConfig, "The model `gpt-nope` does not exist"},
 		{"codex bad config", 1, "Error loading config.toml: model_providers contains reserved built-in provider IDs: `openai`.\n", "", preset.ClassConfig, "Error loading config.toml"},
 		{"codex's fallback-metadata warning is no config error", 1, "", cxWarn + "> shell error: exit 1\n", "", ""},
+		{"gemini rate limit", 1, gmRate, "", preset.ClassRateLimit, "RetryableQuotaError: Rate limit exceeded"},
+		{"gemini's 429 in OpenAI's words for no credit is a rate limit", 1, gmQuota, "", preset.ClassRateLimit, "RetryableQuotaError: You exceeded your current quota"},
+		{"gemini's day of quota is a rate limit", 1, "TerminalQuotaError: You have exhausted your daily quota on this model.\n", "", preset.ClassRateLimit, "exhausted your daily quota"},
+		{"gemini overloaded", 1, gmBusy, "", preset.ClassOverloaded, "RetryableQuotaError: The model is overloaded"},
+		{"gemini auth", 1, gmAuth, "", preset.ClassAuth, "status: 401"},
+		{"gemini unknown model", 1, gmModel, "", preset.ClassConfig, "ModelNotFoundError: models/nope is not found"},
 		{"success is never classified", 0, ocRate, clAuth, "", ""},
 		{"plain crash", 3, "about to fail\n", "", "", ""},
 		{"opencode exit 1 without an API error", 1, ocNormal, "", "", ""},
@@ -85,7 +101,7 @@ func TestPresetArgv(t *testing.T) {
 	// claude never loads the project's settings, hooks or MCP servers.
 	claudeBase := []string{"claude", "-p", "--permission-prompts", "none", "--no-session-persistence", "--output-format", "stream-json", "--verbose",
 		"--setting-sources", "user", "--settings", `{"disableAllHooks":true}`, "--strict-mcp-config", "--mcp-config", `{"mcpServers":{}}`}
-	readOnly, err := agents.ClaudeAgents(root, agents.Name)
+	readOnly, err := agentcli.ClaudeAgents(root, agents.Name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/specd-dev/specd/internal/agentcli"
 )
 
 // waitPatterns find the wait a provider names in a rate-limit error as
@@ -53,7 +55,7 @@ type waitPattern struct {
 // rate or usage limit are read, the last first. ok is false when none
 // names a wait; a reset time already past gives 0.
 func RetryWait(now time.Time, stderr, stdout []byte) (wait time.Duration, ok bool) {
-	limit := rateLimitRE()
+	limit := agentcli.RateLimitRE()
 	for _, out := range [][]byte{stderr, stdout} {
 		lines := bytes.Split(ansiRE().ReplaceAll(out, nil), []byte("\n"))
 		for i := len(lines) - 1; i >= 0; i-- {

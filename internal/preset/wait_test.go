@@ -30,6 +30,7 @@ func TestRetryWait(t *testing.T) {
 		{"time of day today", "", "Claude usage limit reached. Your limit will reset at 3pm (Europe/Berlin).\n", time.Hour + 39*time.Minute + 30*time.Second, true},
 		{"time of day tomorrow", "Rate limit: resets at 09:05\n", "", 19*time.Hour + 44*time.Minute + 30*time.Second, true},
 		{"a reset already past", "rate limit: resets at 2026-11-27T13:00:00Z\n", "", 0, true},
+		{"gemini's retry advice after Google's 429", "RetryableQuotaError: You exceeded your current quota, please check your plan and billing details.\nSuggested retry after 39s.\n  cause: {\n    code: 429,\n", "", 39 * time.Second, true},
 		{"the last line wins", "Rate limit exceeded: retry after 1s\nRate limit exceeded: retry after 3s\n", "", 3 * time.Second, true},
 		{"no wait named", "Error: Rate limit exceeded: too many requests\n", "", 0, false},
 		{"a wait not about a limit", "Please try again in 2s\n", "the agent wrote: retry after 5 seconds\n", 0, false},

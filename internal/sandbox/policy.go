@@ -10,12 +10,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/specd-dev/specd/internal/agentcli"
+	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/specialist/local/index"
 )
 
 // Topic is what For needs to know of one topic's specialist.
 type Topic struct {
-	Preset string   // specialist.preset: local, command, opencode, claude, codex
+	Preset string   // specialist.preset: local, command or an agent CLI (agentcli)
 	Argv   []string // the specialist's command line (Argv[0] looked up in PATH)
 	Helper string   // the program of the topic's subreaper step (Helper)
 	Specd  string   // the specd binary, which a specialist may run (specd specialist local, specd validate)
@@ -50,8 +52,10 @@ var systemWrite = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/
 // the directory their program (Argv[0]) is installed in:
 //
 //	local     + reads the specd binary (Argv[0]) and writes .opencode/cache (its index)
-//	opencode, claude, codex
-//	          + reads its install (the node_modules tree of Argv[0]) and node's
+//	an agent CLI
+//	          + reads its install (the node_modules tree of Argv[0]) and its
+//	            runtime's (node), and may write its Loose directories
+//	            (agentcli.Info; docs/agent-clis.md)
 //
 // and sandbox.readable / sandbox.writable on top. The user's own CLI
 // state (~/.codex, ~/.claude*, opencode's XDG directories) is neither
@@ -74,22 +78,24 @@ func For(t Topic) Policy {
 	}
 	if len(t.Argv) > 0 {
 		if prog, err := exec.LookPath(t.Argv[0]); err == nil {
-			if t.Preset == "local" {
+			if t.Preset == config.PresetLocal {
 				p.Read = append(p.Read, real(prog)) // specd itself: the file is enough
 			} else {
 				p.Read = append(p.Read, install(real(prog)))
 			}
 		}
 	}
-	switch t.Preset {
-	case "local":
+	if t.Preset == config.PresetLocal {
 		p.Write = append(p.Write, cacheDir(t.Root))
-	case "opencode", "claude", "codex":
-		if node, err := exec.LookPath("node"); err == nil {
-			p.Read = append(p.Read, install(real(node)))
+	}
+	if c, ok := agentcli.Get(t.Preset); ok {
+		for _, prog := range c.Info().Runtimes {
+			if path, err := exec.LookPath(prog); err == nil {
+				p.Read = append(p.Read, install(real(path)))
+			}
 		}
-		if t.Preset == "opencode" { // it writes a .gitignore into each config directory, the project's too
-			p.loose = []string{filepath.Join(t.Root, ".opencode")}
+		for _, d := range c.Info().Loose {
+			p.loose = append(p.loose, filepath.Join(t.Root, filepath.FromSlash(d)))
 		}
 	}
 	abs := func(paths []string) []string {

@@ -73,8 +73,8 @@ func Prepare(cfg config.Sandbox, specd string, t Topic) (Setup, error) {
 	}
 	s.Tmp = tmp
 	s.Env = []string{"TMPDIR=" + tmp}
-	if t.Preset == config.PresetClaude {
-		s.Env = append(s.Env, "CLAUDE_CODE_TMPDIR="+tmp) // its own temp directory, /tmp/claude-UID else
+	for _, v := range preset.TmpVars(t.Preset) {
+		s.Env = append(s.Env, v+"="+tmp)
 	}
 	home, err := seedHome(preset.Home(t.Preset, t.lookup), filepath.Join(tmp, HomeDir))
 	if err != nil {

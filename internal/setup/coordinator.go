@@ -9,8 +9,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"text/template"
 	"time"
+
+	"github.com/specd-dev/specd/internal/agentcli"
 )
 
 // The coordinator: the agent a person talks to in opencode or Claude Code.
@@ -21,77 +24,58 @@ import (
 //go:embed research.md.tmpl
 var researchTmpl string
 
-// CommandPath returns where cli reads the /research command, relative to
-// the project root: .opencode/command/research.md for opencode,
-// .claude/commands/research.md for Claude Code.
-func CommandPath(cli string) string {
-	if cli == "claude" {
-		return filepath.Join(".claude", "commands", "research.md")
+// coordinator returns the CLI named cli that `specd init --agents` takes:
+// one with an agent file and a Coordinator. The error names the accepted
+// values.
+func coordinator(cli string) (agentcli.CLI, *agentcli.Coordinator, error) {
+	if c, ok := agentcli.Get(cli); ok && c.Coordinator() != nil && agentFile(c) != "" {
+		return c, c.Coordinator(), nil
 	}
-	return filepath.Join(".opencode", "command", "research.md")
+	return nil, nil, fmt.Errorf("--agents: %q is not one of %s", cli, strings.Join(Coordinators(), ", "))
 }
 
-// MCPConfigPath returns the project config where cli reads its MCP
-// servers, relative to the project root: opencode.json (key "mcp") for
-// opencode, .mcp.json (key "mcpServers") for Claude Code.
-func MCPConfigPath(cli string) string {
-	if cli == "claude" {
-		return ".mcp.json"
+// Coordinators are the names of the agent CLIs `specd init --agents`
+// takes: those with an agent file and a coordinator, in the registry's
+// order.
+func Coordinators() []string {
+	var names []string
+	for _, c := range agentcli.All() {
+		if c.Coordinator() != nil && agentFile(c) != "" {
+			names = append(names, c.Info().Name)
+		}
 	}
-	return "opencode.json"
+	return names
 }
 
-// ResearchCommand returns the /research command for cli: split the
+// ResearchCommand returns the /research command of co (in its
+// CommandFile form when it has one): split the
 // question into 3 to 8 topics, call the research tool, wait, read the
 // OVERVIEW and the reports, answer; `specd submit --wait` where the tools
 // are off.
-func ResearchCommand(cli string) []byte {
+func ResearchCommand(co *agentcli.Coordinator) []byte {
 	var b bytes.Buffer
-	template.Must(template.New("research").Parse(researchTmpl)).Execute(&b, map[string]string{"CLI": cli})
+	template.Must(template.New("research").Parse(researchTmpl)).Execute(&b, map[string]string{"Front": co.CommandFront})
+	if co.CommandFile != nil {
+		return co.CommandFile(b.Bytes())
+	}
 	return b.Bytes()
 }
 
-// mcpEntry is the server entry for cli: `specd mcp` from PATH. toolTimeout
-// is how long the CLI lets one tool call take, in ms (both CLIs' defaults
-// may be shorter than a research run). Claude Code also loads the tools
-// with the prompt (alwaysLoad) rather than behind its tool search, so that
-// /research can call them at once.
-func mcpEntry(cli string, toolTimeout time.Duration) (key string, entry any) {
-	if cli == "claude" {
-		return "mcpServers", struct {
-			Type       string   `json:"type"`
-			Command    string   `json:"command"`
-			Args       []string `json:"args"`
-			Timeout    int64    `json:"timeout"` // ms
-			AlwaysLoad bool     `json:"alwaysLoad"`
-		}{"stdio", "specd", []string{"mcp"}, toolTimeout.Milliseconds(), true}
-	}
-	return "mcp", struct {
-		Type    string   `json:"type"`
-		Command []string `json:"command"`
-		Enabled bool     `json:"enabled"`
-		Timeout int64    `json:"timeout"` // ms
-	}{"local", []string{"specd", "mcp"}, true, toolTimeout.Milliseconds()}
-}
-
-// registerMCP adds the "specd" server to cli's MCP config under root:
+// registerMCP adds the "specd" server to co's MCP config under root:
 // Write when the file is new, Update when it gained the entry, Keep when
 // it names a "specd" server already (which may be the user's own). The
 // other members keep their order and values; the file is re-indented.
 // Errors name the file: it is not a JSON object (opencode.json with
 // comments, say), or cannot be read or written.
-func registerMCP(root, cli string, toolTimeout time.Duration, dryRun bool) (Kind, error) {
-	rel := MCPConfigPath(cli)
+func registerMCP(root string, co *agentcli.Coordinator, toolTimeout time.Duration, dryRun bool) (Kind, error) {
+	rel := filepath.FromSlash(co.MCPPath)
 	path := filepath.Join(root, rel)
-	key, entry := mcpEntry(cli, toolTimeout)
+	key, entry := co.MCPKey, co.MCPEntry(toolTimeout)
 	data, err := os.ReadFile(path)
 	kind := Update
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		kind, data = Write, []byte("{}")
-		if cli != "claude" {
-			data = []byte(`{"$schema": "https://opencode.ai/config.json"}`)
-		}
+		kind, data = Write, co.MCPNew
 	case err != nil:
 		return Keep, fmt.Errorf("read %s: %w", rel, err)
 	}

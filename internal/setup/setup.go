@@ -17,8 +17,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/specd-dev/specd/internal/agentcli"
 	"github.com/specd-dev/specd/internal/atomicfile"
-	"github.com/specd-dev/specd/internal/specialist/agents"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -26,7 +26,7 @@ import (
 type Options struct {
 	Root    string // the project directory, absolute
 	TreeDir string // the spec tree, absolute (Root/.opencode/specs by default)
-	// Agent is "" or the agent CLI ("opencode", "claude") whose
+	// Agent is "" or the agent CLI (one with a coordinator, agentcli) whose
 	// research-specialist definition is written anew (both are written
 	// when missing); a new config then uses it (preset: <Agent>).
 	Agent string
@@ -59,11 +59,11 @@ type Plan struct {
 }
 
 // Prepare checks opts and renders what Init writes; nothing is written.
-// Its only error is an Agent that is not one of agents.CLIs (the message
-// names the accepted values).
+// Its only error is an Agent that is not an agent CLI with an agent file
+// and a coordinator (agentcli; the message names the accepted values).
 func Prepare(opts Options) (Plan, error) {
 	if opts.Agent != "" {
-		if _, err := agents.Definition(opts.Agent); err != nil {
+		if _, _, err := coordinator(opts.Agent); err != nil {
 			return Plan{}, err
 		}
 	}
@@ -71,42 +71,54 @@ func Prepare(opts Options) (Plan, error) {
 }
 
 // Apply runs the steps in order and returns them: the spec tree, the
-// agent definition (when asked for; it replaces an older one), for the
-// CLI asked for the /research command (anew) and specd mcp in its MCP
-// config (added when it names no "specd" server), the config
-// (written only when there is none), then .gitignore's managed block.
-// With Options.DryRun it reads and writes nothing but returns the steps
-// it would take. On an error it returns the steps done before it and the
-// error, which names the file.
+// agent definitions (agentDefs), for the CLI asked for the /research
+// command (anew) and specd mcp in its MCP config (added when it names no
+// "specd" server), the config (written only when there is none), then
+// .gitignore's managed block. With Options.DryRun it reads and writes
+// nothing but returns the steps it would take. On an error it returns the
+// steps done before it and the error, which names the file.
 func (p Plan) Apply() ([]Step, error) {
 	o := p.opts
-	var steps []Step
 	uses := usedCLIs(o) // before the tree exists: it may create .opencode/
 	inbox := filepath.Join(o.TreeDir, specs.InboxDir)
 	if !o.DryRun {
 		if _, err := MakeTree(o.TreeDir); err != nil {
+			return nil, err
+		}
+	}
+	steps := []Step{{Tree, rel(o.Root, inbox)}}
+	for _, step := range []func(Options) ([]Step, error){
+		func(o Options) ([]Step, error) { return agentDefs(o, uses) },
+		coordinatorSteps, configStep, gitignoreStep,
+	} {
+		s, err := step(o)
+		steps = append(steps, s...)
+		if err != nil {
 			return steps, err
 		}
 	}
-	steps = append(steps, Step{Tree, rel(o.Root, inbox)})
+	return steps, nil
+}
 
-	// The read-only research-specialist for the CLIs the project uses
-	// (usedCLIs): what the opencode and claude presets run unless
-	// specialist.agent names another (docs/configuration.md#agent). One
-	// that exists is kept (it may be the user's); --agents writes its
-	// CLI's anew.
-	for _, cli := range agents.CLIs {
-		path := agents.Path(cli)
+// agentDefs writes the read-only research-specialist for the CLIs the
+// project uses (usedCLIs): what their presets run unless specialist.agent
+// names another (docs/configuration.md#agent). One that exists is kept
+// (it may be the user's); --agents writes its CLI's anew.
+func agentDefs(o Options, uses map[string]bool) ([]Step, error) {
+	var steps []Step
+	for _, c := range agentcli.All() {
+		path, def := c.AgentFile()
+		if path == "" {
+			continue
+		}
+		path = filepath.FromSlash(path)
+		name := c.Info().Name
 		_, err := os.Lstat(filepath.Join(o.Root, path))
 		switch {
-		case errors.Is(err, fs.ErrNotExist) && !uses[cli]:
-		case cli == o.Agent || errors.Is(err, fs.ErrNotExist):
+		case errors.Is(err, fs.ErrNotExist) && !uses[name]:
+		case name == o.Agent || errors.Is(err, fs.ErrNotExist):
 			if !o.DryRun {
-				def, err := agents.Definition(cli)
-				if err == nil {
-					err = writeFile(o.Root, filepath.Join(o.Root, path), def)
-				}
-				if err != nil {
+				if err := writeFile(o.Root, filepath.Join(o.Root, path), def); err != nil {
 					return steps, err
 				}
 			}
@@ -117,51 +129,68 @@ func (p Plan) Apply() ([]Step, error) {
 			steps = append(steps, Step{Keep, path})
 		}
 	}
+	return steps, nil
+}
 
-	// The coordinator of the CLI asked for: the /research command
-	// (written anew, as its agent definition is) and specd mcp in the
-	// CLI's MCP config (coordinator.go).
-	if o.Agent != "" {
-		path := CommandPath(o.Agent)
-		if !o.DryRun {
-			if err := writeFile(o.Root, filepath.Join(o.Root, path), ResearchCommand(o.Agent)); err != nil {
-				return steps, err
-			}
-		}
-		steps = append(steps, Step{Write, path})
-		kind, err := registerMCP(o.Root, o.Agent, o.MCPToolTimeout, o.DryRun)
-		if err != nil {
-			return steps, err
-		}
-		steps = append(steps, Step{kind, MCPConfigPath(o.Agent)})
+// coordinatorSteps writes the coordinator of the CLI asked for: the
+// /research command (written anew, as its agent definition is) and specd
+// mcp in the CLI's MCP config (coordinator.go).
+func coordinatorSteps(o Options) ([]Step, error) {
+	if o.Agent == "" {
+		return nil, nil
 	}
+	_, co, err := coordinator(o.Agent)
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.FromSlash(co.CommandPath)
+	if !o.DryRun {
+		if err := writeFile(o.Root, filepath.Join(o.Root, path), ResearchCommand(co)); err != nil {
+			return nil, err
+		}
+	}
+	steps := []Step{{Write, path}}
+	kind, err := registerMCP(o.Root, co, o.MCPToolTimeout, o.DryRun)
+	if err != nil {
+		return steps, err
+	}
+	return append(steps, Step{kind, filepath.FromSlash(co.MCPPath)}), nil
+}
 
+// configStep writes specd's config when there is none.
+func configStep(o Options) ([]Step, error) {
 	cfgPath := filepath.Join(o.Root, specs.ConfigFile)
 	_, err := os.Stat(cfgPath)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if !o.DryRun {
 			if err := writeFile(o.Root, cfgPath, []byte(configText(o.Agent))); err != nil {
-				return steps, err
+				return nil, err
 			}
 		}
-		steps = append(steps, Step{Write, specs.ConfigFile})
+		return []Step{{Write, specs.ConfigFile}}, nil
 	case err != nil:
-		return steps, fmt.Errorf("stat %s: %w", cfgPath, err)
-	default:
-		steps = append(steps, Step{Keep, specs.ConfigFile})
+		return nil, fmt.Errorf("stat %s: %w", cfgPath, err)
 	}
+	return []Step{{Keep, specs.ConfigFile}}, nil
+}
 
+// gitignoreStep adds or refreshes .gitignore's managed block.
+func gitignoreStep(o Options) ([]Step, error) {
 	changed, err := Gitignore(filepath.Join(o.Root, ".gitignore"), o.DryRun)
 	if err != nil {
-		return steps, err
+		return nil, err
 	}
 	if changed {
-		steps = append(steps, Step{Update, ".gitignore"})
-	} else {
-		steps = append(steps, Step{Keep, ".gitignore"})
+		return []Step{{Update, ".gitignore"}}, nil
 	}
-	return steps, nil
+	return []Step{{Keep, ".gitignore"}}, nil
+}
+
+// agentFile is where c reads its research-specialist ("" for none).
+func agentFile(c agentcli.CLI) string {
+	p, _ := c.AgentFile()
+	return p
 }
 
 // usedCLIs are the agent CLIs whose research-specialist Apply writes when
@@ -171,10 +200,15 @@ func (p Plan) Apply() ([]Step, error) {
 func usedCLIs(o Options) map[string]bool {
 	uses := map[string]bool{}
 	tree, _ := filepath.Rel(o.Root, o.TreeDir)
-	for _, cli := range agents.CLIs {
-		dir, _, _ := strings.Cut(filepath.ToSlash(agents.Path(cli)), "/")
+	for _, c := range agentcli.All() {
+		path := agentFile(c)
+		if path == "" {
+			continue
+		}
+		name := c.Info().Name
+		dir, _, _ := strings.Cut(path, "/")
 		fi, err := os.Stat(filepath.Join(o.Root, dir))
-		uses[cli] = cli == o.Agent || strings.HasPrefix(filepath.ToSlash(tree), dir+"/") || err == nil && fi.IsDir()
+		uses[name] = name == o.Agent || strings.HasPrefix(filepath.ToSlash(tree), dir+"/") || err == nil && fi.IsDir()
 	}
 	return uses
 }

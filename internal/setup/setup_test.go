@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/specd-dev/specd/internal/agentcli"
 	"github.com/specd-dev/specd/internal/config"
-	"github.com/specd-dev/specd/internal/specialist/agents"
 	"github.com/specd-dev/specd/specs"
 )
 
@@ -67,7 +67,7 @@ func snapshot(t *testing.T, root string) map[string]string {
 
 func TestApply(t *testing.T) {
 	inbox := filepath.Join(".opencode", "specs", "inbox")
-	oc, cl := agents.Path("opencode"), agents.Path("claude")
+	oc, cl := agentPath("opencode"), agentPath("claude")
 	for _, tc := range []struct {
 		name    string
 		agent   string
@@ -81,10 +81,10 @@ func TestApply(t *testing.T) {
 		{"claude project", "", map[string]string{".claude/settings.json": "{}\n"},
 			[]Step{{Tree, inbox}, {Write, oc}, {Write, cl}, {Write, specs.ConfigFile}, {Update, ".gitignore"}}, "local", ""},
 		{"agent", "claude", nil,
-			[]Step{{Tree, inbox}, {Write, oc}, {Write, cl}, {Write, CommandPath("claude")}, {Write, ".mcp.json"}, {Write, specs.ConfigFile}, {Update, ".gitignore"}}, "claude", ""},
+			[]Step{{Tree, inbox}, {Write, oc}, {Write, cl}, {Write, commandPath("claude")}, {Write, ".mcp.json"}, {Write, specs.ConfigFile}, {Update, ".gitignore"}}, "claude", ""},
 		{"own config and agent kept", "opencode", map[string]string{specs.ConfigFile: "specialist:\n  preset: command\n  command: [./a.sh]\n", cl: "my own\n",
 			"opencode.json": `{"autoupdate": false, "mcp": {"other": {"type": "remote", "url": "http://127.0.0.1:1"}}}`},
-			[]Step{{Tree, inbox}, {Write, oc}, {Keep, cl}, {Write, CommandPath("opencode")}, {Update, "opencode.json"}, {Keep, specs.ConfigFile}, {Update, ".gitignore"}}, "command", ""},
+			[]Step{{Tree, inbox}, {Write, oc}, {Keep, cl}, {Write, commandPath("opencode")}, {Update, "opencode.json"}, {Keep, specs.ConfigFile}, {Update, ".gitignore"}}, "command", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := project(t)
@@ -121,8 +121,9 @@ func TestApply(t *testing.T) {
 				t.Errorf("config preset %q agent %q, want %q %q", cfg.Specialist.Preset, cfg.Specialist.Agent, tc.preset, tc.agentIs)
 			}
 			if tc.agent != "" {
-				want, _ := agents.Definition(tc.agent)
-				if got, err := os.ReadFile(filepath.Join(o.Root, agents.Path(tc.agent))); err != nil || !bytes.Equal(got, want) {
+				c, _ := agentcli.Get(tc.agent)
+				_, want := c.AgentFile()
+				if got, err := os.ReadFile(filepath.Join(o.Root, agentPath(tc.agent))); err != nil || !bytes.Equal(got, want) {
 					t.Errorf("agent definition: %v", err)
 				}
 			}
@@ -144,7 +145,7 @@ func TestApply(t *testing.T) {
 			first := snapshot(t, o.Root)
 			again := apply(t, o)
 			for _, s := range again[1:] {
-				if s.Kind != Keep && s.Path != agents.Path(tc.agent) && s.Path != CommandPath(tc.agent) {
+				if s.Kind != Keep && s.Path != agentPath(tc.agent) && s.Path != commandPath(tc.agent) {
 					t.Errorf("second run: %v, want only Keep steps", again)
 				}
 			}
@@ -208,7 +209,7 @@ func TestMakeTree(t *testing.T) {
 }
 
 func TestConfigTemplateLoads(t *testing.T) {
-	for _, agent := range append([]string{""}, agents.CLIs...) {
+	for _, agent := range append([]string{""}, agentcli.Names()...) {
 		path := filepath.Join(t.TempDir(), "specd.yaml")
 		if err := os.WriteFile(path, []byte(configText(agent)), 0o644); err != nil {
 			t.Fatal(err)
@@ -326,4 +327,17 @@ func TestGitignoreIgnores(t *testing.T) {
 			t.Errorf("%s: ignored %v, want %v (%v)", path, got, ignored, err)
 		}
 	}
+}
+
+// agentPath is where the agent CLI cli reads its research-specialist.
+func agentPath(cli string) string {
+	c, _ := agentcli.Get(cli)
+	p, _ := c.AgentFile()
+	return filepath.FromSlash(p)
+}
+
+// commandPath is where the agent CLI cli reads the /research command.
+func commandPath(cli string) string {
+	c, _ := agentcli.Get(cli)
+	return filepath.FromSlash(c.Coordinator().CommandPath)
 }

@@ -207,7 +207,7 @@ func (w *Worker) job(t Task) (job runner.Job, s sandbox.Setup, err error) {
 		}
 	}
 	sp := w.Specialist
-	sp.Confined = !w.Sandbox.Off // decides the codex preset's own sandbox (preset.CodexSandbox)
+	sp.Confined = !w.Sandbox.Off // decides the codex preset's own sandbox (agentcli.CodexSandbox)
 	for p, b := range preset.Files(sp, in) {
 		if err := atomicfile.WriteIn(w.Root, p, b, 0o644); err != nil {
 			return runner.Job{}, sandbox.Setup{}, err

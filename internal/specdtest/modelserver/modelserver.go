@@ -10,6 +10,9 @@
 //   - the OpenAI Responses API (POST /v1/responses, streamed events, with
 //     function calls; responses.go), which codex uses through a model
 //     provider with wire_api "responses";
+//   - the Gemini API (POST /v1beta/models/{model}:generateContent and
+//     :streamGenerateContent, with function calls; gemini.go), which
+//     Google's gemini CLI uses through GOOGLE_GEMINI_BASE_URL;
 //   - GET /v1/models for clients that list models first.
 //
 // Each request is answered by the Script whose Topic occurs in the
@@ -74,7 +77,8 @@ const (
 	CallTool
 	// Overloaded answers every request for the model Script.Model as an
 	// overloaded provider does — Anthropic: HTTP 529 overloaded_error;
-	// OpenAI: HTTP 503 "The model is overloaded"; both with Retry-After: 1
+	// OpenAI and Gemini: HTTP 503 "The model is overloaded" (Gemini's
+	// status UNAVAILABLE); all with Retry-After: 1
 	// — and behaves like Write for any other model.
 	Overloaded
 )
@@ -126,7 +130,7 @@ func (u Usage) anthropic(output int) map[string]any {
 // Request is one request the server received, for test logs and assertions.
 type Request struct {
 	At     time.Time // when it arrived
-	API    string    // "openai", "anthropic" or "responses"
+	API    string    // "openai", "anthropic", "responses" or "google" (the Gemini API)
 	Topic  string    // the matched Script's Topic, "" when none matched
 	Status int       // the HTTP status answered (0 while hanging)
 	Tools  int       // number of tools the client offered
@@ -134,7 +138,8 @@ type Request struct {
 	Stream bool      // the client asked for a stream
 	// Schema is the JSON schema of the final answer the client asked for
 	// (Responses: text.format of type json_schema, as codex's
-	// --output-schema sends it); nil when it asked for none.
+	// --output-schema sends it; Gemini: generationConfig's
+	// responseJsonSchema); nil when it asked for none.
 	Schema map[string]any
 	Model  string // the model the request named
 	Usage  Usage  // the usage the answer reported (zero unless Status is 200)
@@ -162,6 +167,7 @@ func New(scripts ...Script) *Server {
 	mux.HandleFunc("POST /v1/messages", s.anthropic)
 	mux.HandleFunc("POST /v1/responses", s.responses)
 	mux.HandleFunc("POST /responses", s.responses)
+	mux.HandleFunc("POST /v1beta/models/{call}", s.gemini)
 	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, 200, map[string]any{"object": "list", "data": []any{map[string]any{"id": "test-model", "object": "model", "type": "model", "display_name": "test-model"}}})
 	})
@@ -371,8 +377,12 @@ func refuse(w http.ResponseWriter, api string, t turn) {
 	case 503:
 		msg, typ = "The model is overloaded. Please try again later.", "server_error"
 	}
-	if api == "anthropic" {
+	switch api {
+	case "anthropic":
 		writeJSON(w, t.status, map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": msg}})
+		return
+	case "google":
+		writeJSON(w, t.status, gmRefusal(t, msg))
 		return
 	}
 	writeJSON(w, t.status, map[string]any{"error": map[string]any{"message": msg, "type": typ, "code": typ}})

@@ -1,15 +1,14 @@
-// Package agents holds the agent definitions that make opencode and
-// Claude Code act as read-only research specialists for specd: tools
-// narrowed to read-only web access and file reading, and an output section
-// that asks for exactly the WebResearcherResult JSON
-// (docs/contract.md#structured-results).
+// Package agents holds the read-only research-specialist that makes an
+// agent CLI act as a research specialist for specd: its instructions,
+// tools narrowed to read-only web access and file reading, and an output
+// section that asks for exactly the WebResearcherResult JSON
+// (docs/contract.md#structured-results). Which CLI gets which form of it
+// is internal/agentcli's.
 package agents
 
 import (
 	"bytes"
 	_ "embed"
-	"fmt"
-	"path/filepath"
 	"text/template"
 
 	"github.com/specd-dev/specd/internal/results"
@@ -21,28 +20,14 @@ const Name = "research-specialist"
 //go:embed research-specialist.md.tmpl
 var tmpl string
 
-// CLIs are the agent CLIs Definition knows.
-var CLIs = []string{"opencode", "claude"}
-
-// Path returns where cli reads a project agent definition, relative to the
-// project root: .opencode/agents/<name>.md for opencode, .claude/agents/
-// <name>.md for Claude Code.
-func Path(cli string) string {
-	dir := ".opencode"
-	if cli == "claude" {
-		dir = ".claude"
-	}
-	return filepath.Join(dir, "agents", Name+".md")
-}
-
-// Definition returns the research-specialist agent file for cli ("opencode"
-// or "claude"), or an error naming the accepted values.
-func Definition(cli string) ([]byte, error) {
-	if cli != "opencode" && cli != "claude" {
-		return nil, fmt.Errorf("--agents: %q is not one of opencode, claude", cli)
-	}
+// Definition returns the research-specialist agent file with front, the
+// lines of its CLI's front matter (each starting with a newline), between
+// the two "---" lines.
+func Definition(front string) []byte {
 	t := template.Must(template.New("agent").Parse(tmpl))
 	var b bytes.Buffer
-	err := t.Execute(&b, map[string]string{"CLI": cli, "Schema": string(results.SchemaJSON())})
-	return b.Bytes(), err
+	if err := t.Execute(&b, map[string]string{"Front": front, "Schema": string(results.SchemaJSON())}); err != nil {
+		panic(err) // the embedded template executes on strings
+	}
+	return b.Bytes()
 }
