@@ -72,8 +72,8 @@ var ErrorPatterns = sync.OnceValue(func() []ClassPattern {
 	out := make([]ClassPattern, len(classes))
 	for i, class := range classes {
 		alts := providerErrors[class]
-		for _, c := range registry {
-			alts = append(alts, c.Info().Errors[class]...)
+		for _, e := range registry {
+			alts = append(alts, e.info.Errors[class]...)
 		}
 		out[i] = ClassPattern{class, regexp.MustCompile(`(?i)` + strings.Join(alts, "|"))}
 	}
