@@ -179,24 +179,37 @@ type Event interface {
 // included), cached input and output tokens; ok is false without a price.
 type Price func(input, cached, output int64) (usd float64, ok bool)
 
-var registry []CLI
+// registry holds every CLI with its Info, read once: Get is asked per
+// topic and per line of output.
+var registry []entry
+
+type entry struct {
+	info Info
+	cli  CLI
+}
 
 // register adds c to the registry, in Info.Order; each CLI's file calls
 // it from its init.
 func register(c CLI) {
-	registry = append(registry, c)
-	slices.SortStableFunc(registry, func(a, b CLI) int { return a.Info().Order - b.Info().Order })
+	registry = append(registry, entry{c.Info(), c})
+	slices.SortStableFunc(registry, func(a, b entry) int { return a.info.Order - b.info.Order })
 }
 
 // All returns every CLI, in Info.Order.
-func All() []CLI { return slices.Clone(registry) }
+func All() []CLI {
+	out := make([]CLI, len(registry))
+	for i, e := range registry {
+		out[i] = e.cli
+	}
+	return out
+}
 
 // Get returns the CLI whose specialist.preset is name; ok is false for
 // every other preset (local, command).
 func Get(name string) (c CLI, ok bool) {
-	for _, c := range registry {
-		if c.Info().Name == name {
-			return c, true
+	for _, e := range registry {
+		if e.info.Name == name {
+			return e.cli, true
 		}
 	}
 	return nil, false
@@ -205,8 +218,8 @@ func Get(name string) (c CLI, ok bool) {
 // Names returns the names of every CLI, in Info.Order.
 func Names() []string {
 	out := make([]string, len(registry))
-	for i, c := range registry {
-		out[i] = c.Info().Name
+	for i, e := range registry {
+		out[i] = e.info.Name
 	}
 	return out
 }

@@ -82,8 +82,8 @@ var ErrorPatterns = sync.OnceValue(func() []ClassPattern {
 	}
 	for _, class := range classes {
 		alts := providerErrors[class]
-		for _, c := range registry {
-			alts = append(alts, c.Info().Errors[class]...)
+		for _, e := range registry {
+			alts = append(alts, e.info.Errors[class]...)
 		}
 		out = append(out, ClassPattern{class, regexp.MustCompile(`(?i)` + strings.Join(alts, "|"))})
 	}
