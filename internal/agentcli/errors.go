@@ -74,7 +74,7 @@ var ErrorPatterns = sync.OnceValue(func() []ClassPattern {
 	for _, class := range classes {
 		var first []string
 		for _, c := range registry {
-			first = append(first, c.Info().ErrorsFirst[class]...)
+			first = append(first, c.info.ErrorsFirst[class]...)
 		}
 		if len(first) > 0 {
 			out = append(out, ClassPattern{class, regexp.MustCompile(`(?i)` + strings.Join(first, "|"))})
