@@ -33,7 +33,7 @@ const maxLine = 16 << 20
 // ReadOutput reads the stdout file at path of one attempt of a specialist
 // sp (its preset, and for a CLI that reports no cost its price), line by
 // line: an agent CLI's JSON events (agentcli.CLI.Parse) are rendered and
-// their usage summed (docs/agent-clis.md has each CLI's); a command's is
+// their usage summed (each CLI reads its own); a command's is
 // the sum of its USAGE lines (docs/contract.md#specialists); local's none.
 // A reported cost of 0 for a non-zero number of tokens is an unknown cost
 // (specs.Priced). Text keeps the last maxText bytes of the text. A file

@@ -72,7 +72,7 @@ If the task needs rights you do not have, print: TASK_ERROR: declined - <reason>
 // Argv builds the specialist command line for one topic from the preset;
 // local is the specd binary that runs the built-in specialist
 // (docs/configuration.md). An agent CLI's is its registry entry's
-// (agentcli.CLI.Argv; docs/agent-clis.md) for Topic(sp, in), with
+// (agentcli.CLI.Argv) for Topic(sp, in), with
 // PROMPT: specialist.prompt, else the agent prompt (a structured result)
 // with an agent, else defaultPrompt, expanded for the topic; with preset
 // command each argument of specialist.command is expanded. Template

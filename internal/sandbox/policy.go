@@ -46,8 +46,8 @@ var systemWrite = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/
 // For returns the policy of one topic's specialist
 // (docs/operating.md#sandbox): it reads the system, the project and its
 // own program's directory; it writes only its output directory and its
-// TMPDIR, which holds its CLI's private home (Prepare,
-// docs/operating.md#agent-cli-homes); every one reads the specd binary
+// TMPDIR, which holds its CLI's private home (Prepare);
+// every one reads the specd binary
 // (Topic.Specd: it may run `specd specialist local`), and all but local
 // the directory their program (Argv[0]) is installed in:
 //
@@ -55,7 +55,7 @@ var systemWrite = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/
 //	an agent CLI
 //	          + reads its install (the node_modules tree of Argv[0]) and its
 //	            runtime's (node), and may write its Loose directories
-//	            (agentcli.Info; docs/agent-clis.md)
+//	            (agentcli.Info)
 //
 // and sandbox.readable / sandbox.writable on top. The user's own CLI
 // state (~/.codex, ~/.claude*, opencode's XDG directories) is neither
