@@ -87,3 +87,53 @@ func TestReadmeFitsAScreen(t *testing.T) {
 		t.Errorf("README.md has %d words; at most 1200: move the detail into docs/", n)
 	}
 }
+
+// TestDocsLinksResolve: every relative link of the README and docs/
+// names a file that exists and, with #anchor, a heading or <a id> of it.
+func TestDocsLinksResolve(t *testing.T) {
+	root := filepath.Join("..", "..")
+	files, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	files = append(files, filepath.Join(root, "README.md"))
+	fence := regexp.MustCompile("(?s)```.*?```")
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	anchors := map[string]map[string]bool{}
+	anchorsOf := func(path string) map[string]bool {
+		if a, ok := anchors[path]; ok {
+			return a
+		}
+		a := map[string]bool{}
+		data, _ := os.ReadFile(path)
+		for _, m := range regexp.MustCompile(`<a id="([^"]+)"`).FindAllStringSubmatch(string(data), -1) {
+			a[m[1]] = true
+		}
+		for _, m := range regexp.MustCompile(`(?m)^#+ (.*)$`).FindAllStringSubmatch(string(data), -1) {
+			id := regexp.MustCompile(`[^\p{L}\p{N}_\- ]`).ReplaceAllString(strings.ToLower(strings.TrimSpace(m[1])), "")
+			a[strings.ReplaceAll(id, " ", "-")] = true
+		}
+		anchors[path] = a
+		return a
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(fence.ReplaceAllString(string(data), ""), -1) {
+			target, anchor, _ := strings.Cut(m[1], "#")
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			path := f
+			if target != "" {
+				path = filepath.Join(filepath.Dir(f), target)
+			}
+			if _, err := os.Stat(path); err != nil {
+				t.Errorf("%s: link %s: no such file", f, m[1])
+				continue
+			}
+			if anchor != "" && strings.HasSuffix(path, ".md") && !anchorsOf(path)[anchor] {
+				t.Errorf("%s: link %s: no heading or <a id> %q there", f, m[1], anchor)
+			}
+		}
+	}
+}

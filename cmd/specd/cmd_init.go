@@ -59,7 +59,7 @@ a /research command (.opencode/command/research.md, .claude/commands/research.md
 splits a question into 3 to 8 topics and calls specd's research tool (or 'specd submit
 --wait' where MCP is off), and registers 'specd mcp' (from PATH) in the CLI's project
 config: "mcp" in opencode.json, "mcpServers" in .mcp.json; an entry named specd that is
-there already is kept (docs/agents.md#use-it-from-your-agent).
+there already is kept (docs/agent-clis.md#use-it-from-your-agent).
 
 --dry-run prints every step and changes nothing.` + exitHelp("a step failed (the message names it); nothing after it was done"),
 		Args: cobra.NoArgs,

@@ -79,7 +79,7 @@ type Info struct {
 	Loose []string
 	// TrustFiles are the project files and directories (walked) it loads
 	// by itself and that can make it run code or widen its tools: trust
-	// hashes them (docs/operating.md#trust).
+	// hashes them (docs/operating.md#security).
 	TrustFiles []string
 	// NamedAgents: specialist.agent may name a project agent; without
 	// them it takes only "" or cli-default.

@@ -116,7 +116,7 @@ type Specialist struct {
 	// Env is added to every specialist's environment (any preset), e.g.
 	// XDG_DATA_HOME, XDG_CONFIG_HOME, XDG_CACHE_HOME, XDG_STATE_HOME for
 	// opencode, CLAUDE_CONFIG_DIR for claude or CODEX_HOME for codex, so
-	// that the CLIs keep their state outside a read-only home (docs/agents.md,
+	// that the CLIs keep their state outside a read-only home (docs/agent-clis.md,
 	// where the CLIs write). Names must not start
 	// with SPECD_ (the input contract).
 	Env map[string]string `yaml:"env"`

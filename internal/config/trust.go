@@ -135,11 +135,11 @@ func Cover(root string, c Config) (Covered, error) {
 }
 
 // cliState are the variables of specialist.env that move where an agent
-// CLI writes its state at every run (docs/agents.md's table: sessions, logs,
+// CLI writes its state at every run (docs/agent-clis.md's table: sessions, logs,
 // caches). Below a directory inside the project that one of them names,
 // trust hashes what git tracks or does not ignore (unignored): what a
 // clone can bring, not what the CLI writes in the git-ignored directory
-// docs/agents.md advises; outside a git work tree, nothing.
+// docs/agent-clis.md advises; outside a git work tree, nothing.
 var cliState = map[string]bool{"HOME": true, "TMPDIR": true, "CLAUDE_CODE_TMPDIR": true, "CLAUDE_CONFIG_DIR": true, "CODEX_HOME": true,
 	"XDG_DATA_HOME": true, "XDG_STATE_HOME": true, "XDG_CACHE_HOME": true, "XDG_CONFIG_HOME": true}
 

@@ -18,7 +18,7 @@ import (
 
 // The coordinator: the agent a person talks to in opencode or Claude Code.
 // `specd init --agents CLI` gives it a /research command and registers
-// `specd mcp` in the CLI's project config (docs/agents.md#use-it-from-your-agent,
+// `specd mcp` in the CLI's project config (docs/agent-clis.md#use-it-from-your-agent,
 // docs/contract.md#mcp-tools).
 
 //go:embed research.md.tmpl
