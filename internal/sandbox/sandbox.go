@@ -13,6 +13,7 @@ package sandbox
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"slices"
@@ -49,6 +50,11 @@ type Policy struct {
 	// to fail with EACCES (Landlock's answer), not EROFS (opencode stops).
 	loose  []string
 	cgroup *Cgroup // the topic's, whose v1 cgroups the start thread joins (bounds_v1.go)
+	// tmpfs, when set, is the topic's TMPDIR, made by Start as a tmpfs of
+	// its own in the mount namespace (Prepare: inNamespace) and filled by
+	// seed; it is written, as own are.
+	tmpfs string
+	seed  func() error
 }
 
 // sortedPaths are a policy's paths that exist, by kind and right.
@@ -130,7 +136,11 @@ func (p Policy) Start(cmd *exec.Cmd) error {
 		if ok, _ := rootMounts(); ok {
 			m = confine.ForRules(rules, os.Getenv("XDG_RUNTIME_DIR"))
 			m.Write = append(m.Write, p.loose...)
+			m.Tmp, m.Fill = p.tmpfs, func() error { return p.fillTmpfs(fd) }
 		}
+	}
+	if p.tmpfs != "" && m == nil {
+		return fmt.Errorf("the topic's TMPDIR %s: no mount namespace to make it in", p.tmpfs)
 	}
 	errc := make(chan error, 1)
 	confine.Go(func() {
@@ -149,6 +159,21 @@ func (p Policy) Start(cmd *exec.Cmd) error {
 		errc <- err
 	})
 	return <-errc
+}
+
+// fillTmpfs seeds the topic's TMPDIR, a tmpfs of the namespace the
+// calling thread has just made (Mounts.Tmp), and adds its rule to the
+// ruleset fd: it did not exist when the other rules were opened.
+func (p Policy) fillTmpfs(fd int) error {
+	if p.tmpfs == "" {
+		return nil
+	}
+	if p.seed != nil {
+		if err := p.seed(); err != nil {
+			return fmt.Errorf("the topic's TMPDIR: %w", err)
+		}
+	}
+	return confine.AddRules(fd, []rule{{Path: p.tmpfs, Rights: dirWriteRights}})
 }
 
 // closeInherited marks, once, the descriptors specd inherited

@@ -27,6 +27,19 @@ type Mounts struct {
 	// namespace, which is read-only (nosuid) everywhere else: modes,
 	// owners, times and links outside them cannot change.
 	Write []string
+	// Tmp, when set, is a directory beneath one of Hide made in the
+	// namespace as a tmpfs of its own (nosuid, nodev, mode 0700), and
+	// Fill what is called once it is there, before anything is dropped:
+	// a topic's TMPDIR that never touches the disk and ends with the
+	// namespace (docs/operating.md#sandbox).
+	Tmp  string
+	Fill func() error
+}
+
+// Beneath returns the directory of HideDirs(runtimeDir), links resolved,
+// that path lies strictly beneath, or "": where a Mounts.Tmp may be.
+func Beneath(path, runtimeDir string) string {
+	return under(path, (&Mounts{Hide: HideDirs(runtimeDir)}).hidden())
 }
 
 // HideDirs returns the directories a specialist's namespace covers:
@@ -116,6 +129,14 @@ func (m *Mounts) apply() error {
 	if err := mountpoints(binds, hide); err != nil {
 		return err
 	}
+	if m.Tmp != "" {
+		if under(m.Tmp, hide) == "" {
+			return fmt.Errorf("tmpfs at %s: not beneath a hidden directory", m.Tmp)
+		}
+		if err := os.MkdirAll(m.Tmp, 0o700); err != nil {
+			return fmt.Errorf("tmpfs at %s: %w", m.Tmp, err)
+		}
+	}
 	ro := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID}
 	// EBUSY: a mount of the fresh copy counted a writer for a moment (a
 	// write in flight elsewhere in the process as the namespace was
@@ -140,8 +161,26 @@ func (m *Mounts) apply() error {
 			return fmt.Errorf("bind %s: %w", b.target, err)
 		}
 	}
+	if err := m.tmpfs(); err != nil {
+		return err
+	}
 	// The thread's working directory may lie in what is now hidden.
 	return unix.Chdir("/")
+}
+
+// tmpfs mounts the tmpfs of m.Tmp (its place made before the namespace
+// went read-only) and calls m.Fill.
+func (m *Mounts) tmpfs() error {
+	if m.Tmp == "" {
+		return nil
+	}
+	if err := unix.Mount("tmpfs", m.Tmp, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700"); err != nil {
+		return fmt.Errorf("tmpfs at %s: %w", m.Tmp, err)
+	}
+	if m.Fill != nil {
+		return m.Fill()
+	}
+	return nil
 }
 
 // cover mounts one empty tmpfs over the first of hide and binds it over
