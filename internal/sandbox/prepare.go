@@ -86,6 +86,7 @@ func Prepare(cfg config.Sandbox, specd string, t Topic) (Setup, error) {
 		if err := s.Cgroup.Bound(LimitsOf(cfg)); err != nil {
 			return s, fmt.Errorf("the topic's bounds: %w", err)
 		}
+		s.Cgroup.Warm() // joins its v1 cgroups, if any, while the rest is readied
 	}
 	if s.Tmp, s.tmpfs = inNamespace(cfg, s.Helper, t.Root); s.Tmp == "" {
 		if s.Tmp, err = os.MkdirTemp("", "specd-topic-"); err != nil {

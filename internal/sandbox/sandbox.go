@@ -143,9 +143,10 @@ func (p Policy) Start(cmd *exec.Cmd) error {
 		return fmt.Errorf("the topic's TMPDIR %s: no mount namespace to make it in", p.tmpfs)
 	}
 	errc := make(chan error, 1)
-	confine.Go(func() {
-		leave, err := p.cgroup.joinV1() // before the mount namespace and Landlock, which refuse cgroupfs writes
-		defer leave()                   // idempotent
+	// The v1 join before the mount namespace and Landlock, which refuse
+	// cgroupfs writes.
+	p.cgroup.inV1(func(leave func(), err error) {
+		defer leave() // idempotent
 		if err != nil {
 			errc <- err
 			return
