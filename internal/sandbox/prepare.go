@@ -54,6 +54,9 @@ func (s Setup) Release() {
 	if s.Tmp != "" && !s.tmpfs {
 		os.RemoveAll(s.Tmp)
 	}
+	if s.Policy != nil {
+		s.Policy.ns.close()
+	}
 	s.Cgroup.Release()
 }
 
@@ -119,7 +122,7 @@ func Prepare(cfg config.Sandbox, specd string, t Topic) (Setup, error) {
 		}
 	}
 	p := t.policy()
-	p.cgroup = s.Cgroup
+	p.cgroup, p.ns = s.Cgroup, &heldNS{fd: -1}
 	if s.tmpfs {
 		p.own, p.tmpfs, p.seed = []string{t.Out}, s.Tmp, home.write
 	}

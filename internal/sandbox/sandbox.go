@@ -55,6 +55,46 @@ type Policy struct {
 	// seed; it is written, as own are.
 	tmpfs string
 	seed  func() error
+	// ns, when set, receives from Start the descriptor of the mount
+	// namespace it made (confine.Mounts.NS), which Setup.Release closes.
+	ns *heldNS
+}
+
+// heldNS is a topic's mount namespace, held open by specd.
+type heldNS struct {
+	mu sync.Mutex
+	fd int
+}
+
+// hold keeps fd (-1 for none) until close.
+func (h *heldNS) hold(fd int) {
+	if h == nil {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.fd >= 0 {
+		unix.Close(h.fd)
+	}
+	h.fd = fd
+}
+
+// close lets the namespace go, in the background: its teardown takes an
+// expedited RCU grace period, which no one needs to wait for.
+func (h *heldNS) close() {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	fd := h.fd
+	h.fd = -1
+	h.mu.Unlock()
+	if fd >= 0 {
+		go unix.Close(fd)
+	}
 }
 
 // sortedPaths are a policy's paths that exist, by kind and right.
@@ -151,7 +191,11 @@ func (p Policy) Start(cmd *exec.Cmd) error {
 			errc <- err
 			return
 		}
-		if err := confine.Thread(m, fd); err != nil {
+		err = confine.Thread(m, fd)
+		if m != nil {
+			p.ns.hold(m.NS)
+		}
+		if err != nil {
 			errc <- err
 			return
 		}

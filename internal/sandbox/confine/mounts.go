@@ -34,6 +34,13 @@ type Mounts struct {
 	// namespace (docs/operating.md#sandbox).
 	Tmp  string
 	Fill func() error
+	// NS, once apply has made the namespace, is a descriptor of it
+	// (/proc/thread-self/ns/mnt, close-on-exec), or -1: whoever holds it
+	// keeps the namespace until it closes it, so that its teardown — an
+	// unmount of every copied mount and an expedited RCU grace period —
+	// is not in the exit of the specialist's last process, which the
+	// caller waits for, but in that close.
+	NS int
 }
 
 // Beneath returns the directory of HideDirs(runtimeDir), links resolved,
@@ -58,7 +65,7 @@ func HideDirs(runtimeDir string) []string {
 // bind read-write every path a rule lets write (but character devices:
 // /dev/null and the like are written on a read-only mount too).
 func ForRules(rules []Rule, runtimeDir string) *Mounts {
-	m := &Mounts{Hide: HideDirs(runtimeDir)}
+	m := &Mounts{Hide: HideDirs(runtimeDir), NS: -1}
 	const write = ll.AccessFSWriteFile | ll.AccessFSMakeReg | ll.AccessFSRemoveFile
 	for _, r := range rules {
 		if r.Rights&write != 0 {
@@ -107,8 +114,12 @@ type bind struct {
 // it out: binds copied, Hide covered, everything made read-only, the
 // binds attached. It needs CAP_SYS_ADMIN in the thread's user namespace.
 func (m *Mounts) apply() error {
+	m.NS = -1
 	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
 		return fmt.Errorf("unshare(CLONE_NEWNS): %w", err)
+	}
+	if fd, err := unix.Open("/proc/thread-self/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
+		m.NS = fd
 	}
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("mount namespace private: %w", err)
