@@ -441,13 +441,13 @@ func notStarted(why string) barrier.Attempt {
 	return barrier.Attempt{Result: runner.Result{ExitCode: -1}, End: barrier.NotStarted, Reason: why}
 }
 
-// dirs makes reports/.logs/ and reports/.results/, once per run.
+// dirs makes reports/.logs/, once per run. reports/.results/ is made when
+// a result lands there (promote, a quarantine file): a directory less to
+// make per run where most specialists leave none.
 func (r *run) dirs() error {
 	r.mkdirs.Do(func() {
-		for _, d := range []string{specs.LogsDir, specs.ResultsDir} {
-			if err := nofollow.Mkdir(r.d.fsRoot, filepath.Join(r.runDir, specs.ReportsDir, d), 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-				r.mkdirErr = err
-			}
+		if err := nofollow.Mkdir(r.d.fsRoot, filepath.Join(r.runDir, specs.ReportsDir, specs.LogsDir), 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			r.mkdirErr = err
 		}
 	})
 	return r.mkdirErr

@@ -179,7 +179,9 @@ func Passes(names []string, name string) bool {
 	return false
 }
 
-// Run implements Runner.
+// Run implements Runner: it takes the topic's lock (acquire), opens the
+// log files, starts the process (command, spawn), waits for its group
+// (supervise) and says how it ended (ended).
 func (Process) Run(ctx context.Context, job Job) Result {
 	start := time.Now()
 	res := Result{ExitCode: -1, Timeout: job.Timeout, StallTimeout: job.StallTimeout}
@@ -187,22 +189,12 @@ func (Process) Run(ctx context.Context, job Job) Result {
 		res.StartErr = errors.New("empty specialist command")
 		return res
 	}
-	var lock *os.File
-	if job.Lock != "" {
-		var err error
-		if lock, _, err = nofollow.Flock(ctx, job.Dir, job.Lock, true); err != nil {
-			if ctx.Err() != nil {
-				res.Interrupted = true
-			} else {
-				res.StartErr = err
-			}
-			return res
-		}
+	lock, ok := acquire(ctx, job, &res)
+	if !ok {
+		return res
+	}
+	if lock != nil {
 		defer lock.Close()
-		if job.Skip != nil && job.Skip() {
-			res.Skipped = true
-			return res
-		}
 	}
 	// Truncated, as os.Create does, without following a link on the way.
 	logs, err := nofollow.OpenFiles(job.Dir, []string{job.Stdout, job.Stderr}, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
@@ -210,30 +202,92 @@ func (Process) Run(ctx context.Context, job Job) Result {
 		res.StartErr = err
 		return res
 	}
-	stdout, stderr := logs[0], logs[1]
-	defer stdout.Close()
-	defer stderr.Close()
-
-	argv, grace := job.Argv, job.Grace
-	if len(job.Helper) > 0 {
-		// The helper starts the specialist: find it here, so that a
-		// missing program is a start error, as without the helper.
-		if _, err := exec.LookPath(argv[0]); err != nil {
-			res.StartErr = err
-			return res
-		}
-		argv = append(append(slices.Clone(job.Helper), "-grace", job.Grace.String(), "--"), argv...)
-		// The helper signals every descendant itself, SIGKILL after
-		// job.Grace; it gets helperMargin more before its group is killed.
-		grace += helperMargin
+	defer logs[0].Close()
+	defer logs[1].Close()
+	argv, grace, err := helped(job)
+	if err != nil {
+		res.StartErr = err
+		return res
 	}
-
 	tctx, cancel := context.WithTimeout(ctx, job.Timeout)
 	defer cancel()
 	// wctx is tctx, or ends earlier when the stall watchdog stops the job.
 	wctx, stall := context.WithCancel(tctx)
 	defer stall()
-	cmd := exec.CommandContext(wctx, lookPath(argv[0]), argv[1:]...)
+	cmd := command(wctx, job, argv, lock, logs[0], logs[1])
+	cmd.WaitDelay = grace
+	if job.OnStart != nil {
+		job.OnStart()
+	}
+	res.Started = true
+	if err := spawn(job, cmd); err != nil {
+		res.StartErr = err
+		return res
+	}
+	var stalled atomic.Bool
+	waitErr := supervise(wctx, job, cmd, grace, func() { stalled.Store(true); stall() }, logs[0], logs[1])
+	res.Duration = time.Since(start)
+	ended(&res, cmd, waitErr)
+	switch {
+	case ctx.Err() != nil:
+		res.Interrupted = true
+	case tctx.Err() != nil:
+		res.TimedOut = true
+	case stalled.Load():
+		res.Stalled = true
+	}
+	return res
+}
+
+// acquire takes job.Lock, when set, and asks job.Skip: it returns the
+// locked file (nil without a Lock) and true when the job goes on, or
+// false with res saying why not (Interrupted, StartErr or Skipped).
+func acquire(ctx context.Context, job Job, res *Result) (*os.File, bool) {
+	if job.Lock == "" {
+		return nil, true
+	}
+	lock, _, err := nofollow.Flock(ctx, job.Dir, job.Lock, true)
+	if err != nil {
+		if ctx.Err() != nil {
+			res.Interrupted = true
+		} else {
+			res.StartErr = err
+		}
+		return nil, false
+	}
+	if job.Skip != nil && job.Skip() {
+		lock.Close()
+		res.Skipped = true
+		return nil, false
+	}
+	return lock, true
+}
+
+// helped returns the command line to start and the grace period before
+// its group is killed: job.Argv, or with a Helper the helper's command
+// line in front of it, with helperMargin more grace. A program not found
+// in PATH is an error, as without the helper.
+func helped(job Job) (argv []string, grace time.Duration, err error) {
+	argv, grace = job.Argv, job.Grace
+	if len(job.Helper) == 0 {
+		return argv, grace, nil
+	}
+	// The helper starts the specialist: find it here.
+	if _, err := exec.LookPath(argv[0]); err != nil {
+		return nil, 0, err
+	}
+	argv = append(append(slices.Clone(job.Helper), "-grace", job.Grace.String(), "--"), argv...)
+	// The helper signals every descendant itself, SIGKILL after
+	// job.Grace; it gets helperMargin more before its group is killed.
+	return argv, grace + helperMargin, nil
+}
+
+// command returns the process of argv for job, not started: in its own
+// process group (and job's cgroup), in job.Dir with the environment
+// childEnv builds, its output to stdout and stderr, stopped by SIGTERM
+// to its group (and cgroup) when ctx ends; lock is passed to a Helper.
+func command(ctx context.Context, job Job, argv []string, lock, stdout, stderr *os.File) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, lookPath(argv[0]), argv[1:]...)
 	cmd.Args[0] = argv[0]
 	cmd.Dir = job.Dir
 	cmd.Env = childEnv(job.Pass, job.Env)
@@ -262,39 +316,41 @@ func (Process) Run(ctx context.Context, job Job) Result {
 		}
 		return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 	}
-	cmd.WaitDelay = grace
+	return cmd
+}
 
-	if job.OnStart != nil {
-		job.OnStart()
-	}
-	res.Started = true
-	spawn := func() error { return job.Cgroup.Start(cmd) } // cmd.Start, in its v1 cgroups too
+// spawn starts cmd as job says: confined by its Sandbox (the helper
+// confining the specialist when there is one), in its cgroups.
+func spawn(job Job, cmd *exec.Cmd) error {
 	switch {
 	case job.Sandbox != nil && len(job.Helper) > 0:
 		// The step starts unconfined and confines the specialist.
-		spawn = func() error { return job.Sandbox.StartStep(cmd, len(job.Helper)) }
+		return job.Sandbox.StartStep(cmd, len(job.Helper))
 	case job.Sandbox != nil:
-		spawn = func() error { return job.Sandbox.Start(cmd) }
+		return job.Sandbox.Start(cmd)
 	}
-	if err := spawn(); err != nil {
-		res.StartErr = err
-		return res
-	}
+	return job.Cgroup.Start(cmd) // cmd.Start, in its v1 cgroups too
+}
+
+// supervise waits for the started cmd and its whole group: it calls
+// job.OnSpawn, runs the stall watchdog over the log files (stall stops
+// the job), kills the group (and cgroup) grace after ctx ends — WaitDelay
+// kills only the leader, and a grandchild that ignores SIGTERM must not
+// survive — and sweeps both once the leader is gone. It returns
+// cmd.Wait's error.
+func supervise(ctx context.Context, job Job, cmd *exec.Cmd, grace time.Duration, stall func(), logs ...*os.File) error {
 	pgid := cmd.Process.Pid
 	if job.OnSpawn != nil {
 		job.OnSpawn(pgid)
 	}
-	// Grace-period killer for the whole group: WaitDelay kills only the
-	// leader, and a grandchild that ignores SIGTERM must not survive.
 	done := make(chan struct{})
-	var stalled atomic.Bool
 	if job.StallTimeout > 0 {
-		go watch(done, job.StallTimeout, func() { stalled.Store(true); stall() }, stdout, stderr)
+		go watch(done, job.StallTimeout, stall, logs...)
 	}
 	go func() {
 		select {
 		case <-done:
-		case <-wctx.Done():
+		case <-ctx.Done():
 			select {
 			case <-done:
 			case <-time.After(grace):
@@ -314,8 +370,12 @@ func (Process) Run(ctx context.Context, job Job) Result {
 	if job.Cgroup != nil {
 		job.Cgroup.Kill()
 	}
+	return waitErr
+}
 
-	res.Duration = time.Since(start)
+// ended fills in res how the waited-for cmd ended: its signal or exit
+// status, and a wait error that is neither (but the WaitDelay's).
+func ended(res *Result, cmd *exec.Cmd, waitErr error) {
 	if st, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
 		if st.Signaled() {
 			res.Signal = st.Signal().String()
@@ -323,18 +383,9 @@ func (Process) Run(ctx context.Context, job Job) Result {
 			res.ExitCode = st.ExitStatus()
 		}
 	}
-	switch {
-	case ctx.Err() != nil:
-		res.Interrupted = true
-	case tctx.Err() != nil:
-		res.TimedOut = true
-	case stalled.Load():
-		res.Stalled = true
-	}
 	if waitErr != nil && res.Signal == "" && res.ExitCode == 0 && !errors.Is(waitErr, exec.ErrWaitDelay) {
 		res.StartErr = fmt.Errorf("wait: %w", waitErr)
 	}
-	return res
 }
 
 // lookPath returns where the program name is: exec.LookPath's answer,

@@ -265,8 +265,7 @@ func (c *Cgroup) Start(cmd *exec.Cmd) error {
 		return cmd.Start()
 	}
 	errc := make(chan error, 1)
-	confine.Go(func() {
-		leave, err := c.joinV1()
+	c.inV1(func(leave func(), err error) {
 		if err == nil {
 			err = cmd.Start()
 		}
@@ -274,6 +273,56 @@ func (c *Cgroup) Start(cmd *exec.Cmd) error {
 		errc <- err
 	})
 	return <-errc
+}
+
+// inV1 runs f on a locked OS thread of its own, which ends after it, that
+// has joined c's v1 cgroups (joinV1; none when c has none), with the
+// join's leave and error: the thread Warm started when there is one.
+func (c *Cgroup) inV1(f func(leave func(), err error)) {
+	if c != nil {
+		if w := c.warm.Swap(nil); w != nil {
+			*w <- f
+			return
+		}
+	}
+	confine.Go(func() {
+		leave, err := c.joinV1()
+		f(leave, err)
+	})
+}
+
+// Warm starts, where c has v1 cgroups, the thread the topic's specialist
+// will start from (inV1) and has it join them now: a thread's move into
+// a v1 cgroup waits for an RCU grace period of the kernel when no other
+// move came just before (cgroup_threadgroup_rwsem), 7–18 ms on an idle
+// 2-CPU machine, which then passes while specd takes the topic's lock
+// and readies its files (docs/decisions.md#cost-of-the-sandbox-per-topic-2026-11-27).
+// The thread waits in the topic's cgroups, allocating nothing, until the
+// start or Release.
+func (c *Cgroup) Warm() {
+	if c == nil || c.v1 == nil {
+		return
+	}
+	run := make(chan func(leave func(), err error), 1)
+	confine.Go(func() {
+		leave, err := c.joinV1()
+		if f, ok := <-run; ok {
+			f(leave, err)
+			return
+		}
+		leave() // released unused
+	})
+	c.warm.Store(&run)
+}
+
+// cool ends the thread Warm started and no start took.
+func (c *Cgroup) cool() {
+	if c == nil {
+		return
+	}
+	if w := c.warm.Swap(nil); w != nil {
+		close(*w)
+	}
 }
 
 // exceededV1 is Exceeded for the v1 cgroups: MemoryLimit after an OOM

@@ -36,6 +36,9 @@ type Cgroup struct {
 	bounds        Limits    // as Bound last wrote them; zero until then
 	exceeded      string    // the bound the topic met (Exceeded), or ""
 	v1            *cgroupV1 // its v1 memory and pids cgroups on a hybrid host (bounds_v1.go)
+	// warm is the thread Warm started in the v1 cgroups, waiting for the
+	// start to run on it (inV1), or nil.
+	warm atomic.Pointer[chan func(leave func(), err error)]
 }
 
 // spare holds emptied topic cgroups for the next topics to take, at most
@@ -135,6 +138,7 @@ func (c *Cgroup) Release() error {
 	if c == nil {
 		return nil
 	}
+	c.cool()
 	if c.empty.Load() && !c.killed.Load() && c.exceeded == "" {
 		spare.Lock()
 		if len(spare.cgroups) < maxSpare {
@@ -227,6 +231,7 @@ func (c *Cgroup) Remove() error {
 	if c == nil {
 		return nil
 	}
+	c.cool()
 	c.removeV1()
 	defer unix.Close(c.fd) // after Kill, which reads cgroup.events from it
 	err := os.Remove(c.dir)

@@ -8,10 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/preset"
+	"github.com/specd-dev/specd/internal/sandbox/confine"
 )
 
 // Setup is one topic's confinement as Prepare made it.
@@ -38,25 +40,36 @@ type Setup struct {
 	Policy *Policy
 	// Tmp is the topic's private TMPDIR.
 	Tmp string
+	// tmpfs says Tmp is a tmpfs of the topic's mount namespace, not a
+	// directory on the disk (inNamespace).
+	tmpfs bool
 }
 
-// Release removes the topic's TMPDIR and releases its cgroup
-// (Cgroup.Release: kept empty for another topic, or removed, killing what
-// is left in it): the caller's last step once the specialist has ended,
-// also when Prepare failed.
+// Release removes the topic's TMPDIR (one on the disk: a tmpfs of its
+// namespace ends with it) and releases its cgroup (Cgroup.Release: kept
+// empty for another topic, or removed, killing what is left in it): the
+// caller's last step once the specialist has ended, also when Prepare
+// failed.
 func (s Setup) Release() {
-	if s.Tmp != "" {
+	if s.Tmp != "" && !s.tmpfs {
 		os.RemoveAll(s.Tmp)
+	}
+	if s.Policy != nil {
+		s.Policy.ns.close()
 	}
 	s.Cgroup.Release()
 }
 
 // Prepare sets up the confinement of one topic's specialist
 // (docs/operating.md#sandbox) under the config's sandbox settings: a
-// private TMPDIR holding its CLI's private home (seedHome), the names of
+// private TMPDIR holding its CLI's private home (readHome), the names of
 // specd's environment it gets (Setup.Pass), a cgroup of its own
 // (NewCgroup) or, where specd may make none, the subreaper step in front
 // of it (Helper(specd)), and — unless sandbox: off — the policy For(t).
+// Where specd makes the topic's mount namespace itself (as root, with a
+// cgroup) and the TMPDIR lies in a directory the namespace hides, the
+// TMPDIR is a tmpfs of that namespace, made and seeded as the specialist
+// starts (Policy.Start), and nothing of it is on the disk (inNamespace).
 // t.Tmp and t.Helper are filled in; t.Environ is the specialist's
 // environment over specd's own. It returns ErrUnsupported (wrapped, with
 // what to do) when the sandbox is on and the kernel has no Landlock, or
@@ -67,21 +80,7 @@ func Prepare(cfg config.Sandbox, specd string, t Topic) (Setup, error) {
 	if !cfg.Off && ABI() < 1 {
 		return s, fmt.Errorf("sandbox: %w; set sandbox: off in .opencode/specd.yaml to run specialists unconfined", ErrUnsupported)
 	}
-	tmp, err := os.MkdirTemp("", "specd-topic-")
-	if err != nil {
-		return s, fmt.Errorf("the topic's TMPDIR: %w", err)
-	}
-	s.Tmp = tmp
-	s.Env = []string{"TMPDIR=" + tmp}
-	for _, v := range preset.TmpVars(t.Preset) {
-		s.Env = append(s.Env, v+"="+tmp)
-	}
-	home, err := seedHome(preset.Home(t.Preset, t.lookup), filepath.Join(tmp, HomeDir))
-	if err != nil {
-		return s, fmt.Errorf("the %s specialist's home: %w", t.Preset, err)
-	}
-	s.Env = append(s.Env, home...)
-	s.Pass = append(preset.PassEnv(t.Preset), cfg.EnvPass...)
+	var err error
 	if s.Cgroup, err = NewCgroup(); err != nil || (!cfg.Off && userMounts(specd)) {
 		s.Helper = Helper(specd)
 		t.Helper = s.Helper[0]
@@ -90,11 +89,30 @@ func Prepare(cfg config.Sandbox, specd string, t Topic) (Setup, error) {
 		if err := s.Cgroup.Bound(LimitsOf(cfg)); err != nil {
 			return s, fmt.Errorf("the topic's bounds: %w", err)
 		}
+		s.Cgroup.Warm() // joins its v1 cgroups, if any, while the rest is readied
 	}
+	if s.Tmp, s.tmpfs = inNamespace(cfg, s.Helper, t.Root); s.Tmp == "" {
+		if s.Tmp, err = os.MkdirTemp("", "specd-topic-"); err != nil {
+			return s, fmt.Errorf("the topic's TMPDIR: %w", err)
+		}
+	}
+	s.Env = []string{"TMPDIR=" + s.Tmp}
+	for _, v := range preset.TmpVars(t.Preset) {
+		s.Env = append(s.Env, v+"="+s.Tmp)
+	}
+	home, err := readHome(preset.Home(t.Preset, t.lookup), filepath.Join(s.Tmp, HomeDir))
+	if err == nil && !s.tmpfs {
+		err = home.write()
+	}
+	if err != nil {
+		return s, fmt.Errorf("the %s specialist's home: %w", t.Preset, err)
+	}
+	s.Env = append(s.Env, home.env...)
+	s.Pass = append(preset.PassEnv(t.Preset), cfg.EnvPass...)
 	if cfg.Off {
 		return s, nil
 	}
-	t.Tmp, t.Specd = tmp, specd
+	t.Tmp, t.Specd = s.Tmp, specd
 	t.Readable, t.Writable, t.ConnectPorts = cfg.Readable, cfg.Writable, cfg.ConnectPorts
 	if t.Preset == config.PresetLocal {
 		// The index, shared by its topics: made first, since a path that
@@ -104,74 +122,141 @@ func Prepare(cfg config.Sandbox, specd string, t Topic) (Setup, error) {
 		}
 	}
 	p := t.policy()
-	p.cgroup, p.home = s.Cgroup, t.lookup("HOME")
+	p.cgroup, p.ns, p.home = s.Cgroup, &heldNS{fd: -1}, t.lookup("HOME")
+	if s.tmpfs {
+		p.own, p.tmpfs, p.seed = []string{t.Out}, s.Tmp, home.write
+	}
 	s.Policy = &p
 	return s, nil
 }
+
+// inNamespace returns the path of the topic's TMPDIR in its mount
+// namespace, and true, where Policy.Start makes that namespace (root, a
+// cgroup and no step, the sandbox on, the kernel willing) and specd's
+// own TMPDIR lies in a directory it hides (/tmp, /var/tmp, /dev/shm, …)
+// but not in the project (bound into the namespace): there it is a tmpfs
+// of the namespace, which costs no file on the disk to make and remove
+// (docs/decisions.md#cost-of-the-sandbox-per-topic-2026-11-27). Else "".
+func inNamespace(cfg config.Sandbox, helper []string, root string) (string, bool) {
+	if cfg.Off || len(helper) > 0 || os.Geteuid() != 0 {
+		return "", false
+	}
+	if ok, _ := rootMounts(); !ok {
+		return "", false
+	}
+	dir := real(os.TempDir())
+	if confine.Beneath(filepath.Join(dir, "x"), os.Getenv("XDG_RUNTIME_DIR")) == "" || root != "" && (dir == real(root) || strings.HasPrefix(dir, real(root)+"/")) {
+		return "", false
+	}
+	return filepath.Join(dir, fmt.Sprintf("specd-topic-%d-%d", os.Getpid(), topicSeq.Add(1))), true
+}
+
+// topicSeq numbers the TMPDIRs inNamespace names.
+var topicSeq atomic.Int64
 
 // HomeDir is the directory under a topic's TMPDIR that holds its agent
 // CLI's private home (docs/operating.md#agent-cli-homes).
 const HomeDir = ".home"
 
-// maxHomeFile is the largest file of the user's seedHome copies
+// maxHomeFile is the largest file of the user's readHome copies
 // (claude's .claude.json grows with the projects it has seen).
 const maxHomeFile = 64 << 20
 
-// seedHome makes the directories of an agent CLI's private home under
-// home, fresh for one topic, copies into each the files of the user's
-// that it names (one that does not exist is left out), and returns the
-// NAME=dir pairs that point the CLI at them. A topic's writes there
-// (an MCP server in codex's config.toml, a hook in claude's
-// settings.json, a package in opencode's cache) go with its TMPDIR: they
-// reach neither the user's files nor a later topic. It returns an error
-// naming a directory it could not make or a file it could not copy.
-func seedHome(dirs []preset.HomeDir, home string) ([]string, error) {
-	var env []string
-	for _, d := range dirs {
-		dir := filepath.Join(home, d.Sub)
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, err
-		}
-		for _, f := range d.Files {
-			if err := copyFile(f.From, filepath.Join(dir, f.To)); err != nil {
-				return nil, err
-			}
-		}
-		env = append(env, d.Var+"="+dir)
-	}
-	return env, nil
+// cliHome is an agent CLI's private home for one topic (readHome): the
+// NAME=dir pairs that point the CLI at it, its directories, and the
+// user's files to copy into them, read.
+type cliHome struct {
+	env   []string
+	dirs  []string
+	files []homeCopy
 }
 
-// copyFile copies the regular file from (links followed: the user's own
-// file, read as the user) to a new file to, mode 0600; nothing when from
-// does not exist. It is a topic's scratch file, removed with its TMPDIR
-// and never read after a crash: no fsync.
-func copyFile(from, to string) error {
+// homeCopy is one of the user's files, read, and where its copy goes.
+type homeCopy struct {
+	to   string
+	data []byte
+}
+
+// readHome returns the private home of an agent CLI under home, fresh for
+// one topic, with the files of the user's that dirs name read (one that
+// does not exist is left out): read here, as specd sees them, even when
+// they are written in the topic's namespace (Policy.Start). A topic's
+// writes there (an MCP server in codex's config.toml, a hook in claude's
+// settings.json, a package in opencode's cache) go with its TMPDIR: they
+// reach neither the user's files nor a later topic. It returns an error
+// naming a file it could not read.
+func readHome(dirs []preset.HomeDir, home string) (cliHome, error) {
+	var h cliHome
+	for _, d := range dirs {
+		dir := filepath.Join(home, d.Sub)
+		h.dirs = append(h.dirs, dir)
+		for _, f := range d.Files {
+			data, err := readUserFile(f.From)
+			if err != nil {
+				return h, err
+			}
+			if data != nil {
+				h.files = append(h.files, homeCopy{filepath.Join(dir, f.To), data})
+			}
+		}
+		h.env = append(h.env, d.Var+"="+dir)
+	}
+	return h, nil
+}
+
+// write makes the home's directories (0700) and its files (0600, new):
+// a topic's scratch files, removed with its TMPDIR and never read after
+// a crash, so no fsync. Errors name the path.
+func (h cliHome) write() error {
+	for _, dir := range h.dirs {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return err
+		}
+	}
+	for _, f := range h.files {
+		if err := os.MkdirAll(filepath.Dir(f.to), 0o700); err != nil {
+			return err
+		}
+		dst, err := os.OpenFile(f.to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return err
+		}
+		_, err = dst.Write(f.data)
+		if cerr := dst.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readUserFile reads the regular file from (links followed: the user's
+// own file, read as the user), of at most maxHomeFile bytes; nil when it
+// does not exist.
+func readUserFile(from string) ([]byte, error) {
 	src, err := os.OpenFile(from, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO does not block
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer src.Close()
 	if fi, err := src.Stat(); err != nil {
-		return err
+		return nil, err
 	} else if !fi.Mode().IsRegular() || fi.Size() > maxHomeFile {
-		return fmt.Errorf("%s: not a regular file of at most %d MiB; move it away or fix it", from, maxHomeFile>>20)
+		return nil, fmt.Errorf("%s: not a regular file of at most %d MiB; move it away or fix it", from, maxHomeFile>>20)
 	}
-	if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
-		return err
-	}
-	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	data, err := io.ReadAll(io.LimitReader(src, maxHomeFile))
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("copying %s: %w", from, err)
 	}
-	if _, err := io.Copy(dst, io.LimitReader(src, maxHomeFile)); err != nil {
-		dst.Close()
-		return fmt.Errorf("copying %s: %w", from, err)
+	if data == nil {
+		data = []byte{} // an empty file is copied too
 	}
-	return dst.Close()
+	return data, nil
 }
 
 // lookup returns a variable of the specialist's environment: t.Environ

@@ -13,6 +13,7 @@ package sandbox
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"slices"
@@ -50,6 +51,51 @@ type Policy struct {
 	loose  []string
 	cgroup *Cgroup // the topic's, whose v1 cgroups the start thread joins (bounds_v1.go)
 	home   string  // the specialist's HOME, for a path it printed under ~/ (Refusals)
+	// tmpfs, when set, is the topic's TMPDIR, made by Start as a tmpfs of
+	// its own in the mount namespace (Prepare: inNamespace) and filled by
+	// seed; it is written, as own are.
+	tmpfs string
+	seed  func() error
+	// ns, when set, receives from Start the descriptor of the mount
+	// namespace it made (confine.Mounts.NS), which Setup.Release closes.
+	ns *heldNS
+}
+
+// heldNS is a topic's mount namespace, held open by specd.
+type heldNS struct {
+	mu sync.Mutex
+	fd int
+}
+
+// hold keeps fd (-1 for none) until close.
+func (h *heldNS) hold(fd int) {
+	if h == nil {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.fd >= 0 {
+		unix.Close(h.fd)
+	}
+	h.fd = fd
+}
+
+// close lets the namespace go, in the background: its teardown takes an
+// expedited RCU grace period, which no one needs to wait for.
+func (h *heldNS) close() {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	fd := h.fd
+	h.fd = -1
+	h.mu.Unlock()
+	if fd >= 0 {
+		go unix.Close(fd)
+	}
 }
 
 // sortedPaths are a policy's paths that exist, by kind and right.
@@ -131,17 +177,26 @@ func (p Policy) Start(cmd *exec.Cmd) error {
 		if ok, _ := rootMounts(); ok {
 			m = confine.ForRules(rules, os.Getenv("XDG_RUNTIME_DIR"))
 			m.Write = append(m.Write, p.loose...)
+			m.Tmp, m.Fill = p.tmpfs, func() error { return p.fillTmpfs(fd) }
 		}
 	}
+	if p.tmpfs != "" && m == nil {
+		return fmt.Errorf("the topic's TMPDIR %s: no mount namespace to make it in", p.tmpfs)
+	}
 	errc := make(chan error, 1)
-	confine.Go(func() {
-		leave, err := p.cgroup.joinV1() // before the mount namespace and Landlock, which refuse cgroupfs writes
-		defer leave()                   // idempotent
+	// The v1 join before the mount namespace and Landlock, which refuse
+	// cgroupfs writes.
+	p.cgroup.inV1(func(leave func(), err error) {
+		defer leave() // idempotent
 		if err != nil {
 			errc <- err
 			return
 		}
-		if err := confine.Thread(m, fd); err != nil {
+		err = confine.Thread(m, fd)
+		if m != nil {
+			p.ns.hold(m.NS)
+		}
+		if err != nil {
 			errc <- err
 			return
 		}
@@ -150,6 +205,21 @@ func (p Policy) Start(cmd *exec.Cmd) error {
 		errc <- err
 	})
 	return <-errc
+}
+
+// fillTmpfs seeds the topic's TMPDIR, a tmpfs of the namespace the
+// calling thread has just made (Mounts.Tmp), and adds its rule to the
+// ruleset fd: it did not exist when the other rules were opened.
+func (p Policy) fillTmpfs(fd int) error {
+	if p.tmpfs == "" {
+		return nil
+	}
+	if p.seed != nil {
+		if err := p.seed(); err != nil {
+			return fmt.Errorf("the topic's TMPDIR: %w", err)
+		}
+	}
+	return confine.AddRules(fd, []rule{{Path: p.tmpfs, Rights: dirWriteRights}})
 }
 
 // closeInherited marks, once, the descriptors specd inherited

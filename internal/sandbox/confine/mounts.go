@@ -27,6 +27,26 @@ type Mounts struct {
 	// namespace, which is read-only (nosuid) everywhere else: modes,
 	// owners, times and links outside them cannot change.
 	Write []string
+	// Tmp, when set, is a directory beneath one of Hide made in the
+	// namespace as a tmpfs of its own (nosuid, nodev, mode 0700), and
+	// Fill what is called once it is there, before anything is dropped:
+	// a topic's TMPDIR that never touches the disk and ends with the
+	// namespace (docs/operating.md#sandbox).
+	Tmp  string
+	Fill func() error
+	// NS, once apply has made the namespace, is a descriptor of it
+	// (/proc/thread-self/ns/mnt, close-on-exec), or -1: whoever holds it
+	// keeps the namespace until it closes it, so that its teardown — an
+	// unmount of every copied mount and an expedited RCU grace period —
+	// is not in the exit of the specialist's last process, which the
+	// caller waits for, but in that close.
+	NS int
+}
+
+// Beneath returns the directory of HideDirs(runtimeDir), links resolved,
+// that path lies strictly beneath, or "": where a Mounts.Tmp may be.
+func Beneath(path, runtimeDir string) string {
+	return under(path, (&Mounts{Hide: HideDirs(runtimeDir)}).hidden())
 }
 
 // HideDirs returns the directories a specialist's namespace covers:
@@ -45,7 +65,7 @@ func HideDirs(runtimeDir string) []string {
 // bind read-write every path a rule lets write (but character devices:
 // /dev/null and the like are written on a read-only mount too).
 func ForRules(rules []Rule, runtimeDir string) *Mounts {
-	m := &Mounts{Hide: HideDirs(runtimeDir)}
+	m := &Mounts{Hide: HideDirs(runtimeDir), NS: -1}
 	const write = ll.AccessFSWriteFile | ll.AccessFSMakeReg | ll.AccessFSRemoveFile
 	for _, r := range rules {
 		if r.Rights&write != 0 {
@@ -94,8 +114,12 @@ type bind struct {
 // it out: binds copied, Hide covered, everything made read-only, the
 // binds attached. It needs CAP_SYS_ADMIN in the thread's user namespace.
 func (m *Mounts) apply() error {
+	m.NS = -1
 	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
 		return fmt.Errorf("unshare(CLONE_NEWNS): %w", err)
+	}
+	if fd, err := unix.Open("/proc/thread-self/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
+		m.NS = fd
 	}
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("mount namespace private: %w", err)
@@ -115,6 +139,14 @@ func (m *Mounts) apply() error {
 	}
 	if err := mountpoints(binds, hide); err != nil {
 		return err
+	}
+	if m.Tmp != "" {
+		if under(m.Tmp, hide) == "" {
+			return fmt.Errorf("tmpfs at %s: not beneath a hidden directory", m.Tmp)
+		}
+		if err := os.MkdirAll(m.Tmp, 0o700); err != nil {
+			return fmt.Errorf("tmpfs at %s: %w", m.Tmp, err)
+		}
 	}
 	ro := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID}
 	// EBUSY: a mount of the fresh copy counted a writer for a moment (a
@@ -140,8 +172,26 @@ func (m *Mounts) apply() error {
 			return fmt.Errorf("bind %s: %w", b.target, err)
 		}
 	}
+	if err := m.tmpfs(); err != nil {
+		return err
+	}
 	// The thread's working directory may lie in what is now hidden.
 	return unix.Chdir("/")
+}
+
+// tmpfs mounts the tmpfs of m.Tmp (its place made before the namespace
+// went read-only) and calls m.Fill.
+func (m *Mounts) tmpfs() error {
+	if m.Tmp == "" {
+		return nil
+	}
+	if err := unix.Mount("tmpfs", m.Tmp, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700"); err != nil {
+		return fmt.Errorf("tmpfs at %s: %w", m.Tmp, err)
+	}
+	if m.Fill != nil {
+		return m.Fill()
+	}
+	return nil
 }
 
 // cover mounts one empty tmpfs over the first of hide and binds it over
