@@ -246,11 +246,11 @@ func rel(root, p string) string {
 // (every key: docs/configuration.md).
 const configTemplate = `# specd configuration. Every key has a default; delete what you do not change.
 specialist:
-  # local (built in, offline) | opencode | claude | codex | command
+  # local (built in, offline) | {{clis}} | command
   preset: local
-  # opencode/claude/codex: --model (opencode: provider/model)
+  # an agent CLI's --model (opencode: provider/model)
   # model: anthropic/claude-sonnet-4-5
-  # opencode/claude: the --model of a topic's next attempt once rate_limit_wait is
+  # an agent CLI's --model of a topic's next attempt once rate_limit_wait is
   # spent on it, or after the model was overloaded (docs/configuration.md#fallback-model)
   # fallback_model: anthropic/claude-haiku-4-5
   # opencode/claude: the agent. Unset: research-specialist, read-only (read, search,
@@ -260,7 +260,7 @@ specialist:
   # agent's name, or cli-default for the CLI's own agent, may write files and run
   # commands while it reads untrusted web pages (docs/configuration.md#agent).
   # agent: cli-default
-  # binary: /usr/local/bin/opencode     # default: opencode / claude from PATH
+  # binary: /usr/local/bin/opencode     # default: the agent CLI's name, from PATH
   # prompt: "..."                       # Go template replacing the default prompt
   # env: {XDG_DATA_HOME: /srv/research/.agent/data}   # added to every specialist's environment
   # argv used when preset is command; Go-template fields are expanded:
@@ -311,11 +311,13 @@ git_commit: false
 #     events: [run_finished, run_failed, trust_needed, stalled]
 `
 
-// configText is the config Init writes: the template, with preset agent
-// (whose read-only research-specialist it then runs) when it is not "".
+// configText is the config Init writes: the template, listing every
+// agent CLI of the registry, with preset agent (whose read-only
+// research-specialist it then runs) when it is not "".
 func configText(agent string) string {
+	text := strings.Replace(configTemplate, "{{clis}}", strings.Join(agentcli.Names(), " | "), 1)
 	if agent == "" {
-		return configTemplate
+		return text
 	}
-	return strings.Replace(configTemplate, "  preset: local\n", "  preset: "+agent+"\n", 1)
+	return strings.Replace(text, "  preset: local\n", "  preset: "+agent+"\n", 1)
 }

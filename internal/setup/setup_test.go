@@ -209,6 +209,9 @@ func TestMakeTree(t *testing.T) {
 }
 
 func TestConfigTemplateLoads(t *testing.T) {
+	if line := "  # local (built in, offline) | " + strings.Join(agentcli.Names(), " | ") + " | command\n"; !strings.Contains(configText(""), line) {
+		t.Errorf("the template does not list every preset as %q", line)
+	}
 	for _, agent := range append([]string{""}, agentcli.Names()...) {
 		path := filepath.Join(t.TempDir(), "specd.yaml")
 		if err := os.WriteFile(path, []byte(configText(agent)), 0o644); err != nil {
