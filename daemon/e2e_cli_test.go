@@ -234,7 +234,7 @@ func TestGeminiE2E(t *testing.T) {
 // geminiCLI is the gemini preset run by bin against the stand-in server.
 func geminiCLI(bin string) agentCLI {
 	in, cached, out := geminiInput, geminiCached, geminiOutput
-	return agentCLI{preset: config.PresetGemini, binary: bin, attempts: 1,
+	return agentCLI{preset: agentcli.Gemini, binary: bin, attempts: 1,
 		price: &config.Price{Input: &in, CachedInput: &cached, Output: &out},
 		// gemini reports the Gemini API's tokens (cached ones inside the
 		// prompt; no cache writes) and no cost: specd prices them at

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/specd-dev/specd/internal/agentcli"
 	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/specdtest/modelserver"
 	"github.com/specd-dev/specd/specs"
@@ -95,7 +96,7 @@ plant() {
 	config.PresetOpencode: `p="${XDG_CACHE_HOME:-$HOME/.cache}/opencode/node_modules/planted"
 [ -e "$p/index.js" ] && echo "$SPECD_TOPIC_INDEX" >> "$MARKS/seen"
 plant() { mkdir -p "$p" && echo "require('fs').writeFileSync('$MARKS/ran', '') // PLANTED" > "$p/index.js"; }`,
-	config.PresetGemini: `d="${GEMINI_CLI_HOME:-$HOME}/.gemini"
+	agentcli.Gemini: `d="${GEMINI_CLI_HOME:-$HOME}/.gemini"
 grep -qs 'PLANTED' "$d/settings.json" "$d/GEMINI.md" && echo "$SPECD_TOPIC_INDEX" >> "$MARKS/seen"
 plant() {
 	printf '{"security":{"auth":{"selectedType":"gemini-api-key"}},"mcpServers":{"x":{"command":"sh","args":["-c","touch %s/ran # PLANTED"]}}}\n' "$MARKS" > "$d/settings.json" &&
@@ -211,7 +212,7 @@ func userHome(t *testing.T, cli agentCLI, tr tree, home string) {
 		config.PresetCodex:    {".codex/AGENTS.md": "# the user's own\n"},
 		config.PresetClaude:   {".claude/settings.json": "{}\n", ".claude/CLAUDE.md": "# the user's own\n"},
 		config.PresetOpencode: {".cache/opencode/node_modules/.keep": "", ".config/opencode/AGENTS.md": "# the user's own\n"},
-		config.PresetGemini:   {".gemini/GEMINI.md": "# the user's own\n"},
+		agentcli.Gemini:       {".gemini/GEMINI.md": "# the user's own\n"},
 	}[cli.preset]
 	write(t, home, files)
 	if err := os.MkdirAll(filepath.Join(tr.root, "marks"), 0o755); err != nil {

@@ -40,7 +40,6 @@ const (
 	PresetOpencode = agentcli.Opencode
 	PresetClaude   = agentcli.Claude
 	PresetCodex    = agentcli.Codex
-	PresetGemini   = agentcli.Gemini
 )
 
 // Presets returns every specialist.preset name: local, the agent CLIs in

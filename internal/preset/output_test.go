@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/specd-dev/specd/internal/agentcli"
 	"github.com/specd-dev/specd/internal/config"
 	"github.com/specd-dev/specd/internal/preset"
 	"github.com/specd-dev/specd/specs"
@@ -78,15 +79,15 @@ func TestReadOutputCLIs(t *testing.T) {
 		// gemini reports tokens and no cost, summed over its calls (2
 		// answers of 1200 prompt tokens of which 200 cached, 50 output,
 		// each): priced at specialist.price as codex's.
-		{config.PresetGemini, "gemini-write.jsonl", "> write_file /p/reports/001_a.md\nREPORT_CREATED: /p/reports/001_a.md\n", usage(2000, 100, 400, 0, 0.00355)},
-		{config.PresetGemini, "gemini-auth.jsonl", `Error: [API Error: {"error":{"code":401,"message":"Invalid API key provided","status":"UNAUTHENTICATED"}}]` + "\n", usage(0, 0, 0, 0, 0)},
-		{config.PresetGemini, "gemini-ratelimit.jsonl", "Error: [API Error: Rate limit exceeded: too many requests. Please try again in 2s. Suggested retry after 2s.] Please wait and try again later. " +
+		{agentcli.Gemini, "gemini-write.jsonl", "> write_file /p/reports/001_a.md\nREPORT_CREATED: /p/reports/001_a.md\n", usage(2000, 100, 400, 0, 0.00355)},
+		{agentcli.Gemini, "gemini-auth.jsonl", `Error: [API Error: {"error":{"code":401,"message":"Invalid API key provided","status":"UNAUTHENTICATED"}}]` + "\n", usage(0, 0, 0, 0, 0)},
+		{agentcli.Gemini, "gemini-ratelimit.jsonl", "Error: [API Error: Rate limit exceeded: too many requests. Please try again in 2s. Suggested retry after 2s.] Please wait and try again later. " +
 			"To increase your limits, request a quota increase through AI Studio, or switch to another /auth method\n", usage(0, 0, 0, 0, 0)},
 		// Read as another preset's output, the events are printed as they are.
 		{config.PresetCommand, "opencode-auth.jsonl", "", nil},
 	} {
 		sp := config.Specialist{Preset: tc.preset}
-		if tc.preset == config.PresetCodex || tc.preset == config.PresetGemini {
+		if tc.preset == config.PresetCodex || tc.preset == agentcli.Gemini {
 			sp.Price = price(1.25, 0.125, 10)
 		}
 		out := preset.ReadOutput(sp, filepath.Join("testdata", tc.file), 1<<20)
@@ -234,7 +235,7 @@ func TestReadOutputGeminiPieces(t *testing.T) {
 	msg := func(s string) string {
 		return ev("message", `,"role":"assistant","content":`+strconv.Quote(s)+`,"delta":true`)
 	}
-	out := preset.ReadOutput(config.Specialist{Preset: config.PresetGemini}, write(t,
+	out := preset.ReadOutput(config.Specialist{Preset: agentcli.Gemini}, write(t,
 		ev("init", `,"session_id":"s","model":"m"`)+msg(`{"findings": [], "sou`)+msg(`rces": []}`)+
 			ev("tool_use", `,"tool_name":"read_file","tool_id":"x","parameters":{"file_path":"README.md"}`)+
 			ev("tool_result", `,"tool_id":"x","status":"error","error":{"type":"E","message":"no such file"}`)+
