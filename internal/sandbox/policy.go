@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/specd-dev/specd/internal/specialist/local/index"
+	"github.com/specd-dev/specd/internal/specialist"
 )
 
 // Topic is what For needs to know of one topic's specialist.
@@ -184,4 +184,4 @@ func Helper(specd string) []string {
 
 // cacheDir is the directory the local specialist keeps its index in
 // (docs/local-specialist.md#the-index).
-func cacheDir(root string) string { return filepath.Join(root, filepath.Dir(index.Dir)) }
+func cacheDir(root string) string { return filepath.Join(root, filepath.Dir(specialist.LocalIndexDir)) }
