@@ -10,6 +10,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"runtime"
@@ -58,7 +59,12 @@ same arguments when it is installed beside specd; run that instead. docs/operati
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Global = g
-			env := service.Env{Stderr: cmd.ErrOrStderr(), Log: os.Stderr, Args: os.Args[1:], Specd: service.Beside("specd")}
+			specd := service.Beside("specd")
+			if specd == "" {
+				return fmt.Errorf("no specd beside %s: the daemon runs the local preset's specialist and the sandbox step with it; "+
+					"install both with 'go install ./cmd/...' (or run 'specd run')", service.DaemonProgram)
+			}
+			env := service.Env{Stderr: cmd.ErrOrStderr(), Log: os.Stderr, Args: os.Args[1:], Specd: specd}
 			return service.Run(cmd.Context(), o, env)
 		},
 	}
