@@ -19,7 +19,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/specd-dev/specd/internal/mdsection"
-	"github.com/specd-dev/specd/internal/sources"
 )
 
 // ReportMeta is a report's front matter (docs/contract.md#report-contract),
@@ -57,8 +56,8 @@ type ReportMeta struct {
 	// Set by ValidateReport from the same read of the file, so that the
 	// source-quality stage need not read the report again
 	// (docs/contract.md#source-quality).
-	Sources    []sources.Source // the report's sources (sources.Parse)
-	SourcesErr error            // why its front-matter sources: could not be read; the body's sources are in Sources
+	Sources    []Source // the report's sources (ParseSources)
+	SourcesErr error    // why its front-matter sources: could not be read; the body's sources are in Sources
 }
 
 // ContractError is a report that fails the report contract
@@ -111,7 +110,7 @@ const (
 // Errors: a *ContractError for a missing file (wrapping fs.ErrNotExist), a
 // refused file, or a contract failure (see CheckReport); the os error when
 // the file exists but cannot be read. A valid report's meta also carries
-// its sources (sources.Parse of the same bytes).
+// its sources (ParseSources of the same bytes).
 func ValidateReport(path, wantTopic string) (ReportMeta, error) {
 	meta, errs := ValidateReportAll(path, wantTopic)
 	if len(errs) > 0 {
@@ -135,7 +134,7 @@ func ValidateReportAll(path, wantTopic string) (ReportMeta, []error) {
 	c := checkReport(path, data, wantTopic)
 	meta, problems := *c.meta, c.problems
 	if len(problems) == 0 {
-		meta.Sources, meta.SourcesErr = sources.FromReport(c.fields["sources"], c.body)
+		meta.Sources, meta.SourcesErr = reportSources(c.fields["sources"], c.body)
 		return meta, nil
 	}
 	errs := make([]error, len(problems))
