@@ -14,10 +14,10 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/adrg/frontmatter"
 	"go.yaml.in/yaml/v3"
 	"golang.org/x/sys/unix"
 
+	"github.com/specd-dev/specd/internal/frontmatter"
 	"github.com/specd-dev/specd/internal/mdsection"
 )
 
@@ -536,14 +536,6 @@ func (c *reportCheck) checkBody(doc string, bodyLine int, wantTopic string) {
 	}
 }
 
-// yamlFrontMatter is the only front-matter format a report may use:
-// "---" lines around YAML. Its unmarshal step keeps a copy of the raw
-// YAML, which decodeFields then decodes with line numbers.
-var yamlFrontMatter = frontmatter.NewFormat("---", "---", func(data []byte, v any) error {
-	*v.(*[]byte) = bytes.Clone(data)
-	return nil
-})
-
 // splitFrontMatter splits data into the YAML between a first "---" line and
 // the next "---" line, and the body after it; bodyLine is the 1-based file
 // line where the body starts. A UTF-8 byte-order mark is skipped. When
@@ -555,9 +547,8 @@ func splitFrontMatter(data []byte) (fm, body []byte, bodyLine int, reason string
 	if string(bytes.TrimRight(first, " \t\r")) != "---" {
 		return nil, nil, 0, reasonNoOpening
 	}
-	var raw []byte
-	rest, err := frontmatter.MustParse(bytes.NewReader(data), &raw, yamlFrontMatter)
-	if err != nil {
+	raw, rest, ok := frontmatter.Cut(data)
+	if !ok {
 		return nil, nil, 0, reasonNoClosing
 	}
 	consumed := data[:len(data)-len(rest)]
