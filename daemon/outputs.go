@@ -109,7 +109,7 @@ func (r *run) sourceQuality() {
 		if meta.SourcesErr != nil {
 			r.log.Warn().Err(meta.SourcesErr).Int("topic", t.Index).Msg("front-matter sources unreadable; the body's sources are scored")
 		}
-		sum := scorer.Summarize(meta.Sources, t.Topic).WithConfidence(t.Confidence)
+		sum := sources.WithConfidence(scorer.Summarize(meta.Sources, t.Topic), t.Confidence)
 		t.Sources = &sum
 		sums = append(sums, sum)
 		r.researched(memPath, t, sum.Gaps, true)

@@ -14,12 +14,11 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/adrg/frontmatter"
 	"go.yaml.in/yaml/v3"
 	"golang.org/x/sys/unix"
 
+	"github.com/specd-dev/specd/internal/frontmatter"
 	"github.com/specd-dev/specd/internal/mdsection"
-	"github.com/specd-dev/specd/internal/sources"
 )
 
 // ReportMeta is a report's front matter (docs/contract.md#report-contract),
@@ -57,8 +56,8 @@ type ReportMeta struct {
 	// Set by ValidateReport from the same read of the file, so that the
 	// source-quality stage need not read the report again
 	// (docs/contract.md#source-quality).
-	Sources    []sources.Source // the report's sources (sources.Parse)
-	SourcesErr error            // why its front-matter sources: could not be read; the body's sources are in Sources
+	Sources    []Source // the report's sources (ParseSources)
+	SourcesErr error    // why its front-matter sources: could not be read; the body's sources are in Sources
 }
 
 // ContractError is a report that fails the report contract
@@ -111,7 +110,7 @@ const (
 // Errors: a *ContractError for a missing file (wrapping fs.ErrNotExist), a
 // refused file, or a contract failure (see CheckReport); the os error when
 // the file exists but cannot be read. A valid report's meta also carries
-// its sources (sources.Parse of the same bytes).
+// its sources (ParseSources of the same bytes).
 func ValidateReport(path, wantTopic string) (ReportMeta, error) {
 	meta, errs := ValidateReportAll(path, wantTopic)
 	if len(errs) > 0 {
@@ -135,7 +134,7 @@ func ValidateReportAll(path, wantTopic string) (ReportMeta, []error) {
 	c := checkReport(path, data, wantTopic)
 	meta, problems := *c.meta, c.problems
 	if len(problems) == 0 {
-		meta.Sources, meta.SourcesErr = sources.FromReport(c.fields["sources"], c.body)
+		meta.Sources, meta.SourcesErr = reportSources(c.fields["sources"], c.body)
 		return meta, nil
 	}
 	errs := make([]error, len(problems))
@@ -537,14 +536,6 @@ func (c *reportCheck) checkBody(doc string, bodyLine int, wantTopic string) {
 	}
 }
 
-// yamlFrontMatter is the only front-matter format a report may use:
-// "---" lines around YAML. Its unmarshal step keeps a copy of the raw
-// YAML, which decodeFields then decodes with line numbers.
-var yamlFrontMatter = frontmatter.NewFormat("---", "---", func(data []byte, v any) error {
-	*v.(*[]byte) = bytes.Clone(data)
-	return nil
-})
-
 // splitFrontMatter splits data into the YAML between a first "---" line and
 // the next "---" line, and the body after it; bodyLine is the 1-based file
 // line where the body starts. A UTF-8 byte-order mark is skipped. When
@@ -556,9 +547,8 @@ func splitFrontMatter(data []byte) (fm, body []byte, bodyLine int, reason string
 	if string(bytes.TrimRight(first, " \t\r")) != "---" {
 		return nil, nil, 0, reasonNoOpening
 	}
-	var raw []byte
-	rest, err := frontmatter.MustParse(bytes.NewReader(data), &raw, yamlFrontMatter)
-	if err != nil {
+	raw, rest, ok := frontmatter.Cut(data)
+	if !ok {
 		return nil, nil, 0, reasonNoClosing
 	}
 	consumed := data[:len(data)-len(rest)]

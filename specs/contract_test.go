@@ -13,8 +13,6 @@ import (
 	"strings"
 	"testing"
 	"unicode"
-
-	"github.com/specd-dev/specd/internal/sources"
 )
 
 const (
@@ -546,7 +544,7 @@ func TestCheckReportAllOrder(t *testing.T) {
 }
 
 // TestValidateReportSources: a valid report's sources are those
-// sources.Parse finds in the same bytes (ValidateReport reuses the front
+// ParseSources finds in the same bytes (ValidateReport reuses the front
 // matter it decoded), with front-matter sources of each shape, none, and
 // a sources: field that is not a list.
 func TestValidateReportSources(t *testing.T) {
@@ -568,12 +566,12 @@ func TestValidateReportSources(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		want, wantErr := sources.Parse([]byte(data))
+		want, wantErr := ParseSources([]byte(data))
 		if !reflect.DeepEqual(meta.Sources, want) || fmt.Sprint(meta.SourcesErr) != fmt.Sprint(wantErr) {
-			t.Errorf("%s: ValidateReport's sources %v (%v), sources.Parse's %v (%v)", name, meta.Sources, meta.SourcesErr, want, wantErr)
+			t.Errorf("%s: ValidateReport's sources %v (%v), ParseSources' %v (%v)", name, meta.Sources, meta.SourcesErr, want, wantErr)
 		}
 		if name == "list" && len(want) != 2 || name == "not-list" && wantErr == nil {
-			t.Errorf("%s: sources.Parse gave %v (%v)", name, want, wantErr)
+			t.Errorf("%s: ParseSources gave %v (%v)", name, want, wantErr)
 		}
 	}
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/specd-dev/specd/internal/atomicfile"
 	"github.com/specd-dev/specd/internal/inert"
-	"github.com/specd-dev/specd/internal/sources"
 )
 
 // OverviewInput is everything OVERVIEW.md is made of: run metadata and the
@@ -203,7 +202,7 @@ func writeSourceQuality(b *bytes.Buffer, topics []TopicState, reports map[int]Re
 	for _, t := range rows {
 		q := t.Sources
 		var tiers []string
-		for tier := sources.Tier(1); tier <= 5; tier++ {
+		for tier := SourceTier(1); tier <= 5; tier++ {
 			if n := q.Tiers[tier]; n > 0 {
 				tiers = append(tiers, fmt.Sprintf("%s %s×%d", tier.Badge(), tier, n))
 			}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/specd-dev/specd/internal/golden"
-	"github.com/specd-dev/specd/internal/sources"
 )
 
 // The golden cases: 4/4 SUCCESS, 3/4 PARTIAL SUCCESS, 1/3 FAILED.
@@ -66,8 +65,8 @@ func sampleRun(outcomes ...Outcome) (RunState, map[int]ReportMeta) {
 			rs.Completed++
 			t.FindingsCount, t.RecommendationsCount, t.ReportBytes = 3+i, 1, 10000
 			if i%2 == 0 {
-				t.Sources = &sources.Summary{Sources: 2 + i, Tiers: map[sources.Tier]int{1: 1, 3: 1 + i}, AvgScore: 70 - i, Conflicts: i / 2,
-					Gaps: []sources.Gap{{Type: sources.GapOutdatedSources}}[:i/2]}
+				t.Sources = &SourceQuality{Sources: 2 + i, Tiers: map[SourceTier]int{1: 1, 3: 1 + i}, AvgScore: 70 - i, Conflicts: i / 2,
+					Gaps: []SourceGap{{Type: "outdated_sources"}}[:i/2]}
 			}
 			metas[i] = ReportMeta{ReportType: "research", Topic: strings.SplitN(s.topic, ":", 2)[0], FindingsCount: 3 + i, RecommendationsCount: 1,
 				CreatedDate: "2026-11-22", Status: "complete", Bytes: 10000}

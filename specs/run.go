@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/specd-dev/specd/internal/sources"
 )
 
 // Outcome is the single classification a topic gets at the hard barrier
@@ -160,7 +158,7 @@ type TopicState struct {
 
 	// Source quality of a completed report (docs/contract.md#source-quality):
 	// tiers, scores, gaps.
-	Sources *sources.Summary `json:"sources,omitempty"`
+	Sources *SourceQuality `json:"sources,omitempty"`
 	// WaitingUntil, while the topic waits before its next attempt, is
 	// when that attempt may start, and WaitingFor why (WaitRateLimit);
 	// both are cleared when an attempt starts

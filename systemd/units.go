@@ -1,9 +1,3 @@
-// Package systemd ships specd's unit files: a system unit (specd.service)
-// and a user template (specd@.service) whose instance is the project
-// directory, escaped as by `systemd-escape --path`. They are embedded so
-// that `specd init --systemd-user` installs the same text that CI checks
-// with `systemd-analyze verify`; UserInstall is that install, with its
-// checks and its rollback (docs/operating.md#systemd).
 package systemd
 
 import (

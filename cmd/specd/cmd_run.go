@@ -16,6 +16,11 @@ func newRunCommand(g *globalOptions) *cobra.Command {
 		Long:  service.RunHelp + exitHelp("the daemon could not start (bad config, spec tree, lock) or stopped on an error"),
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if service.Beside(service.DaemonProgram) != "" {
+				// The daemon's own program: its process maps only the
+				// daemon's code (docs/operating.md#memory).
+				return service.ExecProgram(service.DaemonProgram, os.Args[1:])
+			}
 			o.Global = g.Global
 			return service.Run(cmd.Context(), o, service.Env{Stderr: cmd.ErrOrStderr(), Log: os.Stderr, Args: os.Args[1:]})
 		},

@@ -143,9 +143,9 @@ func (t *Tree) forget(parts []string) {
 // a tree holds thousands of finished runs.
 type Topic struct {
 	t              *Tree
-	dir            string
-	reportsWatched bool // reports/ is watched
-	dirWatched     bool // the directory itself is watched
+	name           string // the directory's name; its path is built when needed, not kept
+	reportsWatched bool   // reports/ is watched
+	dirWatched     bool   // the directory itself is watched
 	// done: a finished run with nothing to do while .run.json and the plan
 	// keep these modification times (ns), so that looking again costs two
 	// stats and no read.
@@ -174,7 +174,10 @@ func (t *Tree) Topic(dir string, isDir bool) *Topic {
 			return nil
 		}
 	}
-	tp := &Topic{t: t, dir: dir}
+	// A copy of the name only: the caller's dir, and the memory it
+	// shares, is not kept for each of thousands of finished runs.
+	name = strings.Clone(name)
+	tp := &Topic{t: t, name: name}
 	t.topics[name] = tp
 	return tp
 }
@@ -184,7 +187,7 @@ func (t *Tree) Topic(dir string, isDir bool) *Topic {
 // the watch. Every run directory needs this watch.
 func (tp *Topic) WatchReports() bool {
 	if !tp.reportsWatched {
-		tp.reportsWatched = tp.t.add(filepath.Join(tp.dir, specs.ReportsDir))
+		tp.reportsWatched = tp.t.add(filepath.Join(tp.dir(), specs.ReportsDir))
 		return tp.reportsWatched
 	}
 	return false
@@ -198,15 +201,18 @@ func (tp *Topic) WatchReports() bool {
 func (tp *Topic) WatchDir(on bool) bool {
 	switch {
 	case on && !tp.dirWatched:
-		tp.dirWatched = tp.t.add(tp.dir)
+		tp.dirWatched = tp.t.add(tp.dir())
 		return tp.dirWatched
 	case !on && tp.dirWatched:
-		if err := tp.t.fs.Remove(tp.dir); err == nil || errors.Is(err, fsnotify.ErrNonExistentWatch) {
+		if err := tp.t.fs.Remove(tp.dir()); err == nil || errors.Is(err, fsnotify.ErrNonExistentWatch) {
 			tp.dirWatched = false
 		}
 	}
 	return false
 }
+
+// dir is the run directory's path.
+func (tp *Topic) dir() string { return filepath.Join(tp.t.treeDir, tp.name) }
 
 // add watches p, logging failures other than a missing directory.
 func (t *Tree) add(p string) bool {
@@ -233,7 +239,8 @@ func (tp *Topic) Finished() bool {
 	if !tp.done {
 		return false
 	}
-	reports := tp.dir + string(filepath.Separator) + specs.ReportsDir + string(filepath.Separator)
+	dir := tp.dir()
+	reports := dir + string(filepath.Separator) + specs.ReportsDir + string(filepath.Separator)
 	var fi unix.Stat_t
 	same := unix.Lstat(reports+specs.RunStateFile, &fi) == nil && specs.VersionOf(&fi) == tp.runJSON
 	if same {
@@ -242,7 +249,7 @@ func (tp *Topic) Finished() bool {
 			if unix.Lstat(plan, &fi) == nil {
 				same = false
 			}
-			plan = tp.dir + string(filepath.Separator) + specs.PlanFile
+			plan = dir + string(filepath.Separator) + specs.PlanFile
 		}
 		same = same && unix.Lstat(plan, &fi) == nil && fi.Mtim.Nano() == tp.planMT
 	}

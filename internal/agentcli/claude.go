@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/adrg/frontmatter"
+	"github.com/specd-dev/specd/internal/frontmatter"
 
 	"github.com/specd-dev/specd/internal/specialist/agents"
 	"github.com/specd-dev/specd/specs"
@@ -124,17 +124,16 @@ func ClaudeAgents(root, name string) (string, error) {
 // claudeProjectAgent reads the project agent name under root.
 func claudeProjectAgent(root, name string) (map[string]any, error) {
 	path := filepath.Join(root, ".claude", "agents", name+".md")
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("specialist.agent %s: %w (claude agents are read from .claude/agents/<name>.md)", name, err)
 	}
-	defer f.Close()
 	var fm struct {
 		Description string `yaml:"description"`
 		Tools       string `yaml:"tools"`
 		Model       string `yaml:"model"`
 	}
-	body, err := frontmatter.Parse(f, &fm)
+	body, err := frontmatter.Parse(data, &fm)
 	if err != nil {
 		// The parser's error may quote the file; name the file only.
 		return nil, fmt.Errorf("%s: the front matter (description, tools, model) does not parse", path)

@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/adrg/frontmatter"
+	"github.com/specd-dev/specd/internal/frontmatter"
 
 	"github.com/specd-dev/specd/internal/atomicfile"
 	"github.com/specd-dev/specd/internal/nofollow"
@@ -65,7 +65,7 @@ var listItem = regexp.MustCompile(`^\s*(?:[-*+]|[0-9]+[.)])\s+(.+?)\s*$`)
 // one that fails Check, is an error.
 func ParseRequest(name string, data []byte) (Request, error) {
 	var meta requestMeta
-	body, err := frontmatter.Parse(bytes.NewReader(data), &meta)
+	body, err := frontmatter.Parse(data, &meta)
 	if err != nil {
 		return Request{}, fmt.Errorf("request %s: front matter: %w", name, err)
 	}

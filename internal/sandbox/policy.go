@@ -12,7 +12,7 @@ import (
 
 	"github.com/specd-dev/specd/internal/agentcli"
 	"github.com/specd-dev/specd/internal/config"
-	"github.com/specd-dev/specd/internal/specialist/local/index"
+	"github.com/specd-dev/specd/internal/specialist"
 )
 
 // Topic is what For needs to know of one topic's specialist.
@@ -204,4 +204,4 @@ func Helper(specd string) []string {
 
 // cacheDir is the directory the local specialist keeps its index in
 // (docs/local-specialist.md#the-index).
-func cacheDir(root string) string { return filepath.Join(root, filepath.Dir(index.Dir)) }
+func cacheDir(root string) string { return filepath.Join(root, filepath.Dir(specialist.LocalIndexDir)) }

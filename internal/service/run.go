@@ -208,6 +208,9 @@ type Env struct {
 	// Temporal is Temporal mode; nil in specd, whose Temporal mode is
 	// Exec of specd-temporal.
 	Temporal Temporal
+	// Specd is the specd program the local preset and the sandbox step
+	// run (daemon.Options.SpecialistExe); "" when it is this program.
+	Specd string
 }
 
 // RunOptions are the flags of run.
@@ -267,7 +270,7 @@ func Run(ctx context.Context, o RunOptions, env Env) error {
 			return fmt.Errorf("no %s here and %s holds no .git/ or .opencode/ (run specd init, or specd run --init)", p.SpecsFlag, p.Root)
 		}
 	}
-	opts := daemon.Options{Root: p.Root, TreeDir: p.TreeDir, Config: cfg, Log: log, Reload: p.Config, Standby: o.Standby}
+	opts := daemon.Options{Root: p.Root, TreeDir: p.TreeDir, Config: cfg, Log: log, Reload: p.Config, Standby: o.Standby, SpecialistExe: env.Specd}
 	if tc.Address != "" {
 		tr, closeRunner, err := env.Temporal.Runner(tc)
 		if err != nil {
@@ -486,6 +489,27 @@ func CodecServer(ctx context.Context, o CodecServerOptions, env Env) error {
 	return env.Temporal.ServeCodec(ctx, Codec{Keys: tc.CodecKeys, Listen: o.Listen, Origin: o.Origin, Stderr: env.Stderr})
 }
 
+// DaemonProgram is the daemon's own program: `specd run` execs it when it
+// is installed beside specd (Beside), so that the daemon's process maps
+// only the code it runs (docs/operating.md#memory).
+const DaemonProgram = "specd-daemon"
+
+// Beside returns the absolute path of the program name in this program's
+// directory when it is an executable file there, else "". Unlike
+// ExecProgram it does not look on PATH: a program of another install
+// would be another version.
+func Beside(name string) string {
+	self, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	p := filepath.Join(filepath.Dir(self), name)
+	if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+		return p
+	}
+	return ""
+}
+
 // TemporalProgram is the name of the binary that has Temporal mode.
 const TemporalProgram = "specd-temporal"
 
@@ -521,11 +545,8 @@ func ExecProgram(program string, args []string) error {
 // sibling returns the absolute path of the program name in this
 // program's directory, else on PATH, else "".
 func sibling(name string) string {
-	if self, err := os.Executable(); err == nil {
-		p := filepath.Join(filepath.Dir(self), name)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return p
-		}
+	if p := Beside(name); p != "" {
+		return p
 	}
 	if p, err := exec.LookPath(name); err == nil {
 		if abs, err := filepath.Abs(p); err == nil {

@@ -17,7 +17,7 @@ const (
 
 // citationTemplates render a front-matter sources: list. Strings are
 // written with %q, whose escapes are all valid in YAML double-quoted
-// scalars, so any title or URL reads back unchanged (Parse).
+// scalars, so any title or URL reads back unchanged (specs.ParseSources).
 var citationTemplates = template.Must(template.New("citations").Funcs(template.FuncMap{
 	"q":     func(s string) string { return fmt.Sprintf("%q", s) },
 	"notes": citationNotes,
@@ -44,7 +44,7 @@ var citationTemplates = template.Must(template.New("citations").Funcs(template.F
 // RenderCitations writes scored sources as a YAML sources: list, ready for
 // a report's front matter, in one of the three formats:
 // minimal (URLs only; also for format ""), standard (url, type and the
-// accessed date, plus title and date when known, so that Parse reads back
+// accessed date, plus title and date when known, so that specs.ParseSources reads back
 // what recency needs) and detailed (standard plus version, tier,
 // reliability score and notes that spell out the badge, confidence, class,
 // tier conflict, review flag and the source's own notes). accessed is the

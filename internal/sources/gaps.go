@@ -15,12 +15,6 @@ const (
 	GapLowReliability       = "low_reliability"       // every source scores below 60
 )
 
-// Gap is one source-quality gap of a report.
-type Gap struct {
-	Type    string `json:"type"`    // one of the Gap… constants
-	Trigger string `json:"trigger"` // why, in a few words, e.g. "0 of 3 sources are T1"
-}
-
 // Gaps detects the four gap types in a report's scored sources,
 // in this order: missing_official_docs (no final T1), outdated_sources
 // (at least one dated source and every dated source older than 730 days;
@@ -47,30 +41,18 @@ func Gaps(scores []Score) []Gap {
 	}
 	n := len(scores)
 	if t1 == 0 {
-		gaps = append(gaps, Gap{GapMissingOfficialDocs, fmt.Sprintf("0 of %d sources are T1", n)})
+		gaps = append(gaps, Gap{Type: GapMissingOfficialDocs, Trigger: fmt.Sprintf("0 of %d sources are T1", n)})
 	}
 	if dated > 0 && old == dated {
-		gaps = append(gaps, Gap{GapOutdatedSources, fmt.Sprintf("all %d dated sources are over 2 years old", dated)})
+		gaps = append(gaps, Gap{Type: GapOutdatedSources, Trigger: fmt.Sprintf("all %d dated sources are over 2 years old", dated)})
 	}
 	if n < 2 {
-		gaps = append(gaps, Gap{GapInsufficientCoverage, fmt.Sprintf("%d source(s), want at least 2", n)})
+		gaps = append(gaps, Gap{Type: GapInsufficientCoverage, Trigger: fmt.Sprintf("%d source(s), want at least 2", n)})
 	}
 	if n > 0 && low == n {
-		gaps = append(gaps, Gap{GapLowReliability, fmt.Sprintf("all %d sources score below 60", n)})
+		gaps = append(gaps, Gap{Type: GapLowReliability, Trigger: fmt.Sprintf("all %d sources score below 60", n)})
 	}
 	return gaps
-}
-
-// Summary is the source quality of one report, as .run.json and
-// `specd status --json` keep it and OVERVIEW.md shows it (issue 6).
-type Summary struct {
-	Sources   int          `json:"sources"`          // number of sources scored
-	Tiers     map[Tier]int `json:"tiers"`            // sources per final tier; JSON keys "1"–"5"
-	AvgScore  int          `json:"avg_score"`        // mean of the totals, rounded half up; 0 without sources
-	Conflicts int          `json:"conflicts"`        // sources whose band and domain tiers disagree
-	Review    int          `json:"review"`           // sources flagged for human review
-	Gaps      []Gap        `json:"gaps"`             // never nil, in Gaps' order
-	Scores    []Score      `json:"scores,omitempty"` // one per source, in the report's order
 }
 
 // Summarize scores every source of a report for its topic and collects
@@ -97,32 +79,6 @@ func (s Scorer) Summarize(srcs []Source, topic string) Summary {
 	return sum
 }
 
-// Line is the one-line form of a summary that OVERVIEW.md shows per
-// report: tiers with badges, the average, conflicts when any, the gaps, e.g.
-// "🟢 T1×2 🟡 T3×1 · avg 71 · conflicts 1 · gaps: missing_official_docs",
-// or "no sources · avg 0 · gaps: …".
-func (sum Summary) Line() string {
-	var parts []string
-	for t := Tier(1); t <= 5; t++ {
-		if n := sum.Tiers[t]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%s %s×%d", t.Badge(), t, n))
-		}
-	}
-	if len(parts) == 0 {
-		parts = append(parts, "no sources")
-	}
-	s := strings.Join(parts, " ") + fmt.Sprintf(" · avg %d", sum.AvgScore)
-	if sum.Conflicts > 0 {
-		s += fmt.Sprintf(" · conflicts %d", sum.Conflicts)
-	}
-	if len(sum.Gaps) > 0 {
-		s += " · gaps: " + strings.Join(sum.GapTypes(), ", ")
-	} else {
-		s += " · no gaps"
-	}
-	return s
-}
-
 // LowConfidenceGap is the description of the insufficient_coverage gap a
 // low-confidence report raises: what it means and what to do
 // (docs/local-specialist.md#confidence).
@@ -137,7 +93,7 @@ const LowConfidenceGap = "the report's confidence is low: its first finding prob
 // LowConfidenceGap, which says what to do; a summary that has the gap
 // already (too few sources) gets LowConfidenceGap appended to its trigger.
 // sum's Gaps slice is never modified in place.
-func (sum Summary) WithConfidence(confidence string) Summary {
+func WithConfidence(sum Summary, confidence string) Summary {
 	if !strings.EqualFold(strings.TrimSpace(confidence), "low") {
 		return sum
 	}
@@ -151,17 +107,8 @@ func (sum Summary) WithConfidence(confidence string) Summary {
 			return sum
 		}
 	}
-	sum.Gaps = append(gaps, Gap{GapInsufficientCoverage, LowConfidenceGap})
+	sum.Gaps = append(gaps, Gap{Type: GapInsufficientCoverage, Trigger: LowConfidenceGap})
 	return sum
-}
-
-// GapTypes lists the summary's gap types in detection order.
-func (sum Summary) GapTypes() []string {
-	out := make([]string, len(sum.Gaps))
-	for i, g := range sum.Gaps {
-		out[i] = g.Type
-	}
-	return out
 }
 
 // SortedGapTypes returns the distinct gap types of many summaries, sorted

@@ -10,16 +10,16 @@ import (
 // sources has already, once; other confidences change nothing; the
 // caller's slice is never modified.
 func TestWithConfidence(t *testing.T) {
-	base := Summary{Gaps: []Gap{{GapMissingOfficialDocs, "0 of 2 sources are T1"}}}
-	got := base.WithConfidence(" LOW ")
-	if len(got.Gaps) != 2 || got.Gaps[1] != (Gap{GapInsufficientCoverage, LowConfidenceGap}) || len(base.Gaps) != 1 {
+	base := Summary{Gaps: []Gap{{Type: GapMissingOfficialDocs, Trigger: "0 of 2 sources are T1"}}}
+	got := WithConfidence(base, " LOW ")
+	if len(got.Gaps) != 2 || got.Gaps[1] != (Gap{Type: GapInsufficientCoverage, Trigger: LowConfidenceGap}) || len(base.Gaps) != 1 {
 		t.Errorf("low: %+v (base %+v)", got.Gaps, base.Gaps)
 	}
-	if g := base.WithConfidence("medium"); len(g.Gaps) != 1 {
+	if g := WithConfidence(base, "medium"); len(g.Gaps) != 1 {
 		t.Errorf("medium: %+v", g.Gaps)
 	}
-	few := Summary{Gaps: []Gap{{GapInsufficientCoverage, "1 source(s), want at least 2"}}}
-	got = few.WithConfidence("low").WithConfidence("low")
+	few := Summary{Gaps: []Gap{{Type: GapInsufficientCoverage, Trigger: "1 source(s), want at least 2"}}}
+	got = WithConfidence(WithConfidence(few, "low"), "low")
 	if len(got.Gaps) != 1 || got.Gaps[0].Trigger != "1 source(s), want at least 2; "+LowConfidenceGap {
 		t.Errorf("few sources, low: %+v", got.Gaps)
 	}

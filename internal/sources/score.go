@@ -9,23 +9,6 @@ import (
 	"unicode"
 )
 
-// Score is one source's assessment (docs/contract.md#source-quality).
-type Score struct {
-	Source       Source `json:"source"`
-	Authority    int    `json:"authority"`    // 0–40, from DomainTier
-	Recency      int    `json:"recency"`      // 0–30, from AgeDays
-	Completeness int    `json:"completeness"` // 0–20
-	Relevance    int    `json:"relevance"`    // 0–10
-	Total        int    `json:"score"`        // 0–100, the sum of the four
-	BandTier     Tier   `json:"band_tier"`    // BandTier(Total)
-	DomainTier   Tier   `json:"domain_tier"`  // from the registry; T1 for project files, T5 for unknown domains
-	Tier         Tier   `json:"tier"`         // the worse (higher) of BandTier and DomainTier
-	Class        string `json:"class"`        // the registry rule's class, project_source, or unknown
-	Conflict     bool   `json:"conflict"`     // BandTier != DomainTier
-	Review       bool   `json:"review"`       // unknown or unverified domain: a human should look
-	AgeDays      int    `json:"age_days"`     // whole days from the source's date to Now (≥ 0); -1 when undated
-}
-
 // authorityPoints is the authority score of each domain tier.
 var authorityPoints = map[Tier]int{1: 40, 2: 30, 3: 20, 4: 15, 5: 10}
 
@@ -95,19 +78,12 @@ func (s Scorer) ScoreSource(src Source, topic string) Score {
 // name (kubernetes.io/docs), and a file otherwise (daemon/run.go, README.md).
 func locate(raw string) (host, urlPath string, local bool) {
 	raw = strings.TrimSpace(raw)
-	if raw == "" {
-		return "", "", false
-	}
-	lower := strings.ToLower(raw)
 	switch {
-	case strings.HasPrefix(lower, "file:"):
+	case Source{URL: raw}.ProjectFile():
 		return "", "", true
-	case strings.HasPrefix(lower, "mailto:"):
+	case raw == "", strings.HasPrefix(strings.ToLower(raw), "mailto:"):
 		return "", "", false
 	case !strings.Contains(raw, "://"):
-		if !looksLikeHost(raw) {
-			return "", "", true
-		}
 		raw = "https://" + raw
 	}
 	u, err := url.Parse(raw)
@@ -115,45 +91,6 @@ func locate(raw string) (host, urlPath string, local bool) {
 		return "", "", false
 	}
 	return u.Hostname(), u.Path, false
-}
-
-// looksLikeHost reports whether the first path segment of a scheme-less
-// target is a host name: "www." first, or dotted labels of letters, digits
-// and hyphens whose last label is 2+ letters and no common file extension.
-func looksLikeHost(s string) bool {
-	seg, _, _ := strings.Cut(s, "/")
-	seg, _, _ = strings.Cut(seg, "?")
-	seg, _, _ = strings.Cut(seg, "#")
-	seg = strings.ToLower(seg)
-	if h, port, ok := strings.Cut(seg, ":"); ok && port != "" && strings.Trim(port, "0123456789") == "" {
-		seg = h
-	}
-	labels := strings.Split(seg, ".")
-	if len(labels) < 2 {
-		return false
-	}
-	for _, l := range labels {
-		if l == "" || strings.Trim(l, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
-			return false
-		}
-	}
-	if labels[0] == "www" {
-		return true
-	}
-	tld := labels[len(labels)-1]
-	return len(tld) >= 2 && strings.Trim(tld, "abcdefghijklmnopqrstuvwxyz") == "" && !fileExt[tld]
-}
-
-// fileExt lists extensions that also are, or look like, top-level domains.
-var fileExt = map[string]bool{}
-
-func init() {
-	for _, e := range strings.Fields(`md markdown txt rst adoc go mod sum py rs sh bash zsh fish js mjs cjs ts tsx jsx
-		json jsonl yaml yml toml ini cfg conf lock lua rb java kt kts c h cc cpp hpp cs ex exs hs ml php pl sql html
-		htm css scss xml csv tsv log env nix vim el zig swift scala jl tf proto mk cmake gradle bzl service timer
-		socket png jpg jpeg gif svg pdf ipynb dockerfile makefile tmpl tpl gotmpl txtar golden patch diff`) {
-		fileExt[e] = true
-	}
 }
 
 // parseDate reads a source date: YYYY-MM-DD, RFC 3339, "YYYY-MM-DD hh:mm",

@@ -48,100 +48,19 @@
 package sources
 
 import (
-	"fmt"
-
-	"go.yaml.in/yaml/v3"
+	"github.com/specd-dev/specd/specs"
 )
 
-// Source is one cited source, as a report's front matter lists it
-// (docs/contract.md#source-quality) or as Parse reads it from
-// the links under "## Sources".
-type Source struct {
-	URL     string `yaml:"url" json:"url"`                     // web address, or a project file path
-	Type    string `yaml:"type" json:"type,omitempty"`         // e.g. official_docs, github_issue, blog
-	Date    string `yaml:"date" json:"date,omitempty"`         // published or last updated: YYYY-MM-DD, YYYY-MM, YYYY or RFC 3339
-	Title   string `yaml:"title" json:"title,omitempty"`       // matched against the topic for relevance
-	Version string `yaml:"version" json:"version,omitempty"`   // the version it documents, if any
-	Notes   string `yaml:"notes" json:"notes,omitempty"`       // matched against the topic for relevance
-	HasCode bool   `yaml:"has_code" json:"has_code,omitempty"` // it shows code examples
-}
-
-// UnmarshalYAML reads a source written as a mapping (url, type, date,
-// title, version, notes, has_code; link is taken for a missing url, and
-// updated, last_updated or published for a missing date) or as a bare
-// string, as the minimal citation format writes it: the
-// string's first http(s) URL, with the rest of the string as its title.
-func (s *Source) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind == yaml.ScalarNode {
-		*s = fromText(n.Value)
-		return nil
-	}
-	if n.Kind != yaml.MappingNode {
-		return fmt.Errorf("line %d: a source is a string or a mapping", n.Line)
-	}
-	var v struct {
-		plainSource `yaml:",inline"`
-		Link        string `yaml:"link"`
-		Updated     string `yaml:"updated"`
-		LastUpdated string `yaml:"last_updated"`
-		Published   string `yaml:"published"`
-	}
-	if err := n.Decode(&v); err != nil {
-		return err
-	}
-	*s = Source(v.plainSource)
-	if s.URL == "" {
-		s.URL = v.Link
-	}
-	for _, d := range []string{v.Updated, v.LastUpdated, v.Published} {
-		if s.Date == "" {
-			s.Date = d
-		}
-	}
-	return nil
-}
-
-// plainSource decodes a mapping without recursing into UnmarshalYAML.
-type plainSource Source
-
-// Tier is a quality tier, 1 (best) to 5.
-type Tier int
-
-// Badge is the tier's visual indicator: 🟢 T1, 🔵 T2, 🟡 T3, 🟠 T4, 🔴 T5
-// "" outside 1–5.
-func (t Tier) Badge() string {
-	switch t {
-	case 1:
-		return "🟢"
-	case 2:
-		return "🔵"
-	case 3:
-		return "🟡"
-	case 4:
-		return "🟠"
-	case 5:
-		return "🔴"
-	}
-	return ""
-}
-
-// Confidence is the tier's confidence indicator: ✓✓✓ for T1 and ✓✓ for T2
-// (as in the worked examples), ✓ for T3, ⚠ for T4 and T5 (four levels
-// for five tiers: the two lowest tiers share the warning).
-func (t Tier) Confidence() string {
-	switch t {
-	case 1:
-		return "✓✓✓"
-	case 2:
-		return "✓✓"
-	case 3:
-		return "✓"
-	}
-	return "⚠"
-}
-
-// String is "T1" … "T5".
-func (t Tier) String() string { return fmt.Sprintf("T%d", int(t)) }
+// The data of source quality is the public package specs' (the run state
+// file keeps it, and a report's check reads its sources): these names are
+// that data, scored and summarised here.
+type (
+	Source  = specs.Source        // one cited source (specs.ParseSources)
+	Tier    = specs.SourceTier    // a quality tier, 1 (best) to 5
+	Gap     = specs.SourceGap     // one source-quality gap of a report
+	Score   = specs.SourceScore   // one source's assessment
+	Summary = specs.SourceQuality // the source quality of one report
+)
 
 // BandTier is the score band of a 0–100 score: T1 80–100, T2 60–79,
 // T3 40–59, T4 20–39, T5 0–19 (docs/contract.md#source-quality; 60 is

@@ -13,6 +13,13 @@ import (
 	"strconv"
 )
 
+// LocalIndexDir is where the built-in local specialist keeps its index of
+// a project, relative to the project's root
+// (docs/local-specialist.md#the-index). It is here, not in the index's
+// package, so that the sandbox, which lets the specialist write it, does
+// not link the index.
+const LocalIndexDir = ".opencode/cache/local-index"
+
 // Input is what a specialist is told about its topic. specd passes it twice:
 // as SPECD_* environment variables (see Env) and as one JSON object on stdin.
 // Paths are absolute.

@@ -168,8 +168,10 @@ func build(tmp, name, rev string) string {
 	}
 	bin := filepath.Join(tmp, name, "specd")
 	pkgs := []string{"./cmd/specd"}
-	if _, err := os.Stat(filepath.Join(src, "cmd", "specd-sandbox")); err == nil {
-		pkgs = append(pkgs, "./cmd/specd-sandbox") // beside specd, as go install puts it
+	for _, prog := range []string{"specd-sandbox", "specd-daemon"} {
+		if _, err := os.Stat(filepath.Join(src, "cmd", prog)); err == nil {
+			pkgs = append(pkgs, "./cmd/"+prog) // beside specd, as go install puts it
+		}
 	}
 	cmd := exec.Command("go", append([]string{"build", "-o", filepath.Dir(bin) + "/"}, pkgs...)...)
 	cmd.Dir = src

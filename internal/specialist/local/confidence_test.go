@@ -127,7 +127,7 @@ func TestWeakTopicIsLow(t *testing.T) {
 	if meta.ConfidenceScore == nil || *meta.ConfidenceScore != fm["confidence_score"] {
 		t.Errorf("specs read confidence_score %v", meta.ConfidenceScore)
 	}
-	sum := sources.Scorer{Now: time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)}.Summarize(meta.Sources, topic).WithConfidence(meta.Confidence)
+	sum := sources.WithConfidence(sources.Scorer{Now: time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)}.Summarize(meta.Sources, topic), meta.Confidence)
 	found := false
 	for _, g := range sum.Gaps {
 		if g.Type == sources.GapInsufficientCoverage && strings.Contains(g.Trigger, sources.LowConfidenceGap) {

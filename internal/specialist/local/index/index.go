@@ -40,10 +40,11 @@ import (
 
 	"github.com/specd-dev/specd/internal/atomicfile"
 	"github.com/specd-dev/specd/internal/nofollow"
+	"github.com/specd-dev/specd/internal/specialist"
 )
 
 // Dir is where the index of a project lives, relative to its root.
-const Dir = ".opencode/cache/local-index"
+const Dir = specialist.LocalIndexDir
 
 // ManifestFile is the name of the index's manifest in its directory.
 const ManifestFile = "manifest.json"
