@@ -281,7 +281,7 @@ func (c *Cgroup) Start(cmd *exec.Cmd) error {
 func (c *Cgroup) inV1(f func(leave func(), err error)) {
 	if c != nil {
 		if w := c.warm.Swap(nil); w != nil {
-			*w <- f
+			w.run <- f
 			return
 		}
 	}
@@ -303,25 +303,28 @@ func (c *Cgroup) Warm() {
 	if c == nil || c.v1 == nil {
 		return
 	}
-	run := make(chan func(leave func(), err error), 1)
+	w := &warmThread{run: make(chan func(leave func(), err error), 1), done: make(chan struct{})}
 	confine.Go(func() {
 		leave, err := c.joinV1()
-		if f, ok := <-run; ok {
+		if f, ok := <-w.run; ok {
 			f(leave, err)
 			return
 		}
 		leave() // released unused
+		close(w.done)
 	})
-	c.warm.Store(&run)
+	c.warm.Store(w)
 }
 
-// cool ends the thread Warm started and no start took.
+// cool ends the thread Warm started and no start took, and waits until it
+// has left the topic's cgroups, so that they can be removed.
 func (c *Cgroup) cool() {
 	if c == nil {
 		return
 	}
 	if w := c.warm.Swap(nil); w != nil {
-		close(*w)
+		close(w.run)
+		<-w.done
 	}
 }
 

@@ -38,7 +38,14 @@ type Cgroup struct {
 	v1            *cgroupV1 // its v1 memory and pids cgroups on a hybrid host (bounds_v1.go)
 	// warm is the thread Warm started in the v1 cgroups, waiting for the
 	// start to run on it (inV1), or nil.
-	warm atomic.Pointer[chan func(leave func(), err error)]
+	warm atomic.Pointer[warmThread]
+}
+
+// warmThread is the thread Warm started: run hands it the start, done
+// is closed once it has left the topic's cgroups unused (cool).
+type warmThread struct {
+	run  chan func(leave func(), err error)
+	done chan struct{}
 }
 
 // spare holds emptied topic cgroups for the next topics to take, at most
