@@ -38,7 +38,7 @@ type Options struct {
 	Config        config.Config  // from config.Load
 	Log           zerolog.Logger // the daemon's logger; runs add run/topic fields
 	Runner        runner.Runner  // nil: runner.Process
-	SpecialistExe string         // the specd binary for the local preset; "": this program
+	SpecialistExe string         // the specd binary for the local preset, the sandbox step and webhooks; "": this program
 	Now           func() time.Time
 	// OnRunFinished, when set, is called once per finished run (any verdict),
 	// from the goroutine that ran it.

@@ -29,7 +29,7 @@ var processStart = time.Now()
 // the daemon holding the tree's lock runs alone (its state file is in the
 // tree). The returned func flushes and stops it.
 func (d *Daemon) startNotify() (stop func()) {
-	n := notify.Start(notify.Options{Root: d.opts.Root, TreeDir: d.opts.TreeDir, StateRoot: d.fsRoot,
+	n := notify.Start(notify.Options{Root: d.opts.Root, TreeDir: d.opts.TreeDir, StateRoot: d.fsRoot, Specd: d.opts.SpecialistExe,
 		Sinks: d.notifySinks, Failed: d.notifyFailed, Log: d.opts.Log})
 	d.notifier.Store(n)
 	return func() {

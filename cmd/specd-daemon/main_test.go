@@ -15,7 +15,8 @@ import (
 // (docs/operating.md#memory): specd-daemon links none of the code the
 // daemon never runs itself: the built-in specialist (a child process:
 // `specd specialist local`), the MCP server, the live view of `specd top`,
-// the web view and Temporal mode (their own programs).
+// the web view and Temporal mode (their own programs), and the HTTP
+// client of notification webhooks (`specd notify-webhook`).
 func TestLinksOnlyTheDaemon(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", ".").Output()
 	if err != nil {
@@ -25,7 +26,7 @@ func TestLinksOnlyTheDaemon(t *testing.T) {
 	for _, pkg := range strings.Fields(string(out)) {
 		for _, not := range []string{mod + "internal/specialist/local", mod + "internal/mcpserver", mod + "internal/progress",
 			mod + "internal/web", mod + "internal/temporal", mod + "cmd/specd/", "github.com/modelcontextprotocol/",
-			"github.com/charmbracelet/", "go.temporal.io/", "github.com/yuin/goldmark"} {
+			"github.com/charmbracelet/", "go.temporal.io/", "github.com/yuin/goldmark", "net/http", "crypto/tls"} {
 			if pkg == not || strings.HasPrefix(pkg, not+"/") || strings.HasSuffix(not, "/") && strings.HasPrefix(pkg, not) {
 				t.Errorf("specd-daemon links %s, which the daemon never runs itself", pkg)
 			}

@@ -18,6 +18,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/specd-dev/specd/internal/notify"
+	"github.com/specd-dev/specd/internal/notify/webhook"
 	"github.com/specd-dev/specd/internal/sandbox/reap"
 
 	"github.com/spf13/cobra"
@@ -68,6 +70,10 @@ func run(args []string) int {
 		// The step in front of each specialist, as specd-sandbox runs it:
 		// no cobra, its exit status is the specialist's.
 		return reap.Main(args[1:], os.Stderr)
+	}
+	if len(args) == 1 && args[0] == notify.WebhookCommand {
+		// A notification's POST for the daemon, which links no HTTP client.
+		return webhook.Main(os.Stdin, os.Stdout)
 	}
 	return execute(args, os.Stdout, os.Stderr)
 }

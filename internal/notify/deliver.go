@@ -6,9 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,8 +57,9 @@ func (n *Notifier) secret(key, name string) (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
-// webhook POSTs ev in the sink's format; a 2xx answer takes it, 4xx
-// (but 408 and 429) is permanent.
+// webhook POSTs ev in the sink's format through `specd notify-webhook`
+// (package webhook); a 2xx answer takes it, 4xx (but 408 and 429) is
+// permanent.
 func (n *Notifier) webhook(ctx context.Context, s config.NotifySink, ev Event) (string, error) {
 	target := s.URL
 	if s.URLFile != "" {
@@ -74,14 +72,7 @@ func (n *Notifier) webhook(ctx context.Context, s config.NotifySink, ev Event) (
 		}
 	}
 	body, header := Body(s.Format, ev)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
-	if err != nil {
-		return "", permanent{fmt.Errorf("notify.url: %s", config.Redact(target))}
-	}
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	req.Header.Set("User-Agent", "specd-notify/1")
+	header["User-Agent"] = "specd-notify/1"
 	if s.HeaderFile != "" {
 		v, err := n.secret("header_file", s.HeaderFile)
 		if err != nil {
@@ -91,27 +82,75 @@ func (n *Notifier) webhook(ctx context.Context, s config.NotifySink, ev Event) (
 		if name == "" {
 			name = "Authorization"
 		}
-		req.Header.Set(name, v)
+		header[name] = v
 	}
-	resp, err := n.opts.Client.Do(req)
+	a, err := n.post(ctx, WebhookRequest{URL: target, Header: header, Body: body})
 	if err != nil {
-		// The error quotes the URL, which may be the secret: name the host only.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
+		if ctx.Err() != nil {
+			err = fmt.Errorf("timed out after %s", s.AttemptTimeout())
 		}
 		return "", fmt.Errorf("POST %s: %w", config.Redact(target), err)
 	}
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	resp.Body.Close()
-	status := fmt.Sprintf("HTTP %d", resp.StatusCode)
-	switch c := resp.StatusCode; {
+	if a.Status == 0 {
+		return "", fmt.Errorf("POST %s: %s", config.Redact(target), a.Error)
+	}
+	status := fmt.Sprintf("HTTP %d", a.Status)
+	switch c := a.Status; {
 	case c >= 200 && c < 300:
 		return status, nil
-	case c >= 400 && c < 500 && c != http.StatusRequestTimeout && c != http.StatusTooManyRequests:
+	case c >= 400 && c < 500 && c != 408 && c != 429: // 408 Request Timeout, 429 Too Many Requests
 		return status, permanent{errors.New(status)}
 	}
 	return status, errors.New(status)
+}
+
+// WebhookCommand is the first argument that makes specd make one
+// webhook's POST (package webhook), reading a WebhookRequest on stdin and
+// printing a WebhookAnswer: no command of the command line, nobody types
+// it. The daemon links no HTTP client (docs/operating.md#memory).
+const WebhookCommand = "notify-webhook"
+
+// WebhookRequest is one POST: URL, header fields (name → value) and body
+// bytes. It travels on stdin, not the command line: its URL and header
+// may be secrets.
+type WebhookRequest struct {
+	URL    string            `json:"url"`
+	Header map[string]string `json:"header,omitempty"`
+	Body   []byte            `json:"body"`
+}
+
+// WebhookAnswer is what came of a WebhookRequest: the HTTP status code,
+// or Error (never quoting the URL) when no answer came.
+type WebhookAnswer struct {
+	Status int    `json:"status,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// post runs `specd notify-webhook` with r on its stdin and returns the
+// answer it prints; the process is killed when ctx ends.
+func (n *Notifier) post(ctx context.Context, r WebhookRequest) (WebhookAnswer, error) {
+	in, err := json.Marshal(r)
+	if err != nil {
+		return WebhookAnswer{}, err
+	}
+	cmd := exec.CommandContext(ctx, n.opts.Specd, WebhookCommand)
+	cmd.Stdin = bytes.NewReader(in)
+	cmd.Env = environ()
+	cmd.WaitDelay = time.Second
+	var out, errOut tail
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	runErr := cmd.Run()
+	var a WebhookAnswer
+	if err := json.Unmarshal([]byte(out.String()), &a); err != nil || (a.Status == 0 && a.Error == "") {
+		if runErr == nil {
+			runErr = errors.New("no answer")
+		}
+		if l := lastLine(errOut.String()); l != "" {
+			runErr = fmt.Errorf("%w: %s", runErr, l)
+		}
+		return a, fmt.Errorf("%s %s: %w", n.opts.Specd, WebhookCommand, runErr)
+	}
+	return a, nil
 }
 
 // command runs the sink's argv in the project root with ev as JSON on

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
-	"net/http"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -37,7 +37,9 @@ type Options struct {
 	// the first after Backoff (2 s when 0), doubling, ±20 %.
 	Retries int
 	Backoff time.Duration
-	Client  *http.Client // http.DefaultClient when nil
+	// Specd is the specd program whose `notify-webhook` makes a
+	// webhook's POST (package webhook); this program when "".
+	Specd string
 }
 
 // Notifier delivers events to sinks; Emit is safe for concurrent use.
@@ -74,8 +76,8 @@ func Start(o Options) *Notifier {
 	if o.Backoff <= 0 {
 		o.Backoff = 2 * time.Second
 	}
-	if o.Client == nil {
-		o.Client = http.DefaultClient
+	if o.Specd == "" {
+		o.Specd, _ = os.Executable()
 	}
 	st, err := ReadState(o.TreeDir)
 	if err != nil {

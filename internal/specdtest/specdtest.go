@@ -2,7 +2,8 @@
 // that a daemon it runs starts (daemon.Options.SpecialistExe unset: the
 // daemon runs its own program): as `specd specialist local`, the
 // built-in specialist, and as `specd sandbox-exec`, the step in front of
-// every specialist (docs/operating.md#sandbox). Tests only.
+// every specialist (docs/operating.md#sandbox), and as `specd
+// notify-webhook`, a notification's POST. Tests only.
 package specdtest
 
 import (
@@ -11,6 +12,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/specd-dev/specd/internal/notify"
+	"github.com/specd-dev/specd/internal/notify/webhook"
 	"github.com/specd-dev/specd/internal/sandbox/reap"
 	"github.com/specd-dev/specd/internal/specialist"
 	"github.com/specd-dev/specd/internal/specialist/local"
@@ -20,6 +23,8 @@ import (
 // else the tests, and exits with the status.
 func Main(m *testing.M) {
 	switch {
+	case len(os.Args) == 2 && os.Args[1] == notify.WebhookCommand:
+		os.Exit(webhook.Main(os.Stdin, os.Stdout))
 	case len(os.Args) > 1 && os.Args[1] == "sandbox-exec":
 		os.Exit(reap.Main(os.Args[2:], os.Stderr))
 	case len(os.Args) == 3 && os.Args[1] == "specialist" && os.Args[2] == "local":
