@@ -14,9 +14,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
-	"syscall"
-	"time"
 
 	"github.com/specd-dev/specd/internal/agentcli"
 	"github.com/specd-dev/specd/internal/atomicfile"
@@ -84,12 +81,16 @@ func Cover(root string, c Config) (Covered, error) {
 	if c.file != "" {
 		names, dirs = c.names, c.dirs
 	}
+	ds := dirStats{}
 	for _, p := range names {
+		if ds.stillAbsent(root, p) {
+			continue
+		}
 		rel, ok := inside(root, p)
 		if !ok {
 			continue
 		}
-		if fi, err := os.Lstat(filepath.Join(root, rel)); err != nil || fi.IsDir() {
+		if fi, err := ds.lstat(root, p, rel); err != nil || fi.IsDir() {
 			continue
 		}
 		if err := cov.walk(root, rel, nil); err != nil {
@@ -271,34 +272,12 @@ func (c Covered) walk(root, rel string, b *budget) error {
 	return err
 }
 
-// hashes keeps the SHA-256 of every regular file trust hashed, by
-// absolute path, with the stat it was read after: a check at every
-// specialist start (docs/operating.md#security) reads a file again only
-// when its size, mtime, ctime, inode or device changed. A change between
-// the stat and the read changes the ctime, so the next check reads again.
-// Only a file last changed over a second ago is kept (hashFile).
-var hashes sync.Map // string -> hashed
-
-type hashed struct {
-	stat statKey
-	sum  string
-}
-
-type statKey struct {
-	size, dev, ino uint64
-	mtime, ctime   int64
-}
-
 // hashFile returns the hex SHA-256 of the regular file at p, whose lstat
 // is fi: hashes' when the stat is the same, else read now.
 func hashFile(p string, fi fs.FileInfo) (string, error) {
-	var key statKey
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if ok {
-		key = statKey{size: uint64(st.Size), dev: uint64(st.Dev), ino: st.Ino, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
-		if v, found := hashes.Load(p); found && v.(hashed).stat == key {
-			return v.(hashed).sum, nil
-		}
+	key, settled := keyOf(fi)
+	if v, found := hashes.Load(p); found && v.(hashed).stat == key {
+		return v.(hashed).sum, nil
 	}
 	f, err := os.Open(p)
 	if err != nil {
@@ -310,10 +289,7 @@ func hashFile(p string, fi fs.FileInfo) (string, error) {
 		return "", fmt.Errorf("trust: read %s: %w", p, err)
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
-	// A file changed within the last second is not kept: the kernel's
-	// coarse clock could give a second same-size write in place the same
-	// times, and the stat could not tell the two apart.
-	if ok && time.Since(time.Unix(0, key.ctime)) > time.Second {
+	if settled {
 		hashes.Store(p, hashed{stat: key, sum: sum})
 	}
 	return sum, nil
@@ -493,16 +469,12 @@ func ReadTrust(root string) (rec TrustRecord, ok bool, err error) {
 	if err != nil {
 		return rec, false, err
 	}
-	b, err := os.ReadFile(p)
+	rec, err = readRecord(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return rec, false, nil
 	}
 	if err != nil {
-		return rec, false, fmt.Errorf("trust record %s: %w", p, err)
-	}
-	if err := json.Unmarshal(b, &rec); err != nil {
-		// The error of encoding/json quotes no bytes of the file.
-		return rec, false, fmt.Errorf("trust record %s: not a trust record (%w): run 'specd trust' again", p, err)
+		return rec, false, err
 	}
 	return rec, rec.Project == filepath.Clean(root) && rec.Files != nil, nil
 }
