@@ -172,8 +172,10 @@ func (c *Cgroup) Exceeded() string {
 		c.exceeded = MemoryLimit
 	case c.count("pids.events", "max") > 0:
 		c.exceeded = PidsLimit
-	case c.exceededV1() != "":
-		c.exceeded = c.exceededV1()
+	default:
+		if e := c.exceededV1(); e != "" {
+			c.exceeded = e
+		}
 	}
 	return c.exceeded
 }
