@@ -296,12 +296,10 @@ func (c *Cgroup) inV1(f func(leave func(), err error)) {
 }
 
 // Warm starts, where c has v1 cgroups, the thread the topic's specialist
-// will start from (inV1) and has it join them now: a thread's move into
-// a v1 cgroup waits for an RCU grace period of the kernel when no other
-// move came just before (cgroup_threadgroup_rwsem), 7–18 ms on an idle
-// 2-CPU machine, which then passes while specd takes the topic's lock
-// and readies its files (docs/decisions.md#cost-of-the-sandbox-per-topic-2026-11-27).
-// The thread waits in the topic's cgroups, allocating nothing, until the
+// will start from (inV1) and has it join them now, so that the join
+// overlaps specd taking the topic's lock and readying its files
+// (docs/decisions.md#cost-of-the-sandbox-per-topic-2026-11-27). The
+// thread waits in the topic's cgroups, allocating nothing, until the
 // start or Release.
 func (c *Cgroup) Warm() {
 	if c == nil || c.v1 == nil {
