@@ -17,6 +17,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/specd-dev/specd/internal/notify"
+	"github.com/specd-dev/specd/internal/notify/webhook"
 	"github.com/specd-dev/specd/internal/service"
 )
 
@@ -29,7 +31,18 @@ Exit status:
 
 func main() {
 	runtime.MemProfileRate = 0 // as in specd: nothing reads heap profiles
-	os.Exit(execute(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run runs the command line and returns the exit status: a
+// notification's POST (notify.WebhookCommand) for the daemon of
+// 'specd-temporal run', which runs this program for it as specd-daemon
+// runs specd, or else a command (execute).
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 1 && args[0] == notify.WebhookCommand {
+		return webhook.Main(stdin, stdout)
+	}
+	return execute(args, stdout, stderr)
 }
 
 // execute runs the command line (service.Execute).
