@@ -86,7 +86,7 @@ func (n *Notifier) webhook(ctx context.Context, s config.NotifySink, ev Event) (
 	}
 	a, err := n.post(ctx, WebhookRequest{URL: target, Header: header, Body: body})
 	if err != nil {
-		if ctx.Err() != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			err = fmt.Errorf("timed out after %s", s.AttemptTimeout())
 		}
 		return "", fmt.Errorf("POST %s: %w", config.Redact(target), err)
