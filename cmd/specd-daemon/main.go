@@ -45,11 +45,8 @@ func newRootCommand() *cobra.Command {
 		Long: `specd-daemon is the daemon of 'specd run' in a program of its own, so that the
 daemon's process carries only the code it runs. 'specd run' runs it in its place with the
 same arguments when it is installed beside specd; run that instead. docs/operating.md#memory.` + exitHelp,
-		Args:          cobra.NoArgs,
-		SilenceErrors: true,
-		SilenceUsage:  true,
+		Args: cobra.NoArgs,
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return service.UsageError{Err: err} })
 	g.AddFlags(root.PersistentFlags())
 	var o service.RunOptions
 	c := &cobra.Command{
@@ -68,7 +65,6 @@ same arguments when it is installed beside specd; run that instead. docs/operati
 			return service.Run(cmd.Context(), o, env)
 		},
 	}
-	c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return service.UsageError{Err: err} })
 	o.AddFlags(c.Flags())
 	root.AddCommand(c)
 	return root

@@ -59,11 +59,8 @@ func newRootCommand(args []string) *cobra.Command {
 link the Temporal SDK. 'specd run --temporal HOST:PORT' (or temporal.address) and
 'specd worker' run it in their place with the same arguments; it can be run directly
 too. docs/operating.md#many-machines, docs/decisions.md#many-machines.` + exitHelp,
-		Args:          cobra.NoArgs,
-		SilenceErrors: true,
-		SilenceUsage:  true,
+		Args: cobra.NoArgs,
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return service.UsageError{Err: err} })
 	g.AddFlags(root.PersistentFlags())
 	for _, c := range []*cobra.Command{newRunCommand(g, args), newWorkerCommand(g, args), newCodecServerCommand(g, args)} {
 		c.Args = func(_ *cobra.Command, a []string) error {
@@ -72,7 +69,6 @@ too. docs/operating.md#many-machines, docs/decisions.md#many-machines.` + exitHe
 			}
 			return nil
 		}
-		c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return service.UsageError{Err: err} })
 		root.AddCommand(c)
 	}
 	root.CompletionOptions.DisableDefaultCmd = true

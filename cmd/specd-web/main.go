@@ -47,11 +47,8 @@ func newRootCommand() *cobra.Command {
 		Long: `specd-web is specd's read-only web view, a program of its own so that specd and its
 daemon do not link it. 'specd web' runs it in its place with the same arguments, and the
 daemon runs it when web.listen is set. docs/web.md.` + exitHelp,
-		Args:          cobra.NoArgs,
-		SilenceErrors: true,
-		SilenceUsage:  true,
+		Args: cobra.NoArgs,
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return service.UsageError{Err: err} })
 	g.AddFlags(root.PersistentFlags())
 	var o service.WebOptions
 	c := &cobra.Command{
@@ -64,7 +61,6 @@ daemon runs it when web.listen is set. docs/web.md.` + exitHelp,
 			return serve(cmd, o)
 		},
 	}
-	c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return service.UsageError{Err: err} })
 	o.AddFlags(c.Flags())
 	root.AddCommand(c)
 	return root

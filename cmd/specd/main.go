@@ -179,7 +179,6 @@ func wrapUsage(c *cobra.Command) {
 		c.Args = unknownCommand
 	}
 	for _, sub := range c.Commands() {
-		sub.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{Err: err} })
 		if args := sub.Args; args != nil {
 			sub.Args = func(cmd *cobra.Command, a []string) error {
 				if err := args(cmd, a); err != nil {
