@@ -161,9 +161,18 @@ func claudeCLI(bin string) agentCLI {
 		}, allow: agentcli.ClaudeReadTools, hostile: claudeHostile}
 }
 
-// codexInput, codexCached, codexOutput is specialist.price in the codex
-// cases, USD per million tokens.
-const codexInput, codexCached, codexOutput = 1.25, 0.125, 10.0
+// listPrice is specialist.price (input, cached input and output, USD per
+// million tokens) for a CLI that reports the API's tokens, cached ones
+// inside the input and no cache writes, but no cost (codex, gemini), and
+// the usage specd makes of the tokens the stand-in server counted: priced
+// at it.
+func listPrice(input, cached, output float64) (*config.Price, func(*testing.T, modelserver.Usage, []byte) specs.Usage) {
+	return &config.Price{Input: &input, CachedInput: &cached, Output: &output},
+		func(_ *testing.T, u modelserver.Usage, _ []byte) specs.Usage {
+			return specs.PricedAt(int64(u.Input), int64(u.Output), int64(u.CacheRead), 0,
+				(float64(u.Input)*input+float64(u.CacheRead)*cached+float64(u.Output)*output)/1e6)
+		}
+}
 
 // TestCodexE2E runs the codex preset end to end against internal/specdtest/modelserver's
 // Responses API, offline. SPECD_CODEX names the codex binary (.ci/run
@@ -178,16 +187,8 @@ func TestCodexE2E(t *testing.T) {
 
 // codexCLI is the codex preset run by bin against the stand-in server.
 func codexCLI(bin string) agentCLI {
-	in, cached, out := codexInput, codexCached, codexOutput
-	return agentCLI{preset: config.PresetCodex, binary: bin, attempts: 1,
-		price: &config.Price{Input: &in, CachedInput: &cached, Output: &out},
-		// codex reports the Responses API's tokens (cached ones inside the
-		// input; no cache writes) and no cost: specd prices them at
-		// specialist.price.
-		reported: func(t *testing.T, u modelserver.Usage, _ []byte) specs.Usage {
-			return specs.PricedAt(int64(u.Input), int64(u.Output), int64(u.CacheRead), 0,
-				(float64(u.Input)*codexInput+float64(u.CacheRead)*codexCached+float64(u.Output)*codexOutput)/1e6)
-		},
+	price, reported := listPrice(1.25, 0.125, 10) // the Responses API's tokens
+	return agentCLI{preset: config.PresetCodex, binary: bin, attempts: 1, price: price, reported: reported,
 		setup: func(t *testing.T, root, home, url string) (string, map[string]string) {
 			// A model provider of the Responses API, with codex's own
 			// retries off (specd retries) and nothing sent anywhere else.
@@ -216,10 +217,6 @@ stream_max_retries = 0
 		}, allow: codexTools, hostile: codexHostile}
 }
 
-// geminiInput, geminiCached, geminiOutput is specialist.price in the
-// gemini cases, USD per million tokens.
-const geminiInput, geminiCached, geminiOutput = 1.25, 0.31, 10.0
-
 // TestGeminiE2E runs the gemini preset end to end against
 // internal/specdtest/modelserver's Gemini API, offline. SPECD_GEMINI
 // names the gemini binary (.ci/run installs the pinned version and sets it).
@@ -233,16 +230,8 @@ func TestGeminiE2E(t *testing.T) {
 
 // geminiCLI is the gemini preset run by bin against the stand-in server.
 func geminiCLI(bin string) agentCLI {
-	in, cached, out := geminiInput, geminiCached, geminiOutput
-	return agentCLI{preset: agentcli.Gemini, binary: bin, attempts: 1,
-		price: &config.Price{Input: &in, CachedInput: &cached, Output: &out},
-		// gemini reports the Gemini API's tokens (cached ones inside the
-		// prompt; no cache writes) and no cost: specd prices them at
-		// specialist.price.
-		reported: func(t *testing.T, u modelserver.Usage, _ []byte) specs.Usage {
-			return specs.PricedAt(int64(u.Input), int64(u.Output), int64(u.CacheRead), 0,
-				(float64(u.Input)*geminiInput+float64(u.CacheRead)*geminiCached+float64(u.Output)*geminiOutput)/1e6)
-		},
+	price, reported := listPrice(1.25, 0.31, 10) // the Gemini API's tokens
+	return agentCLI{preset: agentcli.Gemini, binary: bin, attempts: 1, price: price, reported: reported,
 		setup: func(t *testing.T, root, home, url string) (string, map[string]string) {
 			// The user's settings, which specd copies into the CLI's
 			// private home: an API key, and one attempt per request (specd
