@@ -325,7 +325,7 @@ func TestCheckRereadsChangedFiles(t *testing.T) {
 	if _, err := Trust(root, c); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1100 * time.Millisecond) // past the second within which a digest is not kept
+	time.Sleep(settleTime + 50*time.Millisecond) // past the time within which a digest is not kept
 	for i := 0; i < 2; i++ {
 		if v, err := Check(root, c); err != nil || !v.Trusted {
 			t.Fatalf("check %d of the trusted file: %+v %v", i, v, err)

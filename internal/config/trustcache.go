@@ -18,8 +18,10 @@ import (
 // of files (hashFile), the parsed trust record (readRecord), and the names
 // of the config that name no file (absent). A change between the stat and
 // the read changes the ctime, so the next check reads again. Only what was
-// last changed over a second ago is kept: the kernel's coarse clock could
-// give a second change within the same tick the same times.
+// last changed over settleTime ago is kept: the kernel stamps times from a
+// coarse clock (one tick, 1 to 10 ms), so a second change within the tick
+// of the first could leave the same times; one a tick or more later
+// cannot.
 
 type statKey struct {
 	size, dev, ino uint64
@@ -33,8 +35,15 @@ func keyOf(fi fs.FileInfo) (statKey, bool) {
 		return statKey{}, false
 	}
 	k := statKey{size: uint64(st.Size), dev: uint64(st.Dev), ino: st.Ino, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
-	return k, time.Since(time.Unix(0, k.ctime)) > time.Second
+	return k, time.Since(time.Unix(0, k.ctime)) > settleTime
 }
+
+// settleTime is how long ago a file must have last changed for a check to
+// keep what it read of it: ten ticks of the coarsest kernel clock, so
+// that a run which starts right after its project was written (a CI job,
+// bench/: throughput) reads its files again for a tenth of a second, not
+// a whole one.
+const settleTime = 100 * time.Millisecond
 
 // hashes keeps the SHA-256 of every regular file trust hashed, by
 // absolute path (hashFile).
