@@ -57,6 +57,7 @@ func (a *attempt) clean() {
 		}
 	}
 	a.removeOut()
+	a.r.d.spares.place(spareOut, a.outDir)
 	if err := nofollow.MkdirAll(root, filepath.Join(a.outDir, specs.ResultsDir)); err != nil {
 		a.log.Warn().Err(err).Msg("the specialist's output directory")
 	}

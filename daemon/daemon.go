@@ -69,6 +69,8 @@ type Daemon struct {
 	// project root, or the tree's own directory when --specs-dir puts the
 	// tree outside the project.
 	fsRoot string
+	// spares are files made ahead of need (spare.go); nil unless Run runs.
+	spares *spares
 	notify systemd.Notifier
 	// notifier tells the config's notify: sinks (notify_events.go); nil
 	// unless Run runs.

@@ -69,6 +69,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 		signal.Notify(hup, syscall.SIGHUP)
 		defer signal.Stop(hup)
 	}
+	d.spares = openSpares(d.fsRoot, treeDir, func() int { return d.config().MaxParallel + 1 })
+	go d.spares.fill(ctx)
 	kill, killAll := context.WithCancel(context.Background())
 	defer killAll()
 	l := &loop{d: d, tree: tree, ctx: ctx, kill: kill, due: make(chan string, 256), timers: map[string]*time.Timer{}}

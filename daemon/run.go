@@ -97,6 +97,7 @@ func (d *Daemon) runPlan(start, kill context.Context, runDir string, settle time
 	if err := d.checkTrust(runDir); err != nil {
 		return specs.RunState{}, err
 	}
+	d.spares.place(spareFile, filepath.Join(runDir, specs.ReportsDir, specs.RunLockFile))
 	unlock, err := specs.LockRun(runDir)
 	if err != nil {
 		return specs.RunState{}, err

@@ -274,6 +274,9 @@ func (a *attempt) startAndWait(start, tctx context.Context) next {
 	}
 	a.policy = nil
 	if r.d.opts.Runner == nil { // a worker confines its own specialists
+		for _, p := range []string{job.Lock, job.Stdout, job.Stderr} {
+			r.d.spares.place(spareFile, p)
+		}
 		s, err := a.confine(&job)
 		defer s.Release()
 		if err != nil {
@@ -344,6 +347,7 @@ func (a *attempt) spawned(pid int) {
 	r.mu.Unlock()
 	r.changed()
 	r.trace(r.traceLine(a.i, "INVOKED"))
+	r.d.spares.refill()
 	a.log.Info().Strs("argv", a.argv).Int("attempt", a.try+1).Int("pid", pid).Msg("specialist started")
 }
 
@@ -446,7 +450,9 @@ func notStarted(why string) barrier.Attempt {
 // make per run where most specialists leave none.
 func (r *run) dirs() error {
 	r.mkdirs.Do(func() {
-		if err := nofollow.Mkdir(r.d.fsRoot, filepath.Join(r.runDir, specs.ReportsDir, specs.LogsDir), 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		logs := filepath.Join(r.runDir, specs.ReportsDir, specs.LogsDir)
+		r.d.spares.place(spareDir, logs)
+		if err := nofollow.Mkdir(r.d.fsRoot, logs, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 			r.mkdirErr = err
 		}
 	})

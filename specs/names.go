@@ -20,6 +20,10 @@ const (
 	DaemonLock  = ".specd.lock"        // permanent flock file held by the running daemon
 	StatusFile  = ".specd.status.json" // the running daemon's liveness and counts (specd status)
 	InboxDir    = "inbox"              // requests dropped for intake
+	// SpareDir holds the running daemon's spare files and directories,
+	// made ahead of need and moved into a run when it starts
+	// (docs/decisions.md#spares-made-ahead-2026-11-29).
+	SpareDir = ".specd.spare"
 )
 
 // Inside a run directory NNN_slug.

@@ -423,6 +423,23 @@ func Rename(root, oldpath, newpath string) error {
 	return nil
 }
 
+// Place moves the entry name of the open directory from to path (below
+// root, its directory reached as OpenParent reaches it, none made) when
+// nothing is at path: no link is followed and nothing is replaced
+// (renameat2 RENAME_NOREPLACE). Errors: OpenParent's, and the rename's as
+// an *os.LinkError (EEXIST when path exists, EXDEV across file systems).
+func Place(root string, from int, name, path string) error {
+	dir, err := openParent(root, path, false)
+	if err != nil {
+		return err
+	}
+	defer dir.close()
+	if err := unix.Renameat2(from, name, dir.fd, dir.base, unix.RENAME_NOREPLACE); err != nil {
+		return &os.LinkError{Op: "rename", Old: name, New: path, Err: err}
+	}
+	return nil
+}
+
 // Flock opens path (below root; created mode 0644 with its directories
 // when missing) as OpenFile does, read-only (flock needs no more), and takes an exclusive
 // flock(2) on it. With wait it blocks until the lock is free, polling

@@ -217,3 +217,44 @@ func TestOpenRefusesWhatIsNotRegular(t *testing.T) {
 		t.Errorf("read %q, %v", b, err)
 	}
 }
+
+// TestPlace moves a file in from another directory: into place when
+// nothing is there, never over a file or a link at its place, never
+// through a link on the way.
+func TestPlace(t *testing.T) {
+	root, outside := tree(t)
+	spares := t.TempDir()
+	for _, n := range []string{"a", "b", "c", "d"} {
+		must(t, os.WriteFile(filepath.Join(spares, n), nil, 0o644))
+	}
+	from, err := unix.Open(spares, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	must(t, err)
+	defer unix.Close(from)
+
+	must(t, nofollow.Place(root, from, "a", filepath.Join(root, "real", "placed")))
+	if _, err := os.Stat(filepath.Join(root, "real", "placed")); err != nil {
+		t.Errorf("placed: %v", err)
+	}
+	must(t, os.WriteFile(filepath.Join(root, "real", "kept"), []byte("kept\n"), 0o644))
+	for _, c := range []struct {
+		path string
+		want func(error) bool
+	}{
+		{filepath.Join(root, "real", "kept"), func(err error) bool { return errors.Is(err, fs.ErrExist) }},
+		{filepath.Join(root, "filelink"), func(err error) bool { return errors.Is(err, fs.ErrExist) }},
+		{filepath.Join(root, "dangling"), func(err error) bool { return errors.Is(err, fs.ErrExist) }},
+		{filepath.Join(root, "dirlink", "new"), nofollow.IsLink},
+		{filepath.Join(root, "missing", "new"), func(err error) bool { return errors.Is(err, fs.ErrNotExist) }},
+	} {
+		if err := nofollow.Place(root, from, "b", c.path); !c.want(err) {
+			t.Errorf("place at %s: %v", c.path, err)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "real", "kept")); string(b) != "kept\n" {
+		t.Errorf("a file in place was replaced: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(spares, "b")); err != nil {
+		t.Errorf("a spare not placed is gone: %v", err)
+	}
+	untouched(t, outside)
+}
