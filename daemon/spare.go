@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -83,6 +84,9 @@ func openSpares(root, treeDir string, topics func() int) *spares {
 		}
 		if k, ok := s.kindOf(e); ok {
 			s.ready[k] = append(s.ready[k], e.Name())
+			if n, err := strconv.Atoi(e.Name()[len(sparePrefix[k]):]); err == nil {
+				s.seq = max(s.seq, n) // new names after it
+			}
 		} else {
 			os.RemoveAll(filepath.Join(dir, e.Name())) // follows no link
 		}

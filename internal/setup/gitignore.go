@@ -12,7 +12,7 @@ import (
 
 // The managed block Gitignore keeps in the project's .gitignore: runtime
 // files only (the permanent lock files, .run.json, cancel requests, the
-// daemon's status and notify state files, specialist logs, raw structured results and their
+// daemon's status and notify state files and spares, specialist logs, raw structured results and their
 // quarantine files, temp files named ".<name><digits>" by the atomic
 // writer, the validation log, the local specialist's index in
 // .opencode/cache/). Reports, plans, REQUEST.md, OVERVIEW.md,
@@ -25,6 +25,7 @@ const (
 .opencode/specs/*/reports/.cancel
 .opencode/specs/.specd.status.json
 .opencode/specs/.specd.notify.json
+.opencode/specs/.specd.spare/
 .opencode/specs/*/reports/.logs/
 .opencode/specs/*/reports/.results/
 .opencode/**/.*[0-9]

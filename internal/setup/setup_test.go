@@ -305,6 +305,7 @@ func TestGitignoreIgnores(t *testing.T) {
 		".opencode/specs/.counter.lock":                true,
 		".opencode/specs/.specd.status.json":           true,
 		".opencode/specs/.specd.notify.json":           true,
+		".opencode/specs/.specd.spare/f-12":            true,
 		".opencode/errors.jsonl.lock":                  true,
 		".opencode/memory/agent-memory.md.lock":        true,
 		".opencode/logs/web-research-validation.log":   true,
