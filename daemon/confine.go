@@ -91,7 +91,11 @@ func (a *attempt) removeOut() {
 	}
 	defer d.Close()
 	// Mostly only the empty results directory is left (promote moved the
-	// rest): two rmdirs, no link followed; else the whole tree.
+	// rest): back to the spares, or two rmdirs, no link followed; else
+	// the whole tree.
+	if a.r.d.spares.takeBack(int(d.Fd()), base) {
+		return
+	}
 	if out, err := unix.Openat(int(d.Fd()), base, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
 		_ = unix.Unlinkat(out, specs.ResultsDir, unix.AT_REMOVEDIR)
 		unix.Close(out)

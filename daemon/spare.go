@@ -238,3 +238,55 @@ func (s *spares) place(k spareKind, path string) bool {
 	}
 	return err == nil
 }
+
+// takeBack moves the directory base of the open directory dir back into
+// the spares when it is a topic's output directory left as a spare is
+// (only an empty .results in it) and the spares are not full, and
+// reports whether it did: the next topic moves it into place again, and
+// no inode is freed. On ext4 without a journal every inode freed in the
+// last 30 s is skipped, one by one, by each inode made in its block
+// group after it, so freeing two per topic makes every later start
+// slower (docs/decisions.md#spares-made-ahead-2026-11-29).
+func (s *spares) takeBack(dir int, base string) bool {
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	full := len(s.ready[spareOut]) >= 2*s.wanted(spareOut)
+	s.seq++
+	name := fmt.Sprintf("%s%d", sparePrefix[spareOut], s.seq)
+	s.mu.Unlock()
+	if full || !emptyOut(dir, base) {
+		return false
+	}
+	if unix.Renameat2(dir, base, s.fd, name, unix.RENAME_NOREPLACE) != nil {
+		return false
+	}
+	s.mu.Lock()
+	s.ready[spareOut] = append(s.ready[spareOut], name)
+	s.mu.Unlock()
+	return true
+}
+
+// emptyOut reports whether base in the open directory dir is a directory
+// (not a link) that holds only an empty directory .results.
+func emptyOut(dir int, base string) bool {
+	fd, err := unix.Openat(dir, base, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	f := os.NewFile(uintptr(fd), base)
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil || len(names) != 1 || names[0] != specs.ResultsDir {
+		return false
+	}
+	res, err := unix.Openat(fd, specs.ResultsDir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	rf := os.NewFile(uintptr(res), specs.ResultsDir)
+	defer rf.Close()
+	names, err = rf.Readdirnames(1)
+	return len(names) == 0 && err != nil
+}

@@ -45,48 +45,51 @@ func (r *run) runTopic(start, kill context.Context, i int) (res barrier.Attempt,
 		return cancelled(by), true // cancelled before it was queued
 	}
 	defer r.track(i, nil)
-	if next := r.takeSlot(start, tctx); next != proceed {
-		if by := r.cancelledBy(i); by != "" {
-			return cancelled(by), true
-		}
-		return res, false
-	}
-	held := true
-	defer func() {
-		if held {
-			<-r.d.sem
-		}
-	}()
 	a := r.newAttempt(i)
+	defer a.freeSlot()
+	waited := false // a rate limit's wait is over once the topic has a slot again
 	for {
-		switch a.run(start, tctx) {
+		if r.takeSlot(start, tctx) != proceed {
+			if waited {
+				a.waitOver()
+			}
+			if by := r.cancelledBy(i); by != "" {
+				return cancelled(by), true
+			}
+			return a.res, false
+		}
+		a.slot = true
+		switch n := a.run(start, tctx); n {
 		case done:
 			return a.res, true
 		case requeue:
 			return a.res, false
-		case retry:
-			if !a.backoff(start, tctx) {
-				return a.res, false
-			}
-		case waitOut:
+		case retry, waitOut:
 			// Other topics run while this one waits; then it queues for
 			// a slot behind those that were waiting for one.
-			<-r.d.sem
-			held = false
-			if !a.backoff(start, tctx) {
-				a.waitOver()
-				return a.res, false
-			}
-			if r.takeSlot(start, tctx) != proceed {
-				a.waitOver()
-				if by := r.cancelledBy(i); by != "" {
-					return cancelled(by), true
+			a.freeSlot()
+			if waited = n == waitOut; !a.backoff(start, tctx) {
+				if waited {
+					a.waitOver()
 				}
 				return a.res, false
 			}
-			held = true
 		}
 		a.try++
+	}
+}
+
+// freeSlot gives back the attempt's slot of max_parallel when it holds
+// one. startAndWait gives it back as soon as a specialist that succeeded
+// is paid for (r.spend, r.used): only a failure can stop the run's other
+// starts (decide: stopOnConfigError), so what specd does with a success's
+// files (promote, collect) overlaps the next specialist, as xargs -P
+// starts the next command when one exits. A failure keeps it to the end
+// of its attempt.
+func (a *attempt) freeSlot() {
+	if a.slot {
+		a.slot = false
+		<-a.r.d.sem
 	}
 }
 
@@ -122,6 +125,7 @@ type attempt struct {
 	i   int // the topic's position in the run
 	try int // 0-based: attempts of this topic in this process before this one
 
+	slot     bool          // holds a slot of max_parallel (runTopic, freeSlot)
 	retried  int           // retries used (specialist.retries)
 	waited   time.Duration // rate-limit waits so far (specialist.rate_limit_wait)
 	waits    int           // rate-limit waits so far, for the backoff of waits the provider did not name
@@ -287,9 +291,6 @@ func (a *attempt) startAndWait(start, tctx context.Context) next {
 	}
 	a.res.Result = r.d.runner.Run(tctx, job)
 	a.bound = job.Cgroup.Exceeded() // nil in Temporal mode: the worker's cgroup bounds it, and its end is a death by signal here
-	if a.res.Started {
-		a.promote(a.sp.Model)
-	}
 	a.out = preset.Output{}
 	if a.res.Started {
 		r.d.stats.running.Add(-1)
@@ -298,13 +299,19 @@ func (a *attempt) startAndWait(start, tctx context.Context) next {
 		a.out = preset.ReadOutput(a.sp, a.stem+".stdout", maxSignalBytes)
 		r.spend(a.i, a.out.Usage)
 		r.d.metrics.attemptEnded(a.res.Duration, a.out.Usage)
+		r.used.Add(int64(a.res.Duration))
+	}
+	if a.res.Started {
+		if a.res.ExitCode == 0 && a.res.Signal == "" {
+			a.freeSlot() // paid for, and a success stops no other start
+		}
+		a.promote(a.sp.Model)
 	}
 	if a.res.Skipped {
 		a.log.Info().Msg("an earlier specialist of this topic finished it; not started again")
 		a.res = barrier.Attempt{Report: a.skipped}
 		return done
 	}
-	r.used.Add(int64(a.res.Duration))
 	if by := r.cancelledBy(a.i); by != "" {
 		a.res.End, a.res.Reason = barrier.Cancelled, by
 		a.log.Warn().Str("by", by).Msg("specialist stopped: topic cancelled")
