@@ -295,24 +295,30 @@ func (c *Cgroup) inV1(f func(leave func(), err error)) {
 	})
 }
 
-// Warm starts, where c has v1 cgroups, the thread the topic's specialist
-// will start from (inV1) and has it join them now, so that the join
-// overlaps specd taking the topic's lock and readying its files
+// Warm starts, where c has v1 cgroups or m is a mount namespace to
+// build, the thread the topic's specialist will start from (inV1) and
+// has it join them and build m now (confine.Mounts.Build), so that both
+// overlap specd taking the topic's lock and readying its files
 // (docs/decisions.md#cost-of-the-sandbox-per-topic-2026-11-27). The
-// thread waits in the topic's cgroups, allocating nothing, until the
-// start or Release.
-func (c *Cgroup) Warm() {
-	if c == nil || c.v1 == nil {
+// thread waits in the topic's cgroups and namespace, allocating nothing,
+// until the start or Release; a build that failed is the start's error.
+func (c *Cgroup) Warm(m *confine.Mounts) {
+	if c == nil || c.v1 == nil && m == nil {
 		return
 	}
 	w := &warmThread{run: make(chan func(leave func(), err error), 1), done: make(chan struct{})}
 	confine.Go(func() {
 		leave, err := c.joinV1()
+		if err == nil && m != nil {
+			// After the join: the namespace makes cgroupfs read-only.
+			err = m.Build()
+		}
 		if f, ok := <-w.run; ok {
 			f(leave, err)
 			return
 		}
 		leave() // released unused
+		m.CloseNS()
 		close(w.done)
 	})
 	c.warm.Store(w)

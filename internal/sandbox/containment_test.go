@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"github.com/specd-dev/specd/internal/config"
 	"net"
 	"os"
 	"os/exec"
@@ -183,7 +184,7 @@ func TestContainment(t *testing.T) {
 	mark := filepath.Join(sockDir, "tmux-ran")
 	env := append(c.env, "TMUXSOCK="+tmuxSock, "AGENT="+agentSock, "MARK="+mark, "BLOCKS="+strings.Join(blocks, " "),
 		"LISTENER="+filepath.Join(sockDir, "listener.sock"), "RUNSOCK="+runSock, "ABSTRACT="+abstract, "OWNSOCK="+filepath.Join(c.out, "own.sock"))
-	for _, mode := range []string{"root", "root step", "user step"} {
+	for _, mode := range []string{"root", "root built ahead", "root step", "user step"} {
 		t.Run(strings.ReplaceAll(mode, " ", "_"), func(t *testing.T) {
 			os.Remove(filepath.Join(c.out, "w")) // a file another mode's user made
 			os.Remove(filepath.Join(c.out, "t"))
@@ -246,7 +247,7 @@ func (c *containmentTree) run(t *testing.T, mode string, env []string, script st
 	var out strings.Builder
 	var cmd *exec.Cmd
 	switch mode {
-	case "root":
+	case "root", "root built ahead":
 		cmd = exec.Command("sh", "-c", script)
 	case "root step":
 		cmd = exec.Command(c.helper, "-grace", "1s", "--", "sh", "-c", script)
@@ -262,6 +263,21 @@ func (c *containmentTree) run(t *testing.T, mode string, env []string, script st
 	switch mode {
 	case "root":
 		err = topicOf(c.root, c.out, c.tmp, c.bin).Start(cmd)
+	case "root built ahead":
+		// As specd starts a topic: Prepare, whose cgroup's thread builds
+		// the namespace while the caller readies the topic's files.
+		s, perr := Prepare(config.Sandbox{Readable: []string{c.bin}}, c.helper, Topic{Preset: "command", Argv: []string{"sh"}, Root: c.root, Out: c.out})
+		defer s.Release()
+		if perr != nil {
+			t.Fatalf("%s: prepare: %v", mode, perr)
+		}
+		if s.Policy.mounts == nil {
+			t.Skip("no cgroup or no mount namespace here: nothing is built ahead")
+		}
+		cmd.Env = append(cmd.Env, s.Env...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, UseCgroupFD: true, CgroupFD: s.Cgroup.FD()}
+		defer s.Cgroup.Kill()
+		err = s.Policy.Start(cmd)
 	case "root step":
 		err = topicOf(c.root, c.out, c.tmp, c.bin).StartStep(cmd, 1)
 	default:

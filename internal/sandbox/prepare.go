@@ -89,7 +89,6 @@ func Prepare(cfg config.Sandbox, specd string, t Topic) (Setup, error) {
 		if err := s.Cgroup.Bound(LimitsOf(cfg)); err != nil {
 			return s, fmt.Errorf("the topic's bounds: %w", err)
 		}
-		s.Cgroup.Warm() // joins its v1 cgroups, if any, while the rest is readied
 	}
 	if s.Tmp, s.tmpfs = inNamespace(cfg, s.Helper, t.Root); s.Tmp == "" {
 		if s.Tmp, err = os.MkdirTemp("", "specd-topic-"); err != nil {
@@ -110,6 +109,7 @@ func Prepare(cfg config.Sandbox, specd string, t Topic) (Setup, error) {
 	s.Env = append(s.Env, home.env...)
 	s.Pass = append(preset.PassEnv(t.Preset), cfg.EnvPass...)
 	if cfg.Off {
+		s.Cgroup.Warm(nil) // joins its v1 cgroups, if any, while the rest is readied
 		return s, nil
 	}
 	t.Tmp, t.Specd = s.Tmp, specd
@@ -126,8 +126,32 @@ func Prepare(cfg config.Sandbox, specd string, t Topic) (Setup, error) {
 	if s.tmpfs {
 		p.own, p.tmpfs, p.seed = []string{t.Out}, s.Tmp, home.write
 	}
+	if s.Cgroup != nil && os.Geteuid() == 0 {
+		if ok, _ := rootMounts(); ok {
+			p.mounts = p.layout(t.Out)
+		}
+	}
+	// Its v1 cgroups joined, if any, and the namespace built, all but the
+	// output directory, while the topic's lock and files are readied.
+	s.Cgroup.Warm(p.mounts)
 	s.Policy = &p
 	return s, nil
+}
+
+// layout is the mount namespace of p as root makes it (Policy.Start),
+// with the output directory out bound last (confine.Mounts.Late): its
+// rules' paths, p.loose left as they are, and the TMPDIR a tmpfs.
+func (p Policy) layout(out string) *confine.Mounts {
+	rules := p.sorted.rules()
+	for _, own := range p.own {
+		if own != out {
+			rules = append(rules, rule{Path: own, Rights: dirWriteRights})
+		}
+	}
+	m := confine.ForRules(rules, os.Getenv("XDG_RUNTIME_DIR"))
+	m.Write = append(m.Write, p.loose...)
+	m.Late, m.Tmp = []string{out}, p.tmpfs
+	return m
 }
 
 // inNamespace returns the path of the topic's TMPDIR in its mount

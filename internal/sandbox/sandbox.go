@@ -59,6 +59,9 @@ type Policy struct {
 	// ns, when set, receives from Start the descriptor of the mount
 	// namespace it made (confine.Mounts.NS), which Setup.Release closes.
 	ns *heldNS
+	// mounts, when set, is the layout of the mount namespace the thread
+	// the cgroup's Warm started builds ahead of Start (Prepare).
+	mounts *confine.Mounts
 }
 
 // heldNS is a topic's mount namespace, held open by specd.
@@ -172,13 +175,16 @@ func (p Policy) Start(cmd *exec.Cmd) error {
 		return err
 	}
 	defer unix.Close(fd)
-	var m *confine.Mounts
-	if os.Geteuid() == 0 { // an ordinary user's is the step's (StartStep)
+	m := p.mounts
+	if m == nil && os.Geteuid() == 0 { // an ordinary user's is the step's (StartStep)
 		if ok, _ := rootMounts(); ok {
 			m = confine.ForRules(rules, os.Getenv("XDG_RUNTIME_DIR"))
 			m.Write = append(m.Write, p.loose...)
-			m.Tmp, m.Fill = p.tmpfs, func() error { return p.fillTmpfs(fd) }
+			m.Tmp = p.tmpfs
 		}
+	}
+	if m != nil {
+		m.Fill = func() error { return p.fillTmpfs(fd) }
 	}
 	if p.tmpfs != "" && m == nil {
 		return fmt.Errorf("the topic's TMPDIR %s: no mount namespace to make it in", p.tmpfs)

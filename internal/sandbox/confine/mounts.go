@@ -27,6 +27,10 @@ type Mounts struct {
 	// namespace, which is read-only (nosuid) everywhere else: modes,
 	// owners, times and links outside them cannot change.
 	Write []string
+	// Late are more paths bound read-write, as the namespace is finished
+	// rather than built (Build): a topic's output directory, which may
+	// not exist yet when the rest is built ahead of the start.
+	Late []string
 	// Tmp, when set, is a directory beneath one of Hide made in the
 	// namespace as a tmpfs of its own (nosuid, nodev, mode 0700), and
 	// Fill what is called once it is there, before anything is dropped:
@@ -41,6 +45,9 @@ type Mounts struct {
 	// is not in the exit of the specialist's last process, which the
 	// caller waits for, but in that close.
 	NS int
+	// built says Build has laid out all but Late, Tmp and Fill on the
+	// calling thread.
+	built bool
 }
 
 // Beneath returns the directory of HideDirs(runtimeDir), links resolved,
@@ -109,11 +116,26 @@ type bind struct {
 	dir    bool
 }
 
-// apply moves the calling thread into a new mount namespace (its own:
-// unshare on one thread unshares its file-system context too) and lays
-// it out: binds copied, Hide covered, everything made read-only, the
-// binds attached. It needs CAP_SYS_ADMIN in the thread's user namespace.
+// apply lays out the calling thread's mount namespace as m says: Build,
+// unless the thread has built it already, then finish.
 func (m *Mounts) apply() error {
+	if !m.built {
+		if err := m.Build(); err != nil {
+			return err
+		}
+	}
+	return m.finish()
+}
+
+// Build moves the calling thread, which the caller has locked, into a new
+// mount namespace (its own: unshare on one thread unshares its
+// file-system context too) and lays out all of it but Late, Tmp's tmpfs
+// and Fill: binds copied, Hide covered, everything made read-only, the
+// binds attached. Thread finishes it later on the same thread, so that
+// the build can be done ahead of the start (sandbox: Cgroup.Warm). It
+// needs CAP_SYS_ADMIN in the thread's user namespace. Errors name the
+// mount that failed; m.NS may be open then too (CloseNS).
+func (m *Mounts) Build() error {
 	m.NS = -1
 	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
 		return fmt.Errorf("unshare(CLONE_NEWNS): %w", err)
@@ -172,11 +194,46 @@ func (m *Mounts) apply() error {
 			return fmt.Errorf("bind %s: %w", b.target, err)
 		}
 	}
+	m.built = true
+	return nil
+}
+
+// finish binds Late read-write (nosuid, nodev) over the read-only
+// namespace Build made, each copied from where it is in it, mounts Tmp's
+// tmpfs and calls Fill, and leaves the thread in /.
+func (m *Mounts) finish() error {
+	for _, p := range m.Late {
+		target, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			continue // gone: Landlock leaves it out too
+		}
+		tree, err := unix.OpenTree(unix.AT_FDCWD, target, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+		if err != nil {
+			return fmt.Errorf("bind %s: open_tree: %w", target, err)
+		}
+		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV, Attr_clr: unix.MOUNT_ATTR_RDONLY}
+		err = unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr)
+		if err == nil {
+			err = unix.MoveMount(tree, "", unix.AT_FDCWD, target, unix.MOVE_MOUNT_F_EMPTY_PATH)
+		}
+		unix.Close(tree)
+		if err != nil {
+			return fmt.Errorf("bind %s: %w", target, err)
+		}
+	}
 	if err := m.tmpfs(); err != nil {
 		return err
 	}
 	// The thread's working directory may lie in what is now hidden.
 	return unix.Chdir("/")
+}
+
+// CloseNS closes m.NS, when Build opened it and no one took it.
+func (m *Mounts) CloseNS() {
+	if m != nil && m.NS >= 0 {
+		unix.Close(m.NS)
+		m.NS = -1
+	}
 }
 
 // tmpfs mounts the tmpfs of m.Tmp (its place made before the namespace
