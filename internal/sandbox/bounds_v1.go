@@ -295,33 +295,60 @@ func (c *Cgroup) inV1(f func(leave func(), err error)) {
 	})
 }
 
-// Warm starts, where c has v1 cgroups or m is a mount namespace to
-// build, the thread the topic's specialist will start from (inV1) and
-// has it join them and build m now (confine.Mounts.Build), so that both
-// overlap specd taking the topic's lock and readying its files
-// (docs/decisions.md#cost-of-the-sandbox-per-topic-2026-11-27). The
-// thread waits in the topic's cgroups and namespace, allocating nothing,
-// until the start or Release; a build that failed is the start's error.
-func (c *Cgroup) Warm(m *confine.Mounts) {
-	if c == nil || c.v1 == nil && m == nil {
+// Warm starts the thread the topic's specialist will start from (inV1)
+// and has it join c's v1 cgroups, if any, now, and build the mount
+// namespace Build hands it once it is known, so that both overlap specd
+// readying the topic (docs/decisions.md#cost-of-the-sandbox-per-topic-2026-11-27).
+// The thread waits in the topic's cgroups and namespace, allocating
+// nothing, until the start or Release; a build that failed is the
+// start's error.
+func (c *Cgroup) Warm() {
+	if c == nil {
 		return
 	}
-	w := &warmThread{run: make(chan func(leave func(), err error), 1), done: make(chan struct{})}
+	w := &warmThread{run: make(chan func(leave func(), err error), 1), mounts: make(chan *confine.Mounts, 1), done: make(chan struct{})}
 	confine.Go(func() {
 		leave, err := c.joinV1()
-		if err == nil && m != nil {
-			// After the join: the namespace makes cgroupfs read-only.
-			err = m.Build()
+		var built *confine.Mounts
+		build := func(m *confine.Mounts) {
+			if err == nil { // after the join: the namespace makes cgroupfs read-only
+				built, err = m, m.Build()
+			}
+		}
+		select {
+		case m := <-w.mounts:
+			build(m)
+		case f, ok := <-w.run:
+			if ok {
+				select {
+				case m := <-w.mounts: // handed over before the start
+					build(m)
+				default:
+				}
+				f(leave, err)
+				return
+			}
 		}
 		if f, ok := <-w.run; ok {
 			f(leave, err)
 			return
 		}
 		leave() // released unused
-		m.CloseNS()
+		built.CloseNS()
 		close(w.done)
 	})
 	c.warm.Store(w)
+}
+
+// Build hands m to the thread Warm started, to build ahead of the start
+// (confine.Mounts.Build); the start finishes it. Once per Warm.
+func (c *Cgroup) Build(m *confine.Mounts) {
+	if c == nil {
+		return
+	}
+	if w := c.warm.Load(); w != nil {
+		w.mounts <- m
+	}
 }
 
 // cool ends the thread Warm started and no start took, and waits until it

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/specd-dev/specd/internal/sandbox/confine"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -44,8 +45,9 @@ type Cgroup struct {
 // warmThread is the thread Warm started: run hands it the start, done
 // is closed once it has left the topic's cgroups unused (cool).
 type warmThread struct {
-	run  chan func(leave func(), err error)
-	done chan struct{}
+	run    chan func(leave func(), err error)
+	mounts chan *confine.Mounts // what to build ahead (Build)
+	done   chan struct{}
 }
 
 // spare holds emptied topic cgroups for the next topics to take, at most

@@ -89,6 +89,7 @@ func Prepare(cfg config.Sandbox, specd string, t Topic) (Setup, error) {
 		if err := s.Cgroup.Bound(LimitsOf(cfg)); err != nil {
 			return s, fmt.Errorf("the topic's bounds: %w", err)
 		}
+		s.Cgroup.Warm() // joins its v1 cgroups, if any, while the rest is readied
 	}
 	if s.Tmp, s.tmpfs = inNamespace(cfg, s.Helper, t.Root); s.Tmp == "" {
 		if s.Tmp, err = os.MkdirTemp("", "specd-topic-"); err != nil {
@@ -109,7 +110,6 @@ func Prepare(cfg config.Sandbox, specd string, t Topic) (Setup, error) {
 	s.Env = append(s.Env, home.env...)
 	s.Pass = append(preset.PassEnv(t.Preset), cfg.EnvPass...)
 	if cfg.Off {
-		s.Cgroup.Warm(nil) // joins its v1 cgroups, if any, while the rest is readied
 		return s, nil
 	}
 	t.Tmp, t.Specd = s.Tmp, specd
@@ -128,12 +128,12 @@ func Prepare(cfg config.Sandbox, specd string, t Topic) (Setup, error) {
 	}
 	if s.Cgroup != nil && os.Geteuid() == 0 {
 		if ok, _ := rootMounts(); ok {
+			// Built, all but the output directory, while the topic's lock
+			// and files are readied.
 			p.mounts = p.layout(t.Out)
+			s.Cgroup.Build(p.mounts)
 		}
 	}
-	// Its v1 cgroups joined, if any, and the namespace built, all but the
-	// output directory, while the topic's lock and files are readied.
-	s.Cgroup.Warm(p.mounts)
 	s.Policy = &p
 	return s, nil
 }
