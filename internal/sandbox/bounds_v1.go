@@ -301,12 +301,15 @@ func (c *Cgroup) inV1(f func(leave func(), err error)) {
 // readying the topic (docs/decisions.md#cost-of-the-sandbox-per-topic-2026-11-27).
 // The thread waits in the topic's cgroups and namespace, allocating
 // nothing, until the start or Release; a build that failed is the
-// start's error.
+// start's error. A cgroup whose thread waits already keeps it.
 func (c *Cgroup) Warm() {
 	if c == nil {
 		return
 	}
 	w := &warmThread{run: make(chan func(leave func(), err error), 1), mounts: make(chan *confine.Mounts, 1), done: make(chan struct{})}
+	if !c.warm.CompareAndSwap(nil, w) {
+		return
+	}
 	confine.Go(func() {
 		leave, err := c.joinV1()
 		var built *confine.Mounts
@@ -337,7 +340,6 @@ func (c *Cgroup) Warm() {
 		built.CloseNS()
 		close(w.done)
 	})
-	c.warm.Store(w)
 }
 
 // Build hands m to the thread Warm started, to build ahead of the start

@@ -141,8 +141,9 @@ func NewCgroup() (*Cgroup, error) {
 }
 
 // Release ends the topic's use of the cgroup: one that Kill found empty
-// is kept for another topic (up to maxSpare), any other is removed
-// (Remove).
+// is kept for another topic (up to maxSpare), warmed (Warm) so that the
+// next topic's thread is in its v1 cgroups before it is taken; any other
+// is removed (Remove).
 func (c *Cgroup) Release() error {
 	if c == nil {
 		return nil
@@ -153,6 +154,7 @@ func (c *Cgroup) Release() error {
 		if len(spare.cgroups) < maxSpare {
 			spare.cgroups = append(spare.cgroups, c)
 			spare.Unlock()
+			c.Warm()
 			return nil
 		}
 		spare.Unlock()
