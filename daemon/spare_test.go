@@ -103,8 +103,8 @@ func TestSpares(t *testing.T) {
 
 	dir := writePlan(t, tr, "001_spares", "ok: alpha", "ok: beta")
 	waitFor(t, "the run's end", func() bool {
-		_, err := os.Stat(filepath.Join(dir, "reports", specs.Overview))
-		return err == nil
+		rs, err := specs.LoadRun(dir)
+		return err == nil && rs.State == specs.StateFinished
 	})
 	reports := filepath.Join(dir, "reports")
 	for _, rel := range []string{specs.RunLockFile, specs.LogsDir, ".logs/001.lock", ".logs/001.stdout", ".logs/001.stderr", ".logs/002.lock", ".logs/002.stdout", ".logs/002.stderr"} {
