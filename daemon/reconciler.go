@@ -70,6 +70,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		defer signal.Stop(hup)
 	}
 	d.spares = openSpares(d.fsRoot, treeDir, func() int { return d.config().MaxParallel + 1 })
+	defer d.spares.close() // after serve: every run has returned
 	go d.spares.fill(ctx)
 	kill, killAll := context.WithCancel(context.Background())
 	defer killAll()

@@ -35,6 +35,8 @@ type spares struct {
 	dir  string
 	fd   int // dir, open
 	wake chan struct{}
+	// quit ends fill (close), which closes filled as it returns.
+	quit, filled chan struct{}
 
 	// topics is how many topics' worth of spares to keep ready.
 	topics func() int
@@ -76,7 +78,7 @@ func openSpares(root, treeDir string, topics func() int) *spares {
 	if err != nil {
 		return nil
 	}
-	s := &spares{root: root, dir: dir, fd: fd, wake: make(chan struct{}, 1), topics: topics}
+	s := &spares{root: root, dir: dir, fd: fd, wake: make(chan struct{}, 1), quit: make(chan struct{}), filled: make(chan struct{}), topics: topics}
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
 		if e.Name() == ".gitignore" {
@@ -148,24 +150,27 @@ func (s *spares) refill() {
 }
 
 // fill makes spares until each kind has what wanted says, at once and
-// again whenever place took one, until ctx ends; then it closes the
-// directory.
+// again whenever place took one, until ctx ends or close.
 func (s *spares) fill(ctx context.Context) {
 	if s == nil {
 		return
 	}
-	defer unix.Close(s.fd)
+	defer close(s.filled)
 	s.refill()
 	for {
 		select {
 		case <-ctx.Done():
+			return
+		case <-s.quit:
 			return
 		case <-s.wake:
 		}
 		for k := spareKind(0); k < spareKinds && ctx.Err() == nil; {
 			s.mu.Lock()
 			short := len(s.ready[k]) < s.wanted(k)
-			s.seq++
+			if short {
+				s.seq++
+			}
 			name := fmt.Sprintf("%s%d", sparePrefix[k], s.seq)
 			s.mu.Unlock()
 			if !short {
@@ -179,6 +184,17 @@ func (s *spares) fill(ctx context.Context) {
 			s.ready[k] = append(s.ready[k], name)
 			s.mu.Unlock()
 		}
+	}
+}
+
+// close closes the spare directory once fill has returned: Run calls it
+// after every run has returned, when nothing places or takes back a
+// spare any more.
+func (s *spares) close() {
+	if s != nil {
+		close(s.quit)
+		<-s.filled
+		unix.Close(s.fd)
 	}
 }
 

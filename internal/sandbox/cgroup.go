@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"github.com/specd-dev/specd/internal/sandbox/confine"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/specd-dev/specd/internal/sandbox/confine"
 )
 
 // Cgroup is one topic's cgroup (cgroup v2, Linux 5.14 or later): the

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"fmt"
-	"github.com/specd-dev/specd/internal/config"
 	"net"
 	"os"
 	"os/exec"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/specd-dev/specd/internal/config"
 )
 
 // The test binary doubles as two programs of TestContainment: a unix

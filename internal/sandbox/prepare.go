@@ -126,7 +126,7 @@ func Prepare(cfg config.Sandbox, specd string, t Topic) (Setup, error) {
 	if s.tmpfs {
 		p.own, p.tmpfs, p.seed = []string{t.Out}, s.Tmp, home.write
 	}
-	if s.Cgroup != nil && os.Geteuid() == 0 {
+	if s.Cgroup != nil && len(s.Helper) == 0 && os.Geteuid() == 0 {
 		if ok, _ := rootMounts(); ok {
 			// Built, all but the output directory, while the topic's lock
 			// and files are readied.
