@@ -59,8 +59,8 @@ const (
 // sparePrefix names a spare of each kind in the spare directory.
 var sparePrefix = [spareKinds]string{"f-", "d-", "o-"}
 
-// openSpares opens the spare directory of the tree at treeDir (made, mode
-// 0700, with a .gitignore that ignores it all) and takes in the spares a
+// openSpares opens the spare directory of the tree at treeDir (made as
+// nofollow.MkdirAll makes one, with a .gitignore that ignores it all) and takes in the spares a
 // daemon before this one left there; anything else there is removed. It
 // returns nil, logging nothing, when the tree is on a tmpfs or the
 // directory cannot be had: the daemon then makes every file where it
