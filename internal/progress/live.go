@@ -178,6 +178,8 @@ func (f *frame) runs(s Snapshot, active []Run, l look, plain bool) {
 			f.line("%s  %s", pad(oneLine(r.Name), nameW), l.bad.Render("unreadable: "+oneLine(r.Err.Error())))
 		case r.Waiting != "":
 			f.line("%s  waiting: %s", pad(oneLine(r.Name), nameW), oneLine(r.Waiting))
+		case r.Starting:
+			f.line("%s  %s (%s)", pad(oneLine(r.Name), nameW), StartingNote, plural(len(r.Plan.Topics), "topic"))
 		default:
 			f.line("%s  not started yet (%s)", pad(oneLine(r.Name), nameW), plural(len(r.Plan.Topics), "topic"))
 		}

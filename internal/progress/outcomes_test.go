@@ -114,3 +114,21 @@ func TestRunsTableOutcomes(t *testing.T) {
 		t.Error("006_starting with its lock released: still starting")
 	}
 }
+
+// TestLiveViewStarting: `specd top` shows a run whose lock is held
+// before its .run.json exists as starting, not as not started yet.
+func TestLiveViewStarting(t *testing.T) {
+	root, unlock := outcomesTree(t)
+	defer unlock()
+	s, err := Read(root, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := WritePlain(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^006_starting +` + StartingNote + ` \(1 topic\)$`).MatchString(b.String()) {
+		t.Errorf("the live view lacks the starting run:\n%s", b.String())
+	}
+}

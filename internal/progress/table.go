@@ -61,7 +61,7 @@ func runRow(r Run, now time.Time) string {
 		case r.Waiting != "":
 			state, note = "waiting", r.Waiting
 		case r.Starting:
-			state, note = string(specs.StateRunning), "starting: its first topics are being started"
+			state, note = string(specs.StateRunning), StartingNote
 		}
 		// The note starts in the COST column, which no row terminates.
 		return fmt.Sprintf("%s\t%s\t-\t%s\t\t\t\t\t\t\t%s", oneLine(r.Name), state, planned(r), oneLine(note))

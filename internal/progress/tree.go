@@ -44,6 +44,10 @@ type Run struct {
 	Starting bool
 }
 
+// StartingNote says what a starting run (Run.Starting) does, wherever a
+// run is listed: `specd status`, `specd top`, the web view.
+const StartingNote = "starting: its first topics are being started"
+
 // Running reports whether the run's state file says it is running.
 func (r Run) Running() bool { return r.State != nil && r.State.State == specs.StateRunning }
 

@@ -46,6 +46,11 @@ func rowOf(r progress.Run) runRow {
 	switch {
 	case r.Err != nil:
 		row.State, row.Note, row.unreadable = "unreadable", r.Err.Error(), true
+	case r.State == nil && r.Starting:
+		row.State, row.Note = string(specs.StateRunning), progress.StartingNote
+		if r.Plan != nil {
+			row.Total = len(r.Plan.Topics)
+		}
 	case r.State != nil:
 		rs := r.State
 		row.State, row.Verdict, row.running = string(rs.State), rs.Verdict, r.Running()

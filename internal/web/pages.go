@@ -239,6 +239,9 @@ func (s *Server) runLive(ctx context.Context, run progress.Run) runLive {
 	case run.Err != nil:
 		v.State, v.Waiting = "unreadable", run.Err.Error()
 	case run.State == nil && run.Plan != nil:
+		if run.Starting {
+			v.State = string(specs.StateRunning) // its .run.json comes within a fifth of a second
+		}
 		for _, t := range run.Plan.Topics {
 			v.Topics = append(v.Topics, topicView{Index: t.Index, Topic: t.Title, Outcome: string(specs.OutcomeQueued)})
 		}

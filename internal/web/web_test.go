@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/specd-dev/specd/internal/config"
+	"github.com/specd-dev/specd/internal/progress"
 	"github.com/specd-dev/specd/internal/web"
 	"github.com/specd-dev/specd/jsonl"
 	"github.com/specd-dev/specd/specs"
@@ -292,5 +293,44 @@ func TestRunWaitingAndStalled(t *testing.T) {
 	}
 	if !strings.Contains(string(b), "outcome-stalled") || !strings.Contains(string(b), "specialist.stall_timeout") {
 		t.Errorf("run page lacks the stalled topic and its reason:\n%s", b)
+	}
+}
+
+// TestRunStarting: a run whose plan is ready and whose lock a process
+// holds, before its .run.json exists, is running (starting) in the runs
+// list and on its page, not waiting; once the lock is let go with no
+// .run.json, it is not.
+func TestRunStarting(t *testing.T) {
+	tree := filepath.Join(t.TempDir(), ".opencode", "specs")
+	dir := filepath.Join(tree, "001_starting")
+	if err := os.MkdirAll(filepath.Join(dir, specs.ReportsDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	plan := "[0] topic 0 -> 001_t.md\n[1] topic 1 -> 002_t.md\nStatus: PLAN_COMPLETE\n"
+	if err := os.WriteFile(filepath.Join(dir, specs.ReportsDir, specs.PlanFile), []byte(plan), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := specs.LockRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := web.New(web.Options{TreeDir: tree})
+	body := func(target string) string {
+		res := get(t, h, "GET", target, nil)
+		b, _ := io.ReadAll(res.Body)
+		return string(b)
+	}
+	if r := body("/?state=running"); !strings.Contains(r, "001_starting") || !strings.Contains(r, progress.StartingNote) {
+		t.Errorf("state=running lacks the starting run and its note:\n%s", r)
+	}
+	if w := body("/?state=waiting"); strings.Contains(w, "001_starting") {
+		t.Error("a starting run is listed as waiting")
+	}
+	if p := body("/runs/001_starting"); !strings.Contains(p, ">running<") {
+		t.Errorf("the starting run's page does not say running:\n%s", p)
+	}
+	unlock()
+	if w := body("/?state=waiting"); !strings.Contains(w, "001_starting") {
+		t.Error("with its lock let go and no .run.json, the run is not waiting")
 	}
 }
