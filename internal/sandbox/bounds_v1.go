@@ -295,17 +295,21 @@ func (c *Cgroup) inV1(f func(leave func(), err error)) {
 	})
 }
 
-// Warm starts the thread the topic's specialist will start from (inV1)
-// and has it join c's v1 cgroups, if any, now, and build the mount
-// namespace Build hands it once it is known, so that both overlap specd
-// readying the topic (docs/decisions.md#cost-of-the-sandbox-per-topic-2026-11-27).
-// The thread waits in the topic's cgroups and namespace, allocating
-// nothing, until the start or Release; a build that failed is the
-// start's error. A cgroup whose thread waits already keeps it.
+// Warm starts, where c has v1 cgroups, the thread the topic's specialist
+// will start from (inV1) and has it join them now, so that the join
+// overlaps specd readying the topic
+// (docs/decisions.md#cost-of-the-sandbox-per-topic-2026-11-27). Build
+// starts it too, and has it build the mount namespace. The thread waits
+// in the topic's cgroups and namespace, allocating nothing, until the
+// start or Release; a join or build that failed is the start's error.
 func (c *Cgroup) Warm() {
-	if c == nil {
-		return
+	if c != nil && c.v1 != nil {
+		c.startWarm()
 	}
+}
+
+// startWarm starts the thread of Warm unless one waits already.
+func (c *Cgroup) startWarm() {
 	w := &warmThread{run: make(chan func(leave func(), err error), 1), mounts: make(chan *confine.Mounts, 1), done: make(chan struct{})}
 	if !c.warm.CompareAndSwap(nil, w) {
 		return
@@ -342,12 +346,14 @@ func (c *Cgroup) Warm() {
 	})
 }
 
-// Build hands m to the thread Warm started, to build ahead of the start
-// (confine.Mounts.Build); the start finishes it. Once per Warm.
+// Build hands m to the thread Warm started, started now where there is
+// none, to build ahead of the start (confine.Mounts.Build); the start
+// finishes it. Once per topic.
 func (c *Cgroup) Build(m *confine.Mounts) {
 	if c == nil {
 		return
 	}
+	c.startWarm()
 	if w := c.warm.Load(); w != nil {
 		w.mounts <- m
 	}
