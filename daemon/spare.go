@@ -32,8 +32,7 @@ import (
 // starts.
 type spares struct {
 	root string // the daemon's fsRoot
-	dir  string
-	fd   int // dir, open
+	fd   int    // the spare directory, open
 	wake chan struct{}
 	// quit ends fill (close), which closes filled as it returns.
 	quit, filled chan struct{}
@@ -78,7 +77,7 @@ func openSpares(root, treeDir string, topics func() int) *spares {
 	if err != nil {
 		return nil
 	}
-	s := &spares{root: root, dir: dir, fd: fd, wake: make(chan struct{}, 1), quit: make(chan struct{}), filled: make(chan struct{}), topics: topics}
+	s := &spares{root: root, fd: fd, wake: make(chan struct{}, 1), quit: make(chan struct{}), filled: make(chan struct{}), topics: topics}
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
 		if e.Name() == ".gitignore" {
@@ -106,21 +105,14 @@ func (s *spares) kindOf(e fs.DirEntry) (spareKind, bool) {
 		if !strings.HasPrefix(e.Name(), prefix) {
 			continue
 		}
-		p := filepath.Join(s.dir, e.Name())
 		switch spareKind(k) {
 		case spareFile:
 			fi, err := e.Info()
 			return spareFile, err == nil && fi.Mode().IsRegular() && fi.Size() == 0
 		case spareDir:
-			sub, err := os.ReadDir(p)
-			return spareDir, e.IsDir() && err == nil && len(sub) == 0
+			return spareDir, holdsOnly(s.fd, e.Name(), "")
 		case spareOut:
-			sub, err := os.ReadDir(p)
-			if !e.IsDir() || err != nil || len(sub) != 1 || sub[0].Name() != specs.ResultsDir || !sub[0].IsDir() {
-				return spareOut, false
-			}
-			res, err := os.ReadDir(filepath.Join(p, specs.ResultsDir))
-			return spareOut, err == nil && len(res) == 0
+			return spareOut, holdsOnly(s.fd, e.Name(), specs.ResultsDir)
 		}
 	}
 	return 0, false
@@ -168,10 +160,10 @@ func (s *spares) fill(ctx context.Context) {
 		for k := spareKind(0); k < spareKinds && ctx.Err() == nil; {
 			s.mu.Lock()
 			short := len(s.ready[k]) < s.wanted(k)
+			name := ""
 			if short {
-				s.seq++
+				name = s.newName(k)
 			}
-			name := fmt.Sprintf("%s%d", sparePrefix[k], s.seq)
 			s.mu.Unlock()
 			if !short {
 				k++
@@ -269,12 +261,13 @@ func (s *spares) takeBack(dir int, base string) bool {
 	}
 	s.mu.Lock()
 	full := len(s.ready[spareOut]) >= 2*s.wanted(spareOut)
-	s.seq++
-	name := fmt.Sprintf("%s%d", sparePrefix[spareOut], s.seq)
 	s.mu.Unlock()
-	if full || !emptyOut(dir, base) {
+	if full || !holdsOnly(dir, base, specs.ResultsDir) {
 		return false
 	}
+	s.mu.Lock()
+	name := s.newName(spareOut)
+	s.mu.Unlock()
 	if unix.Renameat2(dir, base, s.fd, name, unix.RENAME_NOREPLACE) != nil {
 		return false
 	}
@@ -284,25 +277,28 @@ func (s *spares) takeBack(dir int, base string) bool {
 	return true
 }
 
-// emptyOut reports whether base in the open directory dir is a directory
-// (not a link) that holds only an empty directory .results.
-func emptyOut(dir int, base string) bool {
-	fd, err := unix.Openat(dir, base, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+// holdsOnly reports whether name in the open directory dir is a
+// directory (not a link) that is empty, or with sub not "" holds only an
+// empty directory sub: a spare directory, or a spare output directory.
+func holdsOnly(dir int, name, sub string) bool {
+	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return false
 	}
-	f := os.NewFile(uintptr(fd), base)
+	f := os.NewFile(uintptr(fd), name)
 	defer f.Close()
 	names, err := f.Readdirnames(-1)
-	if err != nil || len(names) != 1 || names[0] != specs.ResultsDir {
+	switch {
+	case err != nil:
 		return false
+	case sub == "":
+		return len(names) == 0
 	}
-	res, err := unix.Openat(fd, specs.ResultsDir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return false
-	}
-	rf := os.NewFile(uintptr(res), specs.ResultsDir)
-	defer rf.Close()
-	names, err = rf.Readdirnames(1)
-	return len(names) == 0 && err != nil
+	return len(names) == 1 && names[0] == sub && holdsOnly(fd, sub, "")
+}
+
+// newName returns the name of a new spare of kind k; s.mu is held.
+func (s *spares) newName(k spareKind) string {
+	s.seq++
+	return fmt.Sprintf("%s%d", sparePrefix[k], s.seq)
 }
